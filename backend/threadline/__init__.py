@@ -1,0 +1,1 @@
+"""threadline: a LangGraph chat backend that speaks the AI SDK's streams."""

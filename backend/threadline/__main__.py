@@ -1,0 +1,5 @@
+import sys
+
+from threadline.cli import main
+
+sys.exit(main())

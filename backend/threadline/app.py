@@ -1,0 +1,52 @@
+"""create_app(): the Litestar application, whose lifespan builds storage → model → graph once."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from litestar import Litestar, get
+from litestar.datastructures import State
+from litestar.openapi import OpenAPIConfig
+
+from threadline.errors import EXCEPTION_HANDLERS
+from threadline.graph import build_graph
+from threadline.models import build_chat_model
+from threadline.persistence import open_storage
+from threadline.routes.chat import ChatController
+from threadline.routes.conversations import ConversationController
+from threadline.settings import Settings, load_settings
+from threadline.tools import local_tools
+
+log = logging.getLogger("threadline")
+
+
+@get("/health", summary="Liveness and what this server runs with")
+async def health(state: State) -> dict[str, str]:
+    return {"status": "ok", "model": state.model_label, "storage": state.storage.description}
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    settings = settings or load_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        async with open_storage(settings) as storage:
+            model = build_chat_model(settings)
+            app.state.storage = storage
+            app.state.graph = build_graph(model, local_tools(), storage.checkpointer,
+                                          system_prompt=settings.system_prompt,
+                                          max_model_calls=settings.max_model_calls)
+            log.info("threadline ready: model %s, storage %s, stream mode %s",
+                     app.state.model_label, storage.description, settings.stream_mode)
+            yield
+
+    return Litestar(
+        route_handlers=[ChatController, ConversationController, health],
+        lifespan=[lifespan],
+        state=State({"settings": settings, "model_label": f"{settings.model_provider}:{settings.model_name}"}),
+        exception_handlers=EXCEPTION_HANDLERS,
+        openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
+        request_max_body_size=1_048_576,
+    )

@@ -1,0 +1,39 @@
+"""The `threadline` command: `threadline serve` runs the server with settings from the environment."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from threadline.settings import SettingsError, load_settings
+
+
+def serve() -> int:
+    try:
+        settings = load_settings()
+    except SettingsError as error:
+        print(f"threadline: {error}", file=sys.stderr)
+        return 2
+    import uvicorn
+
+    from threadline.app import create_app
+
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
+                access_log=False)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="threadline", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("serve", help="run the chat server (settings come from the environment; see README)")
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return serve()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""An offline, scripted chat model: streams token by token and calls tools when asked.
+
+It exists so that threadline runs, demos and tests with no API key and no network. It is honest
+about itself: its answers say it is the demo model, and the server names it in the log and metadata.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage, message_chunk_to_message,
+)
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+_TOKEN = re.compile(r"\s*\S+")
+_ARITHMETIC = re.compile(r"(?:calculate|compute|what is|what's)\s+([-+*/%^().\d\s]*\d[-+*/%^().\d\s]*)", re.I)
+_TIME_ZONE = re.compile(r"\b([A-Z][A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)\b")
+_COUNT = re.compile(r"\bcount to (\d{1,5})\b", re.I)
+
+
+class DemoChatModel(BaseChatModel):
+    """Scripted replies: `calculate <expr>` and `time in <Area/City>` call tools; `count to N` streams N tokens."""
+
+    token_delay: float = 0.015
+
+    @property
+    def _llm_type(self) -> str:
+        return "threadline-demo"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable:
+        names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
+        return self.bind(tool_names=names, **kwargs)
+
+    def _plan(self, messages: list[BaseMessage], tool_names: Sequence[str]) -> AIMessage:
+        """Decide the whole reply up front; streaming then just paces it out."""
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            results = [m for m in reversed(messages) if isinstance(m, ToolMessage)]
+            text = " ".join(f"`{m.name}` returned **{m.content}**." if m.status != "error"
+                            else f"`{m.name}` failed: {m.content}" for m in reversed(results[:1]))
+            return AIMessage(content=f"{text} (That answer came through a real tool call.)")
+        prompt = last.text if isinstance(last, HumanMessage) else ""
+        if (match := _ARITHMETIC.search(prompt)) and "calculator" in tool_names:
+            return self._tool_call("calculator", {"expression": match.group(1).strip().rstrip("?")})
+        if "time" in prompt.lower() and "current_time" in tool_names:
+            zone = _TIME_ZONE.search(prompt)
+            return self._tool_call("current_time", {"timezone": zone.group(1) if zone else "UTC"})
+        if match := _COUNT.search(prompt):
+            return AIMessage(content=" ".join(str(n) for n in range(1, int(match.group(1)) + 1)))
+        earlier = sum(isinstance(m, HumanMessage) for m in messages) - 1
+        return AIMessage(content=(
+            f"I am threadline's offline demo model, so this reply is scripted. You said: \u201c{prompt}\u201d. "
+            f"I can see {earlier} earlier message{'s' if earlier != 1 else ''} from you in this conversation. "
+            "Try \u201ccalculate (17 * 23) + 4\u201d, \u201cwhat time is it in Europe/Paris?\u201d "
+            "or \u201ccount to 20\u201d to see tools and streaming."
+        ))
+
+    @staticmethod
+    def _tool_call(name: str, args: dict[str, Any]) -> AIMessage:
+        return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:24]}"}])
+
+    def _chunks(self, messages: list[BaseMessage], tool_names: Sequence[str]) -> Iterator[AIMessageChunk]:
+        reply = self._plan(messages, tool_names)
+        prompt_tokens = sum(len(_TOKEN.findall(m.text)) for m in messages)
+        output_tokens = 0
+        for call in reply.tool_calls:
+            arguments = json.dumps(call["args"])
+            middle = len(arguments) // 2
+            yield AIMessageChunk(content="", tool_call_chunks=[
+                tool_call_chunk(name=call["name"], args=arguments[:middle], id=call["id"], index=0)])
+            yield AIMessageChunk(content="", tool_call_chunks=[
+                tool_call_chunk(name=None, args=arguments[middle:], id=None, index=0)])
+            output_tokens += 2
+        for token in _TOKEN.findall(reply.text):
+            yield AIMessageChunk(content=token)
+            output_tokens += 1
+        yield AIMessageChunk(content="", chunk_position="last", usage_metadata={
+            "input_tokens": prompt_tokens, "output_tokens": output_tokens,
+            "total_tokens": prompt_tokens + output_tokens})
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        message = None
+        for chunk in self._chunks(messages, kwargs.get("tool_names", ())):
+            message = chunk if message is None else message + chunk
+        return ChatResult(generations=[ChatGeneration(message=message_chunk_to_message(message))])
+
+    def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        for chunk in self._chunks(messages, kwargs.get("tool_names", ())):
+            yield ChatGenerationChunk(message=chunk)
+
+    async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                       run_manager: AsyncCallbackManagerForLLMRun | None = None,
+                       **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        for chunk in self._chunks(messages, kwargs.get("tool_names", ())):
+            if self.token_delay:
+                await asyncio.sleep(self.token_delay)
+            generation = ChatGenerationChunk(message=chunk)
+            if run_manager and chunk.content:
+                await run_manager.on_llm_new_token(chunk.text, chunk=generation)
+            yield generation

@@ -1,0 +1,1 @@
+"""Wire encoders: each turns the canonical event stream into the bytes of one protocol."""

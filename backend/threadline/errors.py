@@ -1,0 +1,60 @@
+"""Every error leaves as `{"error": {"code", "message", "details"?}}` with the right status, never a trace."""
+
+from __future__ import annotations
+
+import logging
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+
+from threadline.schemas import ErrorBody, ErrorDetail, ErrorInfo
+
+log = logging.getLogger("threadline.errors")
+
+_CODES = {400: "VALIDATION_ERROR", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND",
+          405: "METHOD_NOT_ALLOWED", 406: "NOT_ACCEPTABLE", 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE",
+          415: "UNSUPPORTED_MEDIA_TYPE", 429: "RATE_LIMITED"}
+
+
+class ApiError(HTTPException):
+    """An error we answer on purpose: status, stable code, a message meant for people."""
+
+    def __init__(self, status_code: int, code: str, message: str, details: list[ErrorDetail] | None = None):
+        super().__init__(status_code=status_code, detail=message)
+        self.code = code
+        self.details = details or []
+
+
+def not_found(what: str = "Conversation") -> ApiError:
+    return ApiError(404, "NOT_FOUND", f"{what} not found")
+
+
+def _response(status: int, info: ErrorInfo, headers: dict[str, str] | None = None) -> Response:
+    return Response(ErrorBody(error=info), status_code=status, headers=headers)
+
+
+def _field(key: str | None) -> str:
+    return (key or "body").removeprefix("$.") or "body"
+
+
+def handle_http_exception(request: Request, exc: HTTPException) -> Response:
+    if isinstance(exc, ApiError):
+        return _response(exc.status_code, ErrorInfo(exc.code, exc.detail, exc.details), exc.headers)
+    if isinstance(exc, ValidationException):
+        details = [ErrorDetail(field=_field(item.get("key")), message=str(item.get("message")))
+                   for item in exc.extra or [] if isinstance(item, dict)]
+        message = details[0].message if len(details) == 1 else "The request is not valid"
+        return _response(400, ErrorInfo("VALIDATION_ERROR", f"Invalid request: {message}", details))
+    status = exc.status_code if exc.status_code < 500 else HTTP_500_INTERNAL_SERVER_ERROR
+    code = _CODES.get(status, "INTERNAL_ERROR")
+    message = exc.detail if status < 500 else "Something went wrong on our side. Please try again."
+    return _response(status, ErrorInfo(code, message), exc.headers)
+
+
+def handle_unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return _response(500, ErrorInfo("INTERNAL_ERROR", "Something went wrong on our side. Please try again."))
+
+
+EXCEPTION_HANDLERS = {HTTPException: handle_http_exception, Exception: handle_unexpected}

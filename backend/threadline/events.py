@@ -1,0 +1,129 @@
+"""The canonical event stream of one answer: what the graph run yields and every wire encoder reads.
+
+Tags and field names follow the AI SDK UI Message Stream where a chunk of that protocol exists, so
+the richest wire can encode most events as they are; nothing here knows LangGraph or a wire format.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+
+class Event(msgspec.Struct, tag_field="type", rename="camel", omit_defaults=True, frozen=True):
+    """Base of the tagged union; `type` on the wire comes from each subclass's tag."""
+
+
+class Start(Event, tag="start"):
+    message_id: str
+    conversation_id: str
+    model: str
+    created_at: str
+
+
+class StepStart(Event, tag="start-step"):
+    pass
+
+
+class StepFinish(Event, tag="finish-step"):
+    pass
+
+
+class TextStart(Event, tag="text-start"):
+    id: str
+
+
+class TextDelta(Event, tag="text-delta"):
+    id: str
+    delta: str
+
+
+class TextEnd(Event, tag="text-end"):
+    id: str
+
+
+class ReasoningStart(Event, tag="reasoning-start"):
+    id: str
+
+
+class ReasoningDelta(Event, tag="reasoning-delta"):
+    id: str
+    delta: str
+
+
+class ReasoningEnd(Event, tag="reasoning-end"):
+    id: str
+
+
+class ToolInputStart(Event, tag="tool-input-start"):
+    tool_call_id: str
+    tool_name: str
+
+
+class ToolInputDelta(Event, tag="tool-input-delta"):
+    tool_call_id: str
+    input_text_delta: str
+
+
+class ToolInputAvailable(Event, tag="tool-input-available"):
+    tool_call_id: str
+    tool_name: str
+    input: Any
+
+
+class ToolOutput(Event, tag="tool-output-available"):
+    tool_call_id: str
+    output: Any
+
+
+class ToolOutputError(Event, tag="tool-output-error"):
+    tool_call_id: str
+    error_text: str
+
+
+class ToolProgress(Event, tag="tool-progress"):
+    tool_call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class Status(Event, tag="status"):
+    text: str
+
+
+class Warning(Event, tag="warning"):  # noqa: A001 - the event's name on every wire
+    code: str
+    message: str
+
+
+class Usage(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+
+class Finish(Event, tag="finish"):
+    finish_reason: str
+    finished_at: str
+    usage: Usage = Usage()
+
+
+class Error(Event, tag="error"):
+    code: str
+    message: str
+    retryable: bool = False
+
+
+AnyEvent = (
+    Start | StepStart | StepFinish | TextStart | TextDelta | TextEnd | ReasoningStart | ReasoningDelta
+    | ReasoningEnd | ToolInputStart | ToolInputDelta | ToolInputAvailable | ToolOutput | ToolOutputError
+    | ToolProgress | Status | Warning | Finish | Error
+)
+
+
+def timestamp() -> str:
+    """Now in UTC as the ISO 8601 string JavaScript's Date parses and produces (millisecond precision)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,0 +1,129 @@
+"""The conversation graph: input → process ⇄ tools → respond, checkpointed per conversation.
+
+`process` is one model call that decides whether tools are needed; `tools` runs them and injects the
+results; `respond` closes the turn (and answers plainly when the model-call budget ran out).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph, add_messages
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode
+
+from threadline.events import timestamp
+
+LIMIT_TOOL_RESULT = "Not run: this answer reached its limit of model calls."
+
+
+class TurnRequest(TypedDict):
+    """One new turn, given as graph input and consumed by the input node."""
+
+    user_message_id: str
+    text: str
+    regenerate: bool
+    assistant_message_id: str
+    model: str
+    created_at: str
+
+
+def merge_turns(left: dict[str, dict], right: dict[str, dict]) -> dict[str, dict]:
+    """Per-turn records keyed by the user message id; later updates add fields to a record."""
+    merged = dict(left or {})
+    for key, record in (right or {}).items():
+        merged[key] = {**merged.get(key, {}), **record}
+    return merged
+
+
+class ChatState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    turns: Annotated[dict[str, dict], merge_turns]
+    model_calls: int
+    request: TurnRequest | None
+
+
+def last_user_index(messages: Sequence[AnyMessage]) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return index
+    return None
+
+
+def usage_since(messages: Sequence[AnyMessage], start: int) -> dict[str, int]:
+    usage = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+    for message in messages[start:]:
+        if isinstance(message, AIMessage) and message.usage_metadata:
+            usage["inputTokens"] += message.usage_metadata.get("input_tokens", 0)
+            usage["outputTokens"] += message.usage_metadata.get("output_tokens", 0)
+            usage["totalTokens"] += message.usage_metadata.get("total_tokens", 0)
+    return usage
+
+
+def build_graph(
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    checkpointer: BaseCheckpointSaver,
+    *,
+    system_prompt: str,
+    max_model_calls: int,
+) -> CompiledStateGraph:
+    """Compile the graph once at start-up; each conversation is a thread of the checkpointer."""
+    model_with_tools = model.bind_tools(tools) if tools else model
+    system = SystemMessage(content=system_prompt)
+
+    def input_node(state: ChatState) -> dict[str, Any]:
+        request = state["request"]
+        messages = state.get("messages", [])
+        if request["regenerate"]:
+            index = last_user_index(messages)
+            user_id = messages[index].id
+            update = [RemoveMessage(id=message.id) for message in messages[index + 1:]]
+            turn = {}
+        else:
+            user_id = request["user_message_id"]
+            update = [HumanMessage(id=user_id, content=request["text"])]
+            turn = {"userCreatedAt": request["created_at"]}
+        turn |= {"assistantId": request["assistant_message_id"], "createdAt": request["created_at"],
+                 "model": request["model"]}
+        return {"messages": update, "turns": {user_id: turn}, "model_calls": 0, "request": None}
+
+    async def process(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
+        response = await model_with_tools.ainvoke([system, *state["messages"]], config)
+        return {"messages": [response], "model_calls": state.get("model_calls", 0) + 1}
+
+    def after_process(state: ChatState) -> str:
+        wants_tools = bool(state["messages"][-1].tool_calls)
+        return "tools" if wants_tools and state["model_calls"] < max_model_calls else "respond"
+
+    def respond(state: ChatState) -> dict[str, Any]:
+        messages = state["messages"]
+        last = messages[-1]
+        update: list[AnyMessage] = []
+        if last.tool_calls:
+            update = [ToolMessage(content=LIMIT_TOOL_RESULT, tool_call_id=call["id"], name=call["name"],
+                                  status="error") for call in last.tool_calls]
+            update.append(AIMessage(content=(
+                f"I stopped after {max_model_calls} model calls without reaching a final answer. "
+                "Please try again, perhaps with a more specific question.")))
+        start = last_user_index(messages)
+        turn = {"finishedAt": timestamp(), "finishReason": "stop", "usage": usage_since(messages, start)}
+        return {"messages": update, "turns": {messages[start].id: turn}}
+
+    builder = StateGraph(ChatState)
+    builder.add_node("input", input_node)
+    builder.add_node("process", process)
+    builder.add_node("tools", ToolNode(tools, handle_tool_errors=True))
+    builder.add_node("respond", respond)
+    builder.add_edge(START, "input")
+    builder.add_edge("input", "process")
+    builder.add_conditional_edges("process", after_process, ["tools", "respond"])
+    builder.add_edge("tools", "process")
+    builder.add_edge("respond", END)
+    return builder.compile(checkpointer=checkpointer)

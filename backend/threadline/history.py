@@ -1,0 +1,56 @@
+"""A conversation's checkpointed messages as AI SDK `UIMessage` objects, shaped like the live stream.
+
+A reloaded page must show exactly what was streamed, so each model call becomes a `step-start`
+followed by its reasoning, text and tool parts, and a turn's model calls share one assistant message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+
+from threadline import events as ev
+from threadline.runner import split_content, tool_output
+
+
+def _assistant(user_id: str, turn: dict[str, Any], conversation_id: str) -> dict[str, Any]:
+    metadata = {"conversationId": conversation_id, "model": turn.get("model"), "createdAt": turn.get("createdAt"),
+                "finishedAt": turn.get("finishedAt"), "usage": turn.get("usage")}
+    return {"id": turn.get("assistantId") or f"{user_id}-answer", "role": "assistant",
+            "metadata": {key: value for key, value in metadata.items() if value is not None}, "parts": []}
+
+
+def ui_messages(messages: Sequence[AnyMessage], turns: dict[str, dict], conversation_id: str) -> list[dict]:
+    result: list[dict[str, Any]] = []
+    assistant: dict[str, Any] | None = None
+    tool_parts: dict[str, dict[str, Any]] = {}
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            turn = turns.get(message.id, {})
+            result.append({"id": message.id, "role": "user", "metadata": {"createdAt": turn.get("userCreatedAt")},
+                           "parts": [{"type": "text", "text": message.text}]})
+            assistant = _assistant(message.id, turn, conversation_id)
+            result.append(assistant)
+        elif assistant is None:
+            continue
+        elif isinstance(message, AIMessage):
+            assistant["parts"].append({"type": "step-start"})
+            text, reasoning = split_content(message.content)
+            if reasoning:
+                assistant["parts"].append({"type": "reasoning", "text": reasoning, "state": "done"})
+            if text:
+                assistant["parts"].append({"type": "text", "text": text, "state": "done"})
+            for call in message.tool_calls:
+                part = {"type": f"tool-{call['name']}", "toolCallId": call["id"], "state": "input-available",
+                        "input": call["args"]}
+                tool_parts[call["id"]] = part
+                assistant["parts"].append(part)
+        elif isinstance(message, ToolMessage) and (part := tool_parts.get(message.tool_call_id)):
+            outcome = tool_output(message)
+            if isinstance(outcome, ev.ToolOutputError):
+                part.update(state="output-error", errorText=outcome.error_text)
+            else:
+                part.update(state="output-available", output=outcome.output)
+    return [message for message in result if message["role"] == "user" or message["parts"]]

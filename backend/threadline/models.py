@@ -1,0 +1,27 @@
+"""Chat model factory: the configured provider's LangChain chat model."""
+
+from __future__ import annotations
+
+from langchain_core.language_models import BaseChatModel
+
+from threadline.demo_model import DemoChatModel
+from threadline.settings import Settings
+
+
+def build_chat_model(settings: Settings) -> BaseChatModel:
+    if settings.model_provider == "demo":
+        return DemoChatModel(token_delay=settings.demo_token_delay_ms / 1000)
+    if settings.model_provider == "gemini":
+        from langchain_google_genai import ChatGoogleGenerativeAI
+
+        return ChatGoogleGenerativeAI(
+            model=settings.model_name, google_api_key=settings.google_api_key, base_url=settings.gemini_base_url
+        )
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=settings.model_name,
+        api_key=settings.openai_api_key or "unused",  # local OpenAI-compatible servers often need none
+        base_url=settings.openai_base_url,
+        stream_usage=True,
+    )

@@ -1,0 +1,169 @@
+"""Where conversations live: PostgreSQL (a given server or an embedded one) or process memory.
+
+LangGraph's checkpointer keeps each conversation's messages; the `conversations` table keeps what a
+list needs (title and times) so listing never has to read checkpoints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import msgspec
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from threadline.settings import Settings
+
+log = logging.getLogger("threadline.persistence")
+
+# Applied in order, each once; append, never edit a released step.
+MIGRATIONS = [
+    """
+    CREATE TABLE conversations (
+        id text PRIMARY KEY,
+        title text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        last_message_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX conversations_last_message_at ON conversations (last_message_at DESC);
+    """,
+]
+TITLE_LENGTH = 80
+
+
+class Conversation(msgspec.Struct, rename="camel", frozen=True):
+    id: str
+    title: str
+    created_at: datetime
+    last_message_at: datetime
+
+
+def title_from(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+class PostgresConversations:
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self.pool = pool
+
+    async def touch(self, conversation_id: str, first_message: str) -> None:
+        """Create the conversation on its first message, or mark it as just used."""
+        async with self.pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO conversations (id, title) VALUES (%s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET last_message_at = now()",
+                (conversation_id, title_from(first_message)),
+            )
+
+    async def get(self, conversation_id: str) -> Conversation | None:
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT id, title, created_at, last_message_at FROM conversations WHERE id = %s", (conversation_id,)
+            )
+            row = await cursor.fetchone()
+        return Conversation(**row) if row else None
+
+    async def list(self, limit: int = 100) -> list[Conversation]:
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT id, title, created_at, last_message_at FROM conversations "
+                "ORDER BY last_message_at DESC LIMIT %s", (limit,)
+            )
+            return [Conversation(**row) for row in await cursor.fetchall()]
+
+    async def delete(self, conversation_id: str) -> bool:
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute("DELETE FROM conversations WHERE id = %s", (conversation_id,))
+            return cursor.rowcount > 0
+
+
+class MemoryConversations:
+    """The same interface in process memory, for CHAT_MEMORY_BACKEND=memory."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, Conversation] = {}
+
+    async def touch(self, conversation_id: str, first_message: str) -> None:
+        now = datetime.now(UTC)
+        known = self.rows.get(conversation_id)
+        self.rows[conversation_id] = Conversation(
+            id=conversation_id, title=known.title if known else title_from(first_message),
+            created_at=known.created_at if known else now, last_message_at=now,
+        )
+
+    async def get(self, conversation_id: str) -> Conversation | None:
+        return self.rows.get(conversation_id)
+
+    async def list(self, limit: int = 100) -> list[Conversation]:
+        return sorted(self.rows.values(), key=lambda row: row.last_message_at, reverse=True)[:limit]
+
+    async def delete(self, conversation_id: str) -> bool:
+        return self.rows.pop(conversation_id, None) is not None
+
+
+Conversations = PostgresConversations | MemoryConversations
+
+
+@dataclass
+class Storage:
+    checkpointer: BaseCheckpointSaver
+    conversations: Conversations
+    description: str
+
+
+def embedded_database_url(data_dir) -> str:
+    """Start (or reuse) a PostgreSQL server from the pgserver wheel, keeping its files in data_dir."""
+    import pgserver
+
+    server = pgserver.get_server(data_dir / "postgres", cleanup_mode="stop")
+    return server.get_uri()
+
+
+async def migrate(pool: AsyncConnectionPool) -> None:
+    """Apply pending migrations under an advisory lock, so instances starting together do not race."""
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(7261584)")
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS threadline_migrations "
+            "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        cursor = await conn.execute("SELECT coalesce(max(version), 0) AS version FROM threadline_migrations")
+        current = (await cursor.fetchone())["version"]
+        for version, statement in enumerate(MIGRATIONS, start=1):
+            if version > current:
+                await conn.execute(statement)
+                await conn.execute("INSERT INTO threadline_migrations (version) VALUES (%s)", (version,))
+
+
+@asynccontextmanager
+async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
+    if settings.memory_backend == "memory":
+        yield Storage(InMemorySaver(), MemoryConversations(), "memory (lost when the server stops)")
+        return
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    url = settings.database_url
+    description = "PostgreSQL at DATABASE_URL"
+    if not url:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        url = await asyncio.to_thread(embedded_database_url, settings.data_dir.resolve())
+        description = f"embedded PostgreSQL in {settings.data_dir / 'postgres'}"
+    async with AsyncExitStack() as stack:
+        pool = AsyncConnectionPool(
+            url, min_size=1, max_size=10, open=False,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        )
+        await pool.open(wait=True, timeout=30)
+        stack.push_async_callback(pool.close)
+        checkpointer = AsyncPostgresSaver(pool)
+        await checkpointer.setup()
+        await migrate(pool)
+        yield Storage(checkpointer, PostgresConversations(pool), description)

@@ -1,0 +1,1 @@
+"""Thin HTTP handlers: decode, run, encode."""

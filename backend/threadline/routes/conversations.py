@@ -1,0 +1,39 @@
+"""Reading and deleting conversations: a list for the sidebar, full history for a reloaded page."""
+
+from __future__ import annotations
+
+from litestar import Controller, delete, get
+from litestar.datastructures import State
+from litestar.params import Parameter
+
+from threadline.errors import not_found
+from threadline.history import ui_messages
+from threadline.persistence import Conversation
+from threadline.schemas import ConversationDetail
+
+ConversationId = Parameter(pattern=r"^[A-Za-z0-9_-]{1,128}$", description="The conversation (thread) id")
+
+
+class ConversationController(Controller):
+    path = "/api/conversations"
+
+    @get("/", summary="The conversations, most recently used first")
+    async def list_conversations(self, state: State) -> list[Conversation]:
+        return await state.storage.conversations.list()
+
+    @get("/{conversation_id:str}", summary="One conversation with its messages as UIMessage objects")
+    async def get_conversation(self, state: State, conversation_id: str = ConversationId) -> ConversationDetail:
+        conversation = await state.storage.conversations.get(conversation_id)
+        if conversation is None:
+            raise not_found()
+        snapshot = await state.graph.aget_state({"configurable": {"thread_id": conversation_id}})
+        values = snapshot.values or {}
+        messages = ui_messages(values.get("messages", []), values.get("turns", {}), conversation_id)
+        return ConversationDetail(id=conversation.id, title=conversation.title, messages=messages,
+                                  created_at=conversation.created_at, last_message_at=conversation.last_message_at)
+
+    @delete("/{conversation_id:str}", summary="Delete a conversation and its history")
+    async def delete_conversation(self, state: State, conversation_id: str = ConversationId) -> None:
+        if not await state.storage.conversations.delete(conversation_id):
+            raise not_found()
+        await state.storage.checkpointer.adelete_thread(conversation_id)

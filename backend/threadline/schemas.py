@@ -1,0 +1,61 @@
+"""Request and response bodies, validated by msgspec as Litestar decodes them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+Id = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,128}$", description="letters, digits, _ and -")]
+MAX_MESSAGE_CHARS = 10_000
+
+
+class UIMessagePart(msgspec.Struct):
+    """A part of a `UIMessage`; only text parts carry what the server reads, the rest are ignored."""
+
+    type: str
+    text: str | None = None
+
+
+class UIMessageIn(msgspec.Struct):
+    role: Literal["system", "user", "assistant"]
+    parts: list[UIMessagePart] = []
+    id: Id | None = None
+    metadata: Any = None
+
+    @property
+    def text(self) -> str:
+        return "".join(part.text or "" for part in self.parts if part.type == "text")
+
+
+class ChatRequest(msgspec.Struct, rename="camel"):
+    """The body `useChat`'s DefaultChatTransport sends; only the last message is read."""
+
+    messages: Annotated[list[UIMessageIn], msgspec.Meta(min_length=1)]
+    id: Id | None = None
+    trigger: Literal["submit-message", "regenerate-message"] = "submit-message"
+    message_id: Id | None = None
+
+
+class ErrorDetail(msgspec.Struct):
+    field: str
+    message: str
+
+
+class ErrorInfo(msgspec.Struct, omit_defaults=True):
+    code: str
+    message: str
+    details: list[ErrorDetail] = []
+
+
+class ErrorBody(msgspec.Struct):
+    error: ErrorInfo
+
+
+class ConversationDetail(msgspec.Struct, rename="camel"):
+    id: str
+    title: str
+    created_at: datetime
+    last_message_at: datetime
+    messages: list[dict[str, Any]]

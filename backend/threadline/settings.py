@@ -1,0 +1,102 @@
+"""Settings read once from the environment and validated, so a typo stops start-up with one clear line."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+PROVIDERS = ("gemini", "openai", "demo")
+MEMORY_BACKENDS = ("postgres", "memory")
+STREAM_MODES = ("messages", "events")
+DEFAULT_MODEL_NAMES = {"gemini": "gemini-1.5-flash", "openai": "gpt-4o-mini", "demo": "demo"}
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you have when they help, and answer concisely."
+
+
+class SettingsError(ValueError):
+    """A setting has a bad value; the message is one line naming the variable and what it accepts."""
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    model_provider: str = "gemini"
+    model_name: str = DEFAULT_MODEL_NAMES["gemini"]
+    memory_backend: str = "postgres"
+    database_url: str | None = None
+    data_dir: Path = Path(".threadline")
+    stream_mode: str = "messages"
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    max_model_calls: int = 5
+    google_api_key: str | None = None
+    gemini_base_url: str | None = None
+    openai_api_key: str | None = None
+    openai_base_url: str | None = None
+    demo_token_delay_ms: float = 15.0
+    host: str = "127.0.0.1"
+    port: int = 8000
+    log_level: str = "INFO"
+
+
+def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
+    value = env.get(name, "").strip() or default
+    if value not in allowed:
+        raise SettingsError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
+    return value
+
+
+def _number(env: Mapping[str, str], name: str, kind: type, default, minimum, maximum):
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or not minimum <= value <= maximum:
+        raise SettingsError(f"{name} must be a {kind.__name__} from {minimum} to {maximum} (got {raw!r})")
+    return value
+
+
+def _optional(env: Mapping[str, str], name: str) -> str | None:
+    return env.get(name, "").strip() or None
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Build Settings from environment variables; raise SettingsError on the first bad one."""
+    env = os.environ if env is None else env
+    provider = _choice(env, "CHAT_MODEL_PROVIDER", PROVIDERS, "gemini")
+    google_api_key = _optional(env, "GOOGLE_API_KEY") or _optional(env, "GEMINI_API_KEY")
+    openai_api_key = _optional(env, "OPENAI_API_KEY")
+    openai_base_url = _optional(env, "OPENAI_BASE_URL")
+    if provider == "gemini" and not google_api_key:
+        raise SettingsError(
+            "GOOGLE_API_KEY is required when CHAT_MODEL_PROVIDER=gemini "
+            "(or set CHAT_MODEL_PROVIDER to one of openai, demo)"
+        )
+    if provider == "openai" and not (openai_api_key or openai_base_url):
+        raise SettingsError("OPENAI_API_KEY or OPENAI_BASE_URL is required when CHAT_MODEL_PROVIDER=openai")
+    database_url = _optional(env, "DATABASE_URL")
+    if database_url and not database_url.startswith(("postgresql://", "postgres://")):
+        raise SettingsError(f"DATABASE_URL must start with postgresql:// (got {database_url.split(':')[0]!r}...)")
+    log_level = env.get("LOG_LEVEL", "").strip().upper() or "INFO"
+    if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        raise SettingsError(f"LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR (got {log_level!r})")
+    return Settings(
+        model_provider=provider,
+        model_name=_optional(env, "CHAT_MODEL_NAME") or DEFAULT_MODEL_NAMES[provider],
+        memory_backend=_choice(env, "CHAT_MEMORY_BACKEND", MEMORY_BACKENDS, "postgres"),
+        database_url=database_url,
+        data_dir=Path(_optional(env, "THREADLINE_DATA_DIR") or ".threadline"),
+        stream_mode=_choice(env, "CHAT_STREAM_MODE", STREAM_MODES, "messages"),
+        system_prompt=_optional(env, "CHAT_SYSTEM_PROMPT") or DEFAULT_SYSTEM_PROMPT,
+        max_model_calls=_number(env, "CHAT_MAX_MODEL_CALLS", int, 5, 1, 50),
+        google_api_key=google_api_key,
+        gemini_base_url=_optional(env, "GEMINI_BASE_URL"),
+        openai_api_key=openai_api_key,
+        openai_base_url=openai_base_url,
+        demo_token_delay_ms=_number(env, "CHAT_DEMO_TOKEN_DELAY_MS", float, 15.0, 0.0, 10_000.0),
+        host=_optional(env, "THREADLINE_HOST") or "127.0.0.1",
+        port=_number(env, "THREADLINE_PORT", int, 8000, 1, 65535),
+        log_level=log_level,
+    )

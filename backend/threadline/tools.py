@@ -1,0 +1,70 @@
+"""Local tools the graph can call without any server: exact arithmetic and the time in a time zone."""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from langchain_core.tools import BaseTool, tool
+
+_BINARY = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+}
+_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_FUNCTIONS = {name: getattr(math, name) for name in ("sqrt", "sin", "cos", "tan", "log", "log10", "exp", "floor", "ceil")}
+_FUNCTIONS |= {"abs": abs, "round": round}
+_CONSTANTS = {"pi": math.pi, "e": math.e}
+
+
+def _evaluate(node: ast.AST) -> float | int:
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > 1000:
+            raise ValueError("exponent too large")
+        return _BINARY[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_evaluate(node.operand))
+    if isinstance(node, ast.Name) and node.id in _CONSTANTS:
+        return _CONSTANTS[node.id]
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
+            and not node.keywords):
+        return _FUNCTIONS[node.func.id](*(_evaluate(arg) for arg in node.args))
+    raise ValueError(f"unsupported expression: {ast.unparse(node)}")
+
+
+@tool
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression exactly, e.g. "(17 * 23) + sqrt(16)".
+
+    Supports + - * / // % **, parentheses, pi, e and sqrt, sin, cos, tan, log, log10, exp, floor,
+    ceil, abs, round.
+    """
+    try:
+        result = _evaluate(ast.parse(expression.replace("^", "**"), mode="eval").body)
+    except ZeroDivisionError:
+        raise ValueError("division by zero") from None
+    except SyntaxError:
+        raise ValueError(f"not an arithmetic expression: {expression!r}") from None
+    if isinstance(result, float) and result.is_integer() and abs(result) < 1e15:
+        result = int(result)
+    return str(result)
+
+
+@tool
+def current_time(timezone: str = "UTC") -> str:
+    """The current date and time in an IANA time zone such as "Europe/Paris" or "America/New_York"."""
+    try:
+        zone = ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {timezone!r}; use an IANA name like Europe/Paris") from None
+    return datetime.now(zone).isoformat(timespec="seconds")
+
+
+def local_tools() -> list[BaseTool]:
+    return [calculator, current_time]
