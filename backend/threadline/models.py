@@ -17,6 +17,7 @@ def build_chat_model(settings: Settings) -> BaseChatModel:
         return ChatGoogleGenerativeAI(
             model=settings.model_name, google_api_key=settings.google_api_key, base_url=settings.gemini_base_url
         )
+    import httpx
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(
@@ -24,4 +25,6 @@ def build_chat_model(settings: Settings) -> BaseChatModel:
         api_key=settings.openai_api_key or "unused",  # local OpenAI-compatible servers often need none
         base_url=settings.openai_base_url,
         stream_usage=True,
+        # One HTTP client per app instance, bound to its event loop (langchain-openai's default is shared).
+        http_async_client=httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0)),
     )

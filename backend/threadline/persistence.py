@@ -23,17 +23,17 @@ from threadline.settings import Settings
 
 log = logging.getLogger("threadline.persistence")
 
-# Applied in order, each once; append, never edit a released step.
+# Applied in order, each step once; append steps, never edit a released one.
 MIGRATIONS = [
-    """
-    CREATE TABLE conversations (
-        id text PRIMARY KEY,
-        title text NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        last_message_at timestamptz NOT NULL DEFAULT now()
-    );
-    CREATE INDEX conversations_last_message_at ON conversations (last_message_at DESC);
-    """,
+    [
+        """CREATE TABLE conversations (
+            id text PRIMARY KEY,
+            title text NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            last_message_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        "CREATE INDEX conversations_last_message_at ON conversations (last_message_at DESC)",
+    ],
 ]
 TITLE_LENGTH = 80
 
@@ -137,9 +137,10 @@ async def migrate(pool: AsyncConnectionPool) -> None:
         )
         cursor = await conn.execute("SELECT coalesce(max(version), 0) AS version FROM threadline_migrations")
         current = (await cursor.fetchone())["version"]
-        for version, statement in enumerate(MIGRATIONS, start=1):
+        for version, statements in enumerate(MIGRATIONS, start=1):
             if version > current:
-                await conn.execute(statement)
+                for statement in statements:
+                    await conn.execute(statement)
                 await conn.execute("INSERT INTO threadline_migrations (version) VALUES (%s)", (version,))
 
 

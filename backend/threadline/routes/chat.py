@@ -7,6 +7,7 @@ import secrets
 from langchain_core.messages import HumanMessage
 from litestar import Controller, post
 from litestar.datastructures import State
+from litestar.params import JSONBody
 from litestar.response import Stream
 
 from threadline import events as ev
@@ -29,7 +30,7 @@ class ChatController(Controller):
     path = "/api/chat"
 
     @post("/", status_code=200, summary="Send a message; the answer streams back (UI Message Stream)")
-    async def chat(self, data: ChatRequest, state: State) -> Stream:
+    async def chat(self, data: JSONBody[ChatRequest], state: State) -> Stream:
         """Only the last message is read: the history comes from the conversation's checkpoint."""
         conversation_id = data.id or new_id()
         graph = state.graph

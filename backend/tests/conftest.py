@@ -1,0 +1,106 @@
+"""Fixtures: a real PostgreSQL database per test session, apps on it, and helpers to read streams."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import psycopg
+import pytest
+from litestar.testing import AsyncTestClient
+
+from threadline.app import create_app
+from threadline.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFORMANCE = ROOT / "conformance"
+LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def _server_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """TEST_DATABASE_URL, else the PostgreSQL on 127.0.0.1:5432, else an embedded one from pgserver."""
+    if url := os.environ.get("TEST_DATABASE_URL"):
+        return url
+    try:
+        psycopg.connect(LOCAL_POSTGRES, connect_timeout=3).close()
+        return LOCAL_POSTGRES
+    except psycopg.OperationalError:
+        import pgserver
+
+        return pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop").get_uri()
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A fresh database for this test session, dropped at the end."""
+    server_url = _server_url(tmp_path_factory)
+    name = f"threadline_test_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    info = psycopg.conninfo.conninfo_to_dict(server_url)
+    url = psycopg.conninfo.make_conninfo(**(info | {"dbname": name}))
+    yield url
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def make_settings(database_url: str, tmp_path: Path):
+    def make(**overrides) -> Settings:
+        values = dict(model_provider="demo", model_name="demo", database_url=database_url,
+                      demo_token_delay_ms=0.0, data_dir=tmp_path / "data")
+        return Settings(**(values | overrides))
+
+    return make
+
+
+@asynccontextmanager
+async def running(settings: Settings) -> AsyncIterator[AsyncTestClient]:
+    """An app with its lifespan run (storage, graph), and a client for it."""
+    async with AsyncTestClient(app=create_app(settings), timeout=30) as client:
+        yield client
+
+
+def parse_sse(raw: bytes) -> list[dict]:
+    """The JSON chunks of an SSE body; checks the `[DONE]` terminator is last."""
+    events = [block.removeprefix(b"data: ") for block in raw.split(b"\n\n") if block]
+    assert events[-1] == b"[DONE]", raw[-200:]
+    return [json.loads(event) for event in events[:-1]]
+
+
+def chat_body(conversation_id: str | None, text: str, **extra) -> dict:
+    body = {"messages": [{"id": f"u{uuid.uuid4().hex[:10]}", "role": "user",
+                          "parts": [{"type": "text", "text": text}]}], "trigger": "submit-message", **extra}
+    if conversation_id:
+        body["id"] = conversation_id
+    return body
+
+
+async def chat(client: AsyncTestClient, conversation_id: str | None, text: str, **extra):
+    """POST one useChat-shaped message; returns (response, raw body, parsed chunks)."""
+    response = await client.post("/api/chat", json=chat_body(conversation_id, text, **extra))
+    assert response.status_code == 200, response.text
+    return response, response.content, parse_sse(response.content)
+
+
+def text_of(chunks: list[dict]) -> str:
+    return "".join(chunk["delta"] for chunk in chunks if chunk["type"] == "text-delta")
+
+
+def read_with_ai(raw: bytes) -> dict:
+    """Parse a stream with the real `ai` npm package (see conformance/read-ui-stream.mjs)."""
+    if not (CONFORMANCE / "node_modules" / "ai").exists():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True)
+    result = subprocess.run(["node", str(CONFORMANCE / "read-ui-stream.mjs")], input=raw, capture_output=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr.decode()
+    return json.loads(result.stdout)
+
+
+def new_conversation_id() -> str:
+    return f"t{uuid.uuid4().hex[:12]}"

@@ -1,0 +1,151 @@
+"""Local HTTP stand-ins for model providers, speaking each provider's real streaming wire format.
+
+The providers' own client libraries (openai via langchain-openai, google-genai via
+langchain-google-genai) talk to these over real HTTP, so a test covers everything up to the socket.
+Both follow one script, decided from the conversation they are sent:
+- the last message is a tool result → answer with it;
+- the user asks to "calculate X" (or to "loop", which always wants the tool) → call `calculator`;
+- otherwise → "Echo: <text> (user messages seen: N)".
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from litestar import Litestar, Request, post
+from litestar.response import Stream
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    tool: tuple[str, dict[str, Any]] | None = None
+
+
+def decide(user_texts: list[str], tool_result: str | None, has_tools: bool) -> Reply:
+    if tool_result is not None and "loop" not in user_texts[-1]:
+        return Reply(text=f"The tool said {tool_result}.")
+    last = user_texts[-1]
+    if has_tools and "loop" in last:
+        return Reply(tool=("calculator", {"expression": "1+1"}))
+    if has_tools and last.lower().startswith("calculate "):
+        return Reply(tool=("calculator", {"expression": last[len("calculate "):]}))
+    return Reply(text=f"Echo: {last} (user messages seen: {len(user_texts)})")
+
+
+def _words(text: str) -> list[str]:
+    words = text.split(" ")
+    return [word + (" " if i < len(words) - 1 else "") for i, word in enumerate(words)]
+
+
+@dataclass
+class StandIn:
+    """A running stand-in server; `requests` holds every JSON body it received."""
+
+    base_url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    server: uvicorn.Server | None = None
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+
+
+def _openai_app(standin: StandIn) -> Litestar:
+    @post("/v1/chat/completions", status_code=200)
+    async def completions(request: Request) -> Stream:
+        body = await request.json()
+        standin.requests.append(body)
+        messages = body["messages"]
+        users = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+                 for m in messages if m["role"] == "user"]
+        tool_result = messages[-1]["content"] if messages[-1]["role"] == "tool" else None
+        reply = decide(users, tool_result, bool(body.get("tools")))
+
+        def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict | None = None) -> bytes:
+            payload = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": int(time.time()),
+                       "model": body["model"], "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            if usage:
+                payload["choices"], payload["usage"] = [], usage
+            return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+        async def stream():
+            yield chunk({"role": "assistant", "content": ""})
+            if reply.tool:
+                name, args = reply.tool
+                arguments = json.dumps(args)
+                yield chunk({"tool_calls": [{"index": 0, "id": f"call_{len(standin.requests)}", "type": "function",
+                                             "function": {"name": name, "arguments": arguments[:5]}}]})
+                yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments[5:]}}]})
+                yield chunk({}, finish="tool_calls")
+            else:
+                for word in _words(reply.text):
+                    yield chunk({"content": word})
+                yield chunk({}, finish="stop")
+            yield chunk({}, usage={"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18})
+            yield b"data: [DONE]\n\n"
+
+        return Stream(stream(), media_type="text/event-stream")
+
+    return Litestar([completions])
+
+
+def _gemini_app(standin: StandIn) -> Litestar:
+    @post("/v1beta/models/{model_action:str}", status_code=200)
+    async def generate(request: Request) -> Stream:
+        body = await request.json()
+        standin.requests.append(body)
+        contents = body["contents"]
+        users = [part["text"] for c in contents if c["role"] == "user" for part in c["parts"] if "text" in part]
+        last_parts = contents[-1]["parts"]
+        tool_result = next((json.dumps(p["functionResponse"]["response"]) for p in last_parts
+                            if "functionResponse" in p), None)
+        reply = decide(users, tool_result, bool(body.get("tools")))
+
+        def chunk(parts: list[dict[str, Any]], finish: str | None = None) -> bytes:
+            candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+            payload: dict[str, Any] = {"candidates": [candidate], "modelVersion": "gemini-standin"}
+            if finish:
+                candidate["finishReason"] = finish
+                payload["usageMetadata"] = {"promptTokenCount": 11, "candidatesTokenCount": 7, "totalTokenCount": 18}
+            return b"data: " + json.dumps(payload).encode() + b"\r\n\r\n"
+
+        async def stream():
+            if reply.tool:
+                name, args = reply.tool
+                yield chunk([{"functionCall": {"name": name, "args": args}}], finish="STOP")
+            else:
+                words = _words(reply.text)
+                for word in words[:-1]:
+                    yield chunk([{"text": word}])
+                yield chunk([{"text": words[-1]}], finish="STOP")
+
+        return Stream(stream(), media_type="text/event-stream")
+
+    return Litestar([generate])
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start(provider: str) -> StandIn:
+    """Serve the stand-in for `provider` ("openai" or "gemini") on a free loopback port, in a thread."""
+    port = _free_port()
+    standin = StandIn(base_url=f"http://127.0.0.1:{port}" + ("/v1" if provider == "openai" else ""))
+    app = _openai_app(standin) if provider == "openai" else _gemini_app(standin)
+    standin.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=standin.server.run, daemon=True).start()
+    deadline = time.monotonic() + 10
+    while not standin.server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{provider} stand-in did not start")
+        time.sleep(0.02)
+    return standin

@@ -1,0 +1,140 @@
+"""POST /api/chat end to end: real graph, real PostgreSQL, streams read by the real `ai` client."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import chat, new_conversation_id, read_with_ai, running, text_of
+
+
+async def test_text_turn_is_accepted_by_the_ai_client(make_settings):
+    conversation_id = new_conversation_id()
+    async with running(make_settings()) as client:
+        response, raw, chunks = await chat(client, conversation_id, "Hello there")
+
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert response.headers["x-accel-buffering"] == "no"
+    assert response.headers["cache-control"] == "no-cache"
+    types = [chunk["type"] for chunk in chunks]
+    assert types[:3] == ["start", "start-step", "text-start"]
+    assert types[-3:] == ["text-end", "finish-step", "finish"]
+    start, finish = chunks[0], chunks[-1]
+    assert start["messageMetadata"]["conversationId"] == conversation_id
+    assert start["messageMetadata"]["model"] == "demo:demo"
+    assert finish["finishReason"] == "stop"
+    assert finish["messageMetadata"]["usage"]["outputTokens"] > 10
+    assert types.count("text-delta") > 10, "the demo model streams token by token"
+
+    parsed = read_with_ai(raw)
+    assert parsed["errors"] == []
+    message = parsed["message"]
+    assert message["id"] == start["messageId"]
+    assert [part["type"] for part in message["parts"]] == ["step-start", "text"]
+    assert message["parts"][1]["text"] == text_of(chunks)
+    assert "Hello there" in text_of(chunks)
+
+
+async def test_tool_turn_is_accepted_and_reload_shows_what_was_streamed(make_settings):
+    conversation_id = new_conversation_id()
+    async with running(make_settings()) as client:
+        _, raw, chunks = await chat(client, conversation_id, "calculate (17 * 23) + 4")
+        stored = (await client.get(f"/api/conversations/{conversation_id}")).json()
+
+    types = [chunk["type"] for chunk in chunks]
+    assert types[:6] == ["start", "start-step", "tool-input-start", "tool-input-delta", "tool-input-delta",
+                         "tool-input-available"]
+    assert "tool-output-available" in types
+    streamed = read_with_ai(raw)["message"]
+    tool = streamed["parts"][1]
+    assert tool["type"] == "tool-calculator"
+    assert tool["state"] == "output-available"
+    assert tool["input"] == {"expression": "(17 * 23) + 4"}
+    assert tool["output"] == "395"
+    assert "395" in streamed["parts"][3]["text"]
+
+    user, assistant = stored["messages"]
+    assert user["role"] == "user" and user["parts"] == [{"type": "text", "text": "calculate (17 * 23) + 4"}]
+    assert assistant["id"] == streamed["id"]
+    assert assistant["parts"] == streamed["parts"], "a reloaded page shows exactly what was streamed"
+    assert assistant["metadata"] == streamed["metadata"]
+
+
+async def test_regenerate_replaces_the_last_answer(make_settings):
+    conversation_id = new_conversation_id()
+    async with running(make_settings()) as client:
+        await chat(client, conversation_id, "first question")
+        _, _, first = await chat(client, conversation_id, "second question")
+        response = await client.post("/api/chat", json={
+            "id": conversation_id, "trigger": "regenerate-message", "messageId": first[0]["messageId"],
+            "messages": [{"id": "x", "role": "user", "parts": [{"type": "text", "text": "second question"}]}]})
+        assert response.status_code == 200
+        stored = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+
+    assert [message["role"] for message in stored] == ["user", "assistant", "user", "assistant"]
+    assert stored[3]["id"] != first[0]["messageId"]
+    assert "second question" in stored[3]["parts"][1]["text"]
+    assert "1 earlier message from you" in stored[3]["parts"][1]["text"]
+
+
+async def test_the_model_call_budget_ends_with_a_clear_answer(make_settings):
+    from standins import start
+
+    standin = start("openai")
+    try:
+        settings = make_settings(model_provider="openai", model_name="gpt-standin", openai_api_key="sk-test",
+                                 openai_base_url=standin.base_url)
+        conversation_id = new_conversation_id()
+        async with running(settings) as client:
+            _, raw, chunks = await chat(client, conversation_id, "loop forever please")
+            _, _, after = await chat(client, conversation_id, "are you still there?")
+    finally:
+        standin.stop()
+
+    assert len(standin.requests) == 6, "5 model calls for the first turn, 1 for the next"
+    message = read_with_ai(raw)["message"]
+    tools = [part for part in message["parts"] if part["type"] == "tool-calculator"]
+    assert [part["state"] for part in tools] == ["output-available"] * 4 + ["output-error"]
+    assert "stopped after 5 model calls" in message["parts"][-1]["text"]
+    assert chunks[-1]["type"] == "finish"
+    assert "Echo: are you still there?" in text_of(after)
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"id": "c1", "messages": [{"role": "user", "parts": [{"type": "text", "text": "   "}]}]}, "messages"),
+    ({"id": "c1", "messages": []}, "messages"),
+    ({"id": "not a valid id!", "messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}]}, "id"),
+    ({"id": "c1", "messages": [{"role": "assistant", "parts": [{"type": "text", "text": "hi"}]}]}, "messages"),
+    ({"id": "c1", "messages": [{"role": "robot", "parts": []}]}, "messages[0].role"),
+    ({"id": "c1", "messages": [{"role": "user", "parts": [{"type": "text", "text": "x" * 10_001}]}]}, "messages"),
+])
+async def test_invalid_chat_requests_get_a_json_400(make_settings, body, field):
+    async with running(make_settings()) as client:
+        response = await client.post("/api/chat", json=body)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "VALIDATION_ERROR"
+    assert error["details"][0]["field"] == field
+    assert "Traceback" not in response.text
+
+
+async def test_malformed_json_and_unknown_routes_get_json_errors(make_settings):
+    async with running(make_settings()) as client:
+        malformed = await client.post("/api/chat", content=b"{not json", headers={"content-type": "application/json"})
+        unknown = await client.get("/api/nothing-here")
+        regenerate_unknown = await client.post("/api/chat", json={
+            "id": new_conversation_id(), "trigger": "regenerate-message",
+            "messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}]})
+    assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "NOT_FOUND"
+    assert regenerate_unknown.status_code == 404 and regenerate_unknown.json()["error"]["code"] == "NOT_FOUND"
+
+
+async def test_a_missing_conversation_id_is_created_and_returned(make_settings):
+    async with running(make_settings()) as client:
+        response, _, chunks = await chat(client, None, "no id here")
+        conversation_id = chunks[0]["messageMetadata"]["conversationId"]
+        assert response.headers["x-conversation-id"] == conversation_id
+        stored = await client.get(f"/api/conversations/{conversation_id}")
+    assert stored.status_code == 200
+    assert stored.json()["title"] == "no id here"
