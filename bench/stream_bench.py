@@ -1,0 +1,151 @@
+"""Streaming benchmark: threadline with its real graph, the demo model at zero delay, PostgreSQL checkpoints.
+
+Measures time to first byte and to first `text-delta`, total time, answers/s and tokens/s for
+200-token answers at concurrency 1 and 64, plus server CPU per answer. The server runs on core 0 and
+this load generator on core 1 where the machine has two. A benchmark, never a test: run it by hand
+
+    python3 tasks.py bench [--requests 256] [--tokens 200]
+
+DATABASE_URL picks the PostgreSQL server (default: the one on 127.0.0.1:5432, else the embedded one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def database_url() -> str | None:
+    if url := os.environ.get("DATABASE_URL"):
+        return url
+    try:
+        psycopg.connect(LOCAL_POSTGRES, connect_timeout=3).close()
+        return LOCAL_POSTGRES
+    except psycopg.OperationalError:
+        return None  # the server starts its embedded PostgreSQL
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def start_server(port: int, data_dir: str) -> subprocess.Popen:
+    env = dict(os.environ, CHAT_MODEL_PROVIDER="demo", CHAT_DEMO_TOKEN_DELAY_MS="0", THREADLINE_PORT=str(port),
+               THREADLINE_DATA_DIR=data_dir, LOG_LEVEL="WARNING")
+    if url := database_url():
+        env["DATABASE_URL"] = url
+    command = [sys.executable, "-m", "threadline", "serve"]
+    if hasattr(os, "sched_setaffinity") and os.cpu_count() and os.cpu_count() > 1:
+        command = ["taskset", "-c", "0", *command]
+        os.sched_setaffinity(0, {1})
+    server = subprocess.Popen(command, env=env, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit("the server did not start")
+
+
+async def one_answer(client: httpx.AsyncClient, tokens: int) -> tuple[float, float, float, int]:
+    body = {"id": f"bench{uuid.uuid4().hex[:12]}", "trigger": "submit-message",
+            "messages": [{"id": uuid.uuid4().hex[:16], "role": "user",
+                          "parts": [{"type": "text", "text": f"count to {tokens}"}]}]}
+    started = time.perf_counter()
+    first_byte = first_delta = None
+    deltas = 0
+    async with client.stream("POST", "/api/chat", json=body) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if first_byte is None:
+                first_byte = time.perf_counter()
+            if line.startswith('data: {"type":"text-delta"'):
+                deltas += 1
+                if first_delta is None:
+                    first_delta = time.perf_counter()
+    return first_byte - started, first_delta - started, time.perf_counter() - started, deltas
+
+
+async def round_at(port: int, concurrency: int, requests: int, tokens: int) -> list[tuple]:
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=120) as client:
+        queue = iter(range(requests))
+        results: list[tuple] = []
+
+        async def worker() -> None:
+            for _ in queue:
+                results.append(await one_answer(client, tokens))
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return results
+
+
+def ms(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100)[int(q) - 1] * 1000 if len(values) > 1 else values[0] * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=256, help="answers per concurrency level")
+    parser.add_argument("--tokens", type=int, default=200, help="tokens per answer")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 64])
+    args = parser.parse_args()
+    port = free_port()
+    with tempfile.TemporaryDirectory() as data_dir:
+        server = start_server(port, data_dir)
+        try:
+            asyncio.run(round_at(port, 8, 32, args.tokens))  # warm-up: imports, pools, caches
+            print(f"{'c':>4} {'answers':>8} {'ttfb p50':>9} {'1st delta p50':>14} {'p95':>7} {'total p50':>10} "
+                  f"{'answers/s':>10} {'tokens/s':>9} {'srv CPU/answer':>15} {'client CPU':>11}")
+            for concurrency in args.concurrency:
+                cpu_before, client_before, wall = cpu_seconds(server.pid), time.process_time(), time.perf_counter()
+                results = asyncio.run(round_at(port, concurrency, args.requests, args.tokens))
+                wall = time.perf_counter() - wall
+                server_cpu = cpu_seconds(server.pid) - cpu_before
+                client_cpu = time.process_time() - client_before
+                ttfb, first, total, deltas = (list(column) for column in zip(*results))
+                assert all(count == args.tokens for count in deltas), "every answer has all its tokens"
+                print(f"{concurrency:>4} {len(results):>8} {ms(ttfb, 50):>7.1f}ms {ms(first, 50):>12.1f}ms "
+                      f"{ms(first, 95):>5.1f}ms {ms(total, 50):>8.1f}ms {len(results) / wall:>10.1f} "
+                      f"{sum(deltas) / wall:>9.0f} {server_cpu / len(results) * 1000:>13.2f}ms "
+                      f"{client_cpu / wall * 100:>10.0f}%")
+            print(f"server peak RSS: {peak_rss_mb(server.pid):.0f} MB")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
