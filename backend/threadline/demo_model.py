@@ -107,7 +107,4 @@ class DemoChatModel(BaseChatModel):
         for chunk in self._chunks(messages, kwargs.get("tool_names", ())):
             if self.token_delay:
                 await asyncio.sleep(self.token_delay)
-            generation = ChatGenerationChunk(message=chunk)
-            if run_manager and chunk.content:
-                await run_manager.on_llm_new_token(chunk.text, chunk=generation)
-            yield generation
+            yield ChatGenerationChunk(message=chunk)
