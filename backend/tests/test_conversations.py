@@ -14,7 +14,9 @@ async def test_a_second_instance_continues_with_the_history(make_settings):
     try:
         async with running(settings) as first_instance:
             await chat(first_instance, conversation_id, "my name is Ada")
+            identity = dict(first_instance.cookies)
         async with running(settings) as second_instance:
+            second_instance.cookies.update(identity)  # the same browser, another server instance
             _, _, chunks = await chat(second_instance, conversation_id, "what is my name?")
             stored = (await second_instance.get(f"/api/conversations/{conversation_id}")).json()
     finally:
@@ -68,7 +70,9 @@ async def test_embedded_postgres_keeps_history_across_restarts(make_settings, tm
     async with running(settings) as client:
         assert "embedded PostgreSQL" in (await client.get("/health")).json()["storage"]
         await chat(client, conversation_id, "remember me")
+        identity = dict(client.cookies)
     async with running(settings) as client:
+        client.cookies.update(identity)
         _, _, chunks = await chat(client, conversation_id, "do you?")
     assert "1 earlier message from you" in text_of(chunks)
     assert (tmp_path / "embedded" / "postgres" / "PG_VERSION").exists()

@@ -6,12 +6,16 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from litestar import Litestar, get
+from litestar import Litestar, Request, get
+from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 
 from threadline.errors import EXCEPTION_HANDLERS
 from threadline.graph import build_graph
+from threadline.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.models import build_chat_model
 from threadline.persistence import open_storage
 from threadline.routes.chat import ChatController
@@ -25,6 +29,19 @@ log = logging.getLogger("threadline")
 @get("/health", summary="Liveness and what this server runs with")
 async def health(state: State) -> dict[str, str]:
     return {"status": "ok", "model": state.model_label, "storage": state.storage.description}
+
+
+def client_id_of(request: Request) -> str:
+    """The caller's anonymous identity, set by ClientIdentityMiddleware."""
+    return request.state.client_id
+
+
+def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
+    """Other origins may call the API with credentials only when listed; none are by default."""
+    if not origins:
+        return None
+    return CORSConfig(allow_origins=list(origins), allow_credentials=True, allow_headers=["content-type", HEADER],
+                      expose_headers=["x-conversation-id", HEADER], allow_methods=["GET", "POST", "DELETE"])
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -42,8 +59,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
                      app.state.model_label, storage.description, settings.stream_mode)
             yield
 
+    signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
     return Litestar(
         route_handlers=[ChatController, ConversationController, health],
+        middleware=[DefineMiddleware(ClientIdentityMiddleware, signer=signer)],
+        dependencies={"client_id": Provide(client_id_of, sync_to_thread=False)},
+        cors_config=cors_config(settings.cors_origins),
         lifespan=[lifespan],
         state=State({"settings": settings, "model_label": f"{settings.model_provider}:{settings.model_name}"}),
         exception_handlers=EXCEPTION_HANDLERS,

@@ -34,6 +34,10 @@ MIGRATIONS = [
         )""",
         "CREATE INDEX conversations_last_message_at ON conversations (last_message_at DESC)",
     ],
+    [
+        "ALTER TABLE conversations ADD COLUMN client_id text",
+        "CREATE INDEX conversations_client_recent ON conversations (client_id, last_message_at DESC)",
+    ],
 ]
 TITLE_LENGTH = 80
 
@@ -45,43 +49,52 @@ class Conversation(msgspec.Struct, rename="camel", frozen=True):
     last_message_at: datetime
 
 
+COLUMNS = "id, title, created_at, last_message_at"
+
+
 def title_from(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
 
 
 class PostgresConversations:
+    """Each conversation belongs to the client that started it; others cannot tell it exists."""
+
     def __init__(self, pool: AsyncConnectionPool) -> None:
         self.pool = pool
 
-    async def touch(self, conversation_id: str, first_message: str) -> None:
-        """Create the conversation on its first message, or mark it as just used."""
-        async with self.pool.connection() as conn:
-            await conn.execute(
-                "INSERT INTO conversations (id, title) VALUES (%s, %s) "
-                "ON CONFLICT (id) DO UPDATE SET last_message_at = now()",
-                (conversation_id, title_from(first_message)),
-            )
-
-    async def get(self, conversation_id: str) -> Conversation | None:
+    async def touch(self, conversation_id: str, client_id: str, first_message: str) -> bool:
+        """Create the conversation on its first message, or mark it as just used; False if it is not theirs."""
         async with self.pool.connection() as conn:
             cursor = await conn.execute(
-                "SELECT id, title, created_at, last_message_at FROM conversations WHERE id = %s", (conversation_id,)
+                "INSERT INTO conversations (id, title, client_id) VALUES (%s, %s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET last_message_at = now() "
+                "WHERE conversations.client_id = EXCLUDED.client_id RETURNING id",
+                (conversation_id, title_from(first_message), client_id),
+            )
+            return await cursor.fetchone() is not None
+
+    async def get(self, conversation_id: str, client_id: str) -> Conversation | None:
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT {COLUMNS} FROM conversations WHERE id = %s AND client_id = %s", (conversation_id, client_id)
             )
             row = await cursor.fetchone()
         return Conversation(**row) if row else None
 
-    async def list(self, limit: int = 100) -> list[Conversation]:
+    async def list(self, client_id: str, limit: int = 100) -> list[Conversation]:
         async with self.pool.connection() as conn:
             cursor = await conn.execute(
-                "SELECT id, title, created_at, last_message_at FROM conversations "
-                "ORDER BY last_message_at DESC LIMIT %s", (limit,)
+                f"SELECT {COLUMNS} FROM conversations WHERE client_id = %s ORDER BY last_message_at DESC LIMIT %s",
+                (client_id, limit),
             )
             return [Conversation(**row) for row in await cursor.fetchall()]
 
-    async def delete(self, conversation_id: str) -> bool:
+    async def delete(self, conversation_id: str, client_id: str) -> bool:
         async with self.pool.connection() as conn:
-            cursor = await conn.execute("DELETE FROM conversations WHERE id = %s", (conversation_id,))
+            cursor = await conn.execute(
+                "DELETE FROM conversations WHERE id = %s AND client_id = %s", (conversation_id, client_id)
+            )
             return cursor.rowcount > 0
 
 
@@ -89,24 +102,32 @@ class MemoryConversations:
     """The same interface in process memory, for CHAT_MEMORY_BACKEND=memory."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, Conversation] = {}
+        self.rows: dict[str, tuple[str, Conversation]] = {}
 
-    async def touch(self, conversation_id: str, first_message: str) -> None:
+    async def touch(self, conversation_id: str, client_id: str, first_message: str) -> bool:
         now = datetime.now(UTC)
-        known = self.rows.get(conversation_id)
-        self.rows[conversation_id] = Conversation(
+        owner, known = self.rows.get(conversation_id, (client_id, None))
+        if owner != client_id:
+            return False
+        self.rows[conversation_id] = (client_id, Conversation(
             id=conversation_id, title=known.title if known else title_from(first_message),
             created_at=known.created_at if known else now, last_message_at=now,
-        )
+        ))
+        return True
 
-    async def get(self, conversation_id: str) -> Conversation | None:
-        return self.rows.get(conversation_id)
+    async def get(self, conversation_id: str, client_id: str) -> Conversation | None:
+        owner, conversation = self.rows.get(conversation_id, (None, None))
+        return conversation if owner == client_id else None
 
-    async def list(self, limit: int = 100) -> list[Conversation]:
-        return sorted(self.rows.values(), key=lambda row: row.last_message_at, reverse=True)[:limit]
+    async def list(self, client_id: str, limit: int = 100) -> list[Conversation]:
+        mine = [conversation for owner, conversation in self.rows.values() if owner == client_id]
+        return sorted(mine, key=lambda row: row.last_message_at, reverse=True)[:limit]
 
-    async def delete(self, conversation_id: str) -> bool:
-        return self.rows.pop(conversation_id, None) is not None
+    async def delete(self, conversation_id: str, client_id: str) -> bool:
+        if await self.get(conversation_id, client_id) is None:
+            return False
+        del self.rows[conversation_id]
+        return True
 
 
 Conversations = PostgresConversations | MemoryConversations

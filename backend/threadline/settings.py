@@ -33,6 +33,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     openai_api_key: str | None = None
     openai_base_url: str | None = None
     demo_token_delay_ms: float = 15.0
+    client_id_secret: str | None = None
+    cors_origins: tuple[str, ...] = ()
     host: str = "127.0.0.1"
     port: int = 8000
     log_level: str = "INFO"
@@ -60,6 +62,15 @@ def _number(env: Mapping[str, str], name: str, kind: type, default, minimum, max
 
 def _optional(env: Mapping[str, str], name: str) -> str | None:
     return env.get(name, "").strip() or None
+
+
+def _origins(env: Mapping[str, str]) -> tuple[str, ...]:
+    origins = tuple(origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip())
+    for origin in origins:
+        if not origin.startswith(("http://", "https://")) or origin.endswith("/") or origin.count("/") > 2:
+            raise SettingsError(
+                f"CORS_ORIGINS must be a comma-separated list of origins like http://localhost:3000 (got {origin!r})")
+    return origins
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
@@ -96,6 +107,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         openai_api_key=openai_api_key,
         openai_base_url=openai_base_url,
         demo_token_delay_ms=_number(env, "CHAT_DEMO_TOKEN_DELAY_MS", float, 15.0, 0.0, 10_000.0),
+        client_id_secret=_optional(env, "THREADLINE_SECRET"),
+        cors_origins=_origins(env),
         host=_optional(env, "THREADLINE_HOST") or "127.0.0.1",
         port=_number(env, "THREADLINE_PORT", int, 8000, 1, 65535),
         log_level=log_level,

@@ -7,6 +7,7 @@ import secrets
 from langchain_core.messages import HumanMessage
 from litestar import Controller, post
 from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import JSONBody
 from litestar.response import Stream
 
@@ -30,16 +31,18 @@ class ChatController(Controller):
     path = "/api/chat"
 
     @post("/", status_code=200, summary="Send a message; the answer streams back (UI Message Stream)")
-    async def chat(self, data: JSONBody[ChatRequest], state: State) -> Stream:
+    async def chat(self, data: JSONBody[ChatRequest], state: State, client_id: NamedDependency[str]) -> Stream:
         """Only the last message is read: the history comes from the conversation's checkpoint."""
         conversation_id = data.id or new_id()
         graph = state.graph
         regenerate = data.trigger == "regenerate-message"
         if regenerate:
+            if await state.storage.conversations.get(conversation_id, client_id) is None:
+                raise not_found()
             snapshot = await graph.aget_state({"configurable": {"thread_id": conversation_id}})
             messages = snapshot.values.get("messages", [])
             index = last_user_index(messages)
-            if index is None or await state.storage.conversations.get(conversation_id) is None:
+            if index is None:
                 raise not_found()
             text = messages[index].text
             user_message_id = messages[index].id
@@ -53,7 +56,8 @@ class ChatController(Controller):
             if len(text) > MAX_MESSAGE_CHARS:
                 raise _invalid("messages", f"the message is longer than {MAX_MESSAGE_CHARS} characters")
             user_message_id = last.id or new_id()
-        await state.storage.conversations.touch(conversation_id, text)
+        if not await state.storage.conversations.touch(conversation_id, client_id, text):
+            raise not_found()  # someone else's: the same answer as for an id that does not exist
         request = TurnRequest(user_message_id=user_message_id, text=text, regenerate=regenerate,
                               assistant_message_id=new_id(), model=state.model_label, created_at=ev.timestamp())
         events = run_turn(graph, conversation_id, request, stream_mode=state.settings.stream_mode)

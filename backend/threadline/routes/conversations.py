@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from litestar import Controller, delete, get
 from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import Parameter
 
 from threadline.errors import not_found
@@ -18,12 +19,14 @@ class ConversationController(Controller):
     path = "/api/conversations"
 
     @get("/", summary="The conversations, most recently used first")
-    async def list_conversations(self, state: State) -> list[Conversation]:
-        return await state.storage.conversations.list()
+    async def list_conversations(self, state: State, client_id: NamedDependency[str]) -> list[Conversation]:
+        return await state.storage.conversations.list(client_id)
 
     @get("/{conversation_id:str}", summary="One conversation with its messages as UIMessage objects")
-    async def get_conversation(self, state: State, conversation_id: str = ConversationId) -> ConversationDetail:
-        conversation = await state.storage.conversations.get(conversation_id)
+    async def get_conversation(
+        self, state: State, client_id: NamedDependency[str], conversation_id: str = ConversationId
+    ) -> ConversationDetail:
+        conversation = await state.storage.conversations.get(conversation_id, client_id)
         if conversation is None:
             raise not_found()
         snapshot = await state.graph.aget_state({"configurable": {"thread_id": conversation_id}})
@@ -33,7 +36,7 @@ class ConversationController(Controller):
                                   created_at=conversation.created_at, last_message_at=conversation.last_message_at)
 
     @delete("/{conversation_id:str}", summary="Delete a conversation and its history")
-    async def delete_conversation(self, state: State, conversation_id: str = ConversationId) -> None:
-        if not await state.storage.conversations.delete(conversation_id):
+    async def delete_conversation(self, state: State, client_id: NamedDependency[str], conversation_id: str = ConversationId) -> None:
+        if not await state.storage.conversations.delete(conversation_id, client_id):
             raise not_found()
         await state.storage.checkpointer.adelete_thread(conversation_id)
