@@ -138,3 +138,15 @@ async def test_a_missing_conversation_id_is_created_and_returned(make_settings):
         stored = await client.get(f"/api/conversations/{conversation_id}")
     assert stored.status_code == 200
     assert stored.json()["title"] == "no id here"
+
+
+async def test_a_reused_message_id_never_overwrites_saved_history(make_settings):
+    conversation_id = new_conversation_id()
+    body = lambda text: {"id": conversation_id, "trigger": "submit-message",  # noqa: E731
+                         "messages": [{"id": "same-id", "role": "user", "parts": [{"type": "text", "text": text}]}]}
+    async with running(make_settings()) as client:
+        assert (await client.post("/api/chat", json=body("first"))).status_code == 200
+        assert (await client.post("/api/chat", json=body("second"))).status_code == 200
+        stored = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    texts = [message["parts"][0]["text"] for message in stored if message["role"] == "user"]
+    assert texts == ["first", "second"]

@@ -6,6 +6,7 @@ results; `respond` closes the turn (and answers plainly when the model-call budg
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Annotated, Any, TypedDict
 
@@ -88,6 +89,9 @@ def build_graph(
             turn = {}
         else:
             user_id = request["user_message_id"]
+            if any(message.id == user_id for message in messages):
+                # add_messages would overwrite the earlier message with this id: keep both instead.
+                user_id = f"{user_id}-{uuid.uuid4().hex[:8]}"
             update = [HumanMessage(id=user_id, content=request["text"])]
             turn = {"userCreatedAt": request["created_at"]}
         turn |= {"assistantId": request["assistant_message_id"], "createdAt": request["created_at"],

@@ -22,7 +22,6 @@ class UIMessageIn(msgspec.Struct):
     role: Literal["system", "user", "assistant"]
     parts: list[UIMessagePart] = []
     id: Id | None = None
-    metadata: Any = None
 
     @property
     def text(self) -> str:
