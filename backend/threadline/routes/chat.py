@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import secrets
 
-from langchain_core.messages import HumanMessage
 from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
