@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import urllib.parse
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import psycopg
@@ -42,8 +43,7 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     name = f"threadline_test_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    info = psycopg.conninfo.conninfo_to_dict(server_url)
-    url = psycopg.conninfo.make_conninfo(**(info | {"dbname": name}))
+    url = urllib.parse.urlsplit(server_url)._replace(path=f"/{name}").geturl()
     yield url
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -104,3 +104,36 @@ def read_with_ai(raw: bytes) -> dict:
 
 def new_conversation_id() -> str:
     return f"t{uuid.uuid4().hex[:12]}"
+
+
+@contextmanager
+def serving(settings: Settings) -> Iterator[str]:
+    """The app behind a real uvicorn on a loopback port, in a thread; yields its base URL."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from standins import _free_port
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning",
+                                           proxy_headers=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+async def sse_chunks(response) -> AsyncIterator[dict]:
+    """Parse a streaming httpx response's SSE chunks as they arrive."""
+    async for line in response.aiter_lines():
+        if line.startswith("data: ") and line != "data: [DONE]":
+            yield json.loads(line.removeprefix("data: "))

@@ -6,10 +6,14 @@ Both follow one script, decided from the conversation they are sent:
 - the last message is a tool result → answer with it;
 - the user asks to "calculate X" (or to "loop", which always wants the tool) → call `calculator`;
 - otherwise → "Echo: <text> (user messages seen: N)".
+Faults on request, by the user's text: "fail 401" answers that HTTP status (with the provider's error
+body); "break after N" streams N words and then drops the connection; "stall after N" streams N words
+and then sends nothing more.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -18,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
-from litestar import Litestar, Request, post
+from litestar import Litestar, Request, Response, post
 from litestar.response import Stream
 
 
@@ -26,9 +30,17 @@ from litestar.response import Stream
 class Reply:
     text: str = ""
     tool: tuple[str, dict[str, Any]] | None = None
+    status: int = 200
+    fault: str = ""
 
 
 def decide(user_texts: list[str], tool_result: str | None, has_tools: bool) -> Reply:
+    command = user_texts[-1].split()
+    if len(command) == 2 and command[0] == "fail":
+        return Reply(status=int(command[1]))
+    if len(command) == 3 and command[0] in ("break", "stall") and command[1] == "after":
+        words = " ".join(f"word{i}" for i in range(int(command[2])))
+        return Reply(text=words, fault=command[0])
     if tool_result is not None and "loop" not in user_texts[-1]:
         return Reply(text=f"The tool said {tool_result}.")
     last = user_texts[-1]
@@ -37,6 +49,16 @@ def decide(user_texts: list[str], tool_result: str | None, has_tools: bool) -> R
     if has_tools and last.lower().startswith("calculate "):
         return Reply(tool=("calculator", {"expression": last[len("calculate "):]}))
     return Reply(text=f"Echo: {last} (user messages seen: {len(user_texts)})")
+
+
+async def _fault(reply: Reply) -> None:
+    if reply.fault == "stall":
+        await asyncio.sleep(3600)
+    raise ConnectionResetError("stand-in dropped the connection on purpose")
+
+
+def _status_error(status: int, body: dict[str, Any]) -> Response:
+    return Response(body, status_code=status, media_type="application/json")
 
 
 def _words(text: str) -> list[str]:
@@ -58,7 +80,7 @@ class StandIn:
 
 def _openai_app(standin: StandIn) -> Litestar:
     @post("/v1/chat/completions", status_code=200)
-    async def completions(request: Request) -> Stream:
+    async def completions(request: Request) -> Stream | Response:
         body = await request.json()
         standin.requests.append(body)
         messages = body["messages"]
@@ -66,6 +88,9 @@ def _openai_app(standin: StandIn) -> Litestar:
                  for m in messages if m["role"] == "user"]
         tool_result = messages[-1]["content"] if messages[-1]["role"] == "tool" else None
         reply = decide(users, tool_result, bool(body.get("tools")))
+        if reply.status != 200:
+            return _status_error(reply.status, {"error": {"message": f"stand-in status {reply.status}",
+                                                          "type": "standin_error", "code": str(reply.status)}})
 
         def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict | None = None) -> bytes:
             payload = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": int(time.time()),
@@ -86,6 +111,8 @@ def _openai_app(standin: StandIn) -> Litestar:
             else:
                 for word in _words(reply.text):
                     yield chunk({"content": word})
+                if reply.fault:
+                    await _fault(reply)
                 yield chunk({}, finish="stop")
             yield chunk({}, usage={"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18})
             yield b"data: [DONE]\n\n"
@@ -97,7 +124,7 @@ def _openai_app(standin: StandIn) -> Litestar:
 
 def _gemini_app(standin: StandIn) -> Litestar:
     @post("/v1beta/models/{model_action:str}", status_code=200)
-    async def generate(request: Request) -> Stream:
+    async def generate(request: Request) -> Stream | Response:
         body = await request.json()
         standin.requests.append(body)
         contents = body["contents"]
@@ -106,6 +133,9 @@ def _gemini_app(standin: StandIn) -> Litestar:
         tool_result = next((json.dumps(p["functionResponse"]["response"]) for p in last_parts
                             if "functionResponse" in p), None)
         reply = decide(users, tool_result, bool(body.get("tools")))
+        if reply.status != 200:
+            return _status_error(reply.status, {"error": {"code": reply.status, "status": "STANDIN_ERROR",
+                                                          "message": f"stand-in status {reply.status}"}})
 
         def chunk(parts: list[dict[str, Any]], finish: str | None = None) -> bytes:
             candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
@@ -123,6 +153,8 @@ def _gemini_app(standin: StandIn) -> Litestar:
                 words = _words(reply.text)
                 for word in words[:-1]:
                     yield chunk([{"text": word}])
+                if reply.fault:
+                    await _fault(reply)
                 yield chunk([{"text": words[-1]}], finish="STOP")
 
         return Stream(stream(), media_type="text/event-stream")

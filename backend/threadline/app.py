@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,15 +14,19 @@ from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 
+from threadline.active_turns import ActiveTurns
+from threadline.client_address import ClientAddress
 from threadline.errors import EXCEPTION_HANDLERS
 from threadline.graph import build_graph
 from threadline.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.models import build_chat_model
 from threadline.persistence import open_storage
+from threadline.rate_limit import ChatRateLimit
 from threadline.routes.chat import ChatController
 from threadline.routes.conversations import ConversationController
 from threadline.settings import Settings, load_settings
 from threadline.tools import local_tools
+from threadline.turns import Timeouts
 
 log = logging.getLogger("threadline")
 
@@ -41,7 +46,7 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
     if not origins:
         return None
     return CORSConfig(allow_origins=list(origins), allow_credentials=True, allow_headers=["content-type", HEADER],
-                      expose_headers=["x-conversation-id", HEADER], allow_methods=["GET", "POST", "DELETE"])
+                      expose_headers=["x-conversation-id", "retry-after", HEADER], allow_methods=["GET", "POST", "DELETE"])
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -55,9 +60,19 @@ def create_app(settings: Settings | None = None) -> Litestar:
             app.state.graph = build_graph(model, local_tools(), storage.checkpointer,
                                           system_prompt=settings.system_prompt,
                                           max_model_calls=settings.max_model_calls)
-            log.info("threadline ready: model %s, storage %s, stream mode %s",
-                     app.state.model_label, storage.description, settings.stream_mode)
-            yield
+            active_turns = app.state.active_turns = ActiveTurns(storage.pool, storage.database_url,
+                                                                stale_after=settings.total_timeout + 30)
+            background = [asyncio.create_task(storage.keep_saving())]
+            if storage.pool is not None:
+                background.append(asyncio.create_task(active_turns.listen()))
+            log.info("threadline ready: model %s, storage %s, stream mode %s, rate limit %s",
+                     app.state.model_label, storage.description, settings.stream_mode, app.state.rate_limit.description)
+            try:
+                yield
+            finally:
+                await active_turns.stop_all()
+                for task in background:
+                    task.cancel()
 
     signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
     return Litestar(
@@ -66,7 +81,13 @@ def create_app(settings: Settings | None = None) -> Litestar:
         dependencies={"client_id": Provide(client_id_of, sync_to_thread=False)},
         cors_config=cors_config(settings.cors_origins),
         lifespan=[lifespan],
-        state=State({"settings": settings, "model_label": f"{settings.model_provider}:{settings.model_name}"}),
+        state=State({
+            "settings": settings,
+            "model_label": f"{settings.model_provider}:{settings.model_name}",
+            "rate_limit": ChatRateLimit(settings.rate_limit, settings.rate_limit_storage),
+            "client_address": ClientAddress(settings.trusted_proxies),
+            "timeouts": Timeouts(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout),
+        }),
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
         request_max_body_size=1_048_576,

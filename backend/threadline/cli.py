@@ -21,7 +21,7 @@ def serve() -> int:
 
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
-                access_log=False)
+                access_log=False, proxy_headers=False)  # client_address.py decides whom to trust
     return 0
 
 

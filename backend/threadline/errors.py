@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+import psycopg
+
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
@@ -20,10 +22,12 @@ _CODES = {400: "VALIDATION_ERROR", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "
 class ApiError(HTTPException):
     """An error we answer on purpose: status, stable code, a message meant for people."""
 
-    def __init__(self, status_code: int, code: str, message: str, details: list[ErrorDetail] | None = None):
-        super().__init__(status_code=status_code, detail=message)
+    def __init__(self, status_code: int, code: str, message: str, details: list[ErrorDetail] | None = None, *,
+                 headers: dict[str, str] | None = None, retry_after: int | None = None):
+        super().__init__(status_code=status_code, detail=message, headers=headers)
         self.code = code
         self.details = details or []
+        self.retry_after = retry_after
 
 
 def not_found(what: str = "Conversation") -> ApiError:
@@ -40,7 +44,7 @@ def _field(key: str | None) -> str:
 
 def handle_http_exception(request: Request, exc: HTTPException) -> Response:
     if isinstance(exc, ApiError):
-        return _response(exc.status_code, ErrorInfo(exc.code, exc.detail, exc.details), exc.headers)
+        return _response(exc.status_code, ErrorInfo(exc.code, exc.detail, exc.details, exc.retry_after), exc.headers)
     if isinstance(exc, ValidationException):
         details = [ErrorDetail(field=_field(item.get("key")), message=str(item.get("message")))
                    for item in exc.extra or [] if isinstance(item, dict)]
@@ -52,9 +56,16 @@ def handle_http_exception(request: Request, exc: HTTPException) -> Response:
     return _response(status, ErrorInfo(code, message), exc.headers)
 
 
+def handle_database_error(request: Request, exc: Exception) -> Response:
+    log.error("database unavailable on %s %s: %s", request.method, request.url.path, exc)
+    return _response(503, ErrorInfo("DATABASE_ERROR", "Conversations are unavailable for a moment. Please try again."),
+                     {"retry-after": "5"})
+
+
 def handle_unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return _response(500, ErrorInfo("INTERNAL_ERROR", "Something went wrong on our side. Please try again."))
 
 
-EXCEPTION_HANDLERS = {HTTPException: handle_http_exception, Exception: handle_unexpected}
+EXCEPTION_HANDLERS = {HTTPException: handle_http_exception, psycopg.Error: handle_database_error,
+                      Exception: handle_unexpected}

@@ -109,6 +109,7 @@ class Finish(Event, tag="finish"):
     finish_reason: str
     finished_at: str
     usage: Usage = Usage()
+    interrupted: str | None = None  # why the answer stopped early: cancelled, client-disconnected
 
 
 class Error(Event, tag="error"):

@@ -17,7 +17,8 @@ from threadline.runner import split_content, tool_output
 
 def _assistant(user_id: str, turn: dict[str, Any], conversation_id: str) -> dict[str, Any]:
     metadata = {"conversationId": conversation_id, "model": turn.get("model"), "createdAt": turn.get("createdAt"),
-                "finishedAt": turn.get("finishedAt"), "usage": turn.get("usage")}
+                "finishedAt": turn.get("finishedAt"), "usage": turn.get("usage"),
+                "interrupted": turn.get("interrupted")}
     return {"id": turn.get("assistantId") or f"{user_id}-answer", "role": "assistant",
             "metadata": {key: value for key, value in metadata.items() if value is not None}, "parts": []}
 

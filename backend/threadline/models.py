@@ -14,8 +14,10 @@ def build_chat_model(settings: Settings) -> BaseChatModel:
     if settings.model_provider == "gemini":
         from langchain_google_genai import ChatGoogleGenerativeAI
 
+        # Few retries: a user is waiting, and the first-token timeout bounds the whole attempt anyway.
         return ChatGoogleGenerativeAI(
-            model=settings.model_name, google_api_key=settings.google_api_key, base_url=settings.gemini_base_url
+            model=settings.model_name, google_api_key=settings.google_api_key, base_url=settings.gemini_base_url,
+            max_retries=2,
         )
     import httpx
     from langchain_openai import ChatOpenAI
@@ -25,6 +27,7 @@ def build_chat_model(settings: Settings) -> BaseChatModel:
         api_key=settings.openai_api_key or "unused",  # local OpenAI-compatible servers often need none
         base_url=settings.openai_base_url,
         stream_usage=True,
+        max_retries=2,
         # One HTTP client per app instance, bound to its event loop (langchain-openai's default is shared).
         http_async_client=httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0)),
     )

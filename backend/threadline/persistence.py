@@ -19,6 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from threadline.fallback import DB_ERRORS, DatabaseHealth, FallbackCheckpointer
 from threadline.settings import Settings
 
 log = logging.getLogger("threadline.persistence")
@@ -37,6 +38,14 @@ MIGRATIONS = [
     [
         "ALTER TABLE conversations ADD COLUMN client_id text",
         "CREATE INDEX conversations_client_recent ON conversations (client_id, last_message_at DESC)",
+    ],
+    [
+        """CREATE TABLE active_turns (
+            conversation_id text PRIMARY KEY,
+            client_id text NOT NULL,
+            started_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        "CREATE UNIQUE INDEX active_turns_one_per_client ON active_turns (client_id)",
     ],
 ]
 TITLE_LENGTH = 80
@@ -58,21 +67,59 @@ def title_from(text: str) -> str:
 
 
 class PostgresConversations:
-    """Each conversation belongs to the client that started it; others cannot tell it exists."""
+    """Each conversation belongs to the client that started it; others cannot tell it exists.
 
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    While the database is down, owners this process has seen decide, and new conversations are
+    remembered and written when it is back (see `save_pending`).
+    """
+
+    def __init__(self, pool: AsyncConnectionPool, health: DatabaseHealth) -> None:
         self.pool = pool
+        self.health = health
+        self.owners: dict[str, str] = {}
+        self.pending: dict[str, tuple[str, str]] = {}
 
     async def touch(self, conversation_id: str, client_id: str, first_message: str) -> bool:
         """Create the conversation on its first message, or mark it as just used; False if it is not theirs."""
+        if not self.health.down:
+            try:
+                mine = await self._touch(conversation_id, client_id, title_from(first_message))
+            except DB_ERRORS as exc:
+                self.health.failed("recording a conversation", exc, conversation_id=conversation_id)
+            else:
+                if mine:
+                    self._remember_owner(conversation_id, client_id)
+                return mine
+        owner = self.owners.get(conversation_id)
+        if owner is None:
+            self._remember_owner(conversation_id, client_id)
+            self.pending[conversation_id] = (client_id, title_from(first_message))
+        return owner in (None, client_id)
+
+    async def _touch(self, conversation_id: str, client_id: str, title: str) -> bool:
         async with self.pool.connection() as conn:
             cursor = await conn.execute(
                 "INSERT INTO conversations (id, title, client_id) VALUES (%s, %s, %s) "
                 "ON CONFLICT (id) DO UPDATE SET last_message_at = now() "
                 "WHERE conversations.client_id = EXCLUDED.client_id RETURNING id",
-                (conversation_id, title_from(first_message), client_id),
+                (conversation_id, title, client_id),
             )
             return await cursor.fetchone() is not None
+
+    def _remember_owner(self, conversation_id: str, client_id: str) -> None:
+        if len(self.owners) > 100_000:
+            self.owners.clear()
+        self.owners[conversation_id] = client_id
+
+    async def save_pending(self) -> None:
+        """Record conversations started while the database was down."""
+        for conversation_id, (client_id, title) in list(self.pending.items()):
+            try:
+                await self._touch(conversation_id, client_id, title)
+            except DB_ERRORS as exc:
+                self.health.failed("recording conversations started while it was down", exc)
+                return
+            del self.pending[conversation_id]
 
     async def get(self, conversation_id: str, client_id: str) -> Conversation | None:
         async with self.pool.connection() as conn:
@@ -95,7 +142,10 @@ class PostgresConversations:
             cursor = await conn.execute(
                 "DELETE FROM conversations WHERE id = %s AND client_id = %s", (conversation_id, client_id)
             )
-            return cursor.rowcount > 0
+            deleted = cursor.rowcount > 0
+        if deleted:
+            self.owners.pop(conversation_id, None)
+        return deleted
 
 
 class MemoryConversations:
@@ -138,6 +188,21 @@ class Storage:
     checkpointer: BaseCheckpointSaver
     conversations: Conversations
     description: str
+    pool: AsyncConnectionPool | None = None
+    database_url: str | None = None
+
+    async def keep_saving(self, every: float = 2.0) -> None:
+        """Write back what was kept in memory while the database was down, once it answers again."""
+        if not isinstance(self.checkpointer, FallbackCheckpointer):
+            return
+        while True:
+            await asyncio.sleep(every)
+            try:
+                if not self.conversations.health.down:
+                    await self.conversations.save_pending()
+                await self.checkpointer.save_unsaved()
+            except Exception:
+                log.exception("saving conversations kept in memory failed; will retry")
 
 
 def embedded_database_url(data_dir) -> str:
@@ -179,13 +244,16 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         url = await asyncio.to_thread(embedded_database_url, settings.data_dir.resolve())
         description = f"embedded PostgreSQL in {settings.data_dir / 'postgres'}"
     async with AsyncExitStack() as stack:
+        # A short wait for a connection: when the database is down, callers fall back instead of hanging.
         pool = AsyncConnectionPool(
-            url, min_size=1, max_size=10, open=False,
-            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            url, min_size=1, max_size=10, open=False, timeout=2.0, check=AsyncConnectionPool.check_connection,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, "connect_timeout": 3},
         )
         await pool.open(wait=True, timeout=30)
         stack.push_async_callback(pool.close)
-        checkpointer = AsyncPostgresSaver(pool)
-        await checkpointer.setup()
+        postgres_saver = AsyncPostgresSaver(pool)
+        await postgres_saver.setup()
         await migrate(pool)
-        yield Storage(checkpointer, PostgresConversations(pool), description)
+        health = DatabaseHealth()
+        yield Storage(FallbackCheckpointer(postgres_saver, health), PostgresConversations(pool, health), description,
+                      pool=pool, database_url=url)

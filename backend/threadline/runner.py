@@ -6,7 +6,6 @@ a node is done, which is when a model call's text and tool inputs are complete a
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,8 +14,6 @@ from langgraph.graph.state import CompiledStateGraph
 
 from threadline import events as ev
 from threadline.graph import TurnRequest
-
-log = logging.getLogger("threadline.runner")
 
 STREAM_MODES = ["messages", "updates"]
 
@@ -44,7 +41,7 @@ def tool_output(message: ToolMessage) -> ev.ToolOutput | ev.ToolOutputError:
     return ev.ToolOutput(tool_call_id=message.tool_call_id, output=content)
 
 
-class _TurnTranslator:
+class TurnTranslator:
     """Keeps which step, text, reasoning and tool-input parts are open while one answer streams."""
 
     def __init__(self, show_status: bool) -> None:
@@ -54,6 +51,9 @@ class _TurnTranslator:
         self.reasoning_id: str | None = None
         self.parts = 0
         self.tool_calls: dict[Any, str] = {}
+        self.pending_tools: set[str] = set()
+        self.call_text: list[str] = []
+        self.call_reasoning: list[str] = []
         self.finish: dict[str, Any] | None = None
 
     def _part_id(self, kind: str) -> str:
@@ -91,6 +91,7 @@ class _TurnTranslator:
                 self.reasoning_id = self._part_id("reasoning")
                 out.append(ev.ReasoningStart(id=self.reasoning_id))
             out.append(ev.ReasoningDelta(id=self.reasoning_id, delta=reasoning))
+            self.call_reasoning.append(reasoning)
         if text:
             if self.reasoning_id:
                 out.append(ev.ReasoningEnd(id=self.reasoning_id))
@@ -99,12 +100,14 @@ class _TurnTranslator:
                 self.text_id = self._part_id("text")
                 out.append(ev.TextStart(id=self.text_id))
             out.append(ev.TextDelta(id=self.text_id, delta=text))
+            self.call_text.append(text)
         for call in getattr(chunk, "tool_call_chunks", ()):
             key = call["index"] if call.get("index") is not None else call.get("id")
             call_id = self.tool_calls.get(key)
             if call_id is None and call.get("id") and call.get("name"):
                 call_id = self.tool_calls[key] = call["id"]
                 out.append(ev.ToolInputStart(tool_call_id=call_id, tool_name=call["name"]))
+                self.pending_tools.add(call_id)
             if call_id and call.get("args"):
                 out.append(ev.ToolInputDelta(tool_call_id=call_id, input_text_delta=call["args"]))
         return out
@@ -112,7 +115,10 @@ class _TurnTranslator:
     def model_done(self, message: AIMessage) -> list[ev.Event]:
         """A model call finished: its text is complete and its tool calls have their final input."""
         out = self.close_parts()
+        self.call_text.clear()
+        self.call_reasoning.clear()
         for call in message.tool_calls:
+            self.pending_tools.add(call["id"])
             out.append(ev.ToolInputAvailable(tool_call_id=call["id"], tool_name=call["name"], input=call["args"]))
             if self.show_status:
                 out.append(ev.Status(text=f"Calling tool {call['name']}…"))
@@ -125,13 +131,32 @@ class _TurnTranslator:
         if isinstance(message, AIMessageChunk):
             return self.model_chunk(message)
         if isinstance(message, ToolMessage):
+            self.pending_tools.discard(message.tool_call_id)
             return [tool_output(message)]
         if isinstance(message, AIMessage):
             if node == "process":  # a model that did not stream: its whole text at once
                 return self.model_chunk(message)
-            # The respond node's own closing answer is a step of its own.
-            return [*self.close_step(), *self.model_chunk(message), *self.close_step()]
+            # The respond node's own closing answer is a step of its own, already saved with it.
+            out = [*self.close_step(), *self.model_chunk(message), *self.close_step()]
+            self.call_text.clear()
+            return out
         return []
+
+    def interrupted(self, why: str) -> list[ev.Event]:
+        """Close whatever the answer left open, so the client's message is complete and no tool runs forever."""
+        out = self.close_parts()
+        out += [ev.ToolOutputError(tool_call_id=call_id, error_text=f"Not finished: {why}.")
+                for call_id in sorted(self.pending_tools)]
+        self.pending_tools.clear()
+        return out + self.close_step()
+
+    def partial_message(self) -> AIMessage | None:
+        """What the interrupted model call had said so far, to be saved with the conversation."""
+        text, reasoning = "".join(self.call_text), "".join(self.call_reasoning)
+        if not reasoning:
+            return AIMessage(content=text) if text else None
+        blocks = [{"type": "reasoning", "reasoning": reasoning}] + ([{"type": "text", "text": text}] if text else [])
+        return AIMessage(content=blocks)
 
     def update(self, node: str, update: dict[str, Any] | None) -> list[ev.Event]:
         if node == "process":
@@ -144,33 +169,16 @@ class _TurnTranslator:
         return []
 
 
-async def run_turn(
-    graph: CompiledStateGraph, conversation_id: str, request: TurnRequest, *, stream_mode: str
+async def graph_events(
+    graph: CompiledStateGraph, conversation_id: str, request: TurnRequest, translator: TurnTranslator
 ) -> AsyncIterator[ev.Event]:
-    """Run one turn of a conversation and yield its events, from `start` to `finish` or `error`."""
-    yield ev.Start(message_id=request["assistant_message_id"], conversation_id=conversation_id,
-                   model=request["model"], created_at=request["created_at"])
-    translator = _TurnTranslator(show_status=stream_mode == "events")
+    """Run the graph for one turn and yield what the answer shows, between `start` and `finish`."""
     config = {"configurable": {"thread_id": conversation_id}}
-    try:
-        async for mode, payload in graph.astream({"request": request}, config, stream_mode=STREAM_MODES):
-            if mode == "messages":
-                message, metadata = payload
-                batch = translator.message(message, metadata.get("langgraph_node", ""))
-            else:
-                batch = [event for node, update in payload.items() for event in translator.update(node, update)]
-            for event in batch:
-                yield event
-    except Exception:
-        log.exception("turn failed", extra={"conversation_id": conversation_id})
-        yield ev.Error(code="AI_SERVICE_UNAVAILABLE", retryable=True,
-                       message="The assistant is unavailable right now. Please try again in a moment.")
-        return
-    finish = translator.finish or {}
-    usage = finish.get("usage", {})
-    yield ev.Finish(
-        finish_reason=finish.get("finishReason", "stop"),
-        finished_at=finish.get("finishedAt") or ev.timestamp(),
-        usage=ev.Usage(input_tokens=usage.get("inputTokens", 0), output_tokens=usage.get("outputTokens", 0),
-                       total_tokens=usage.get("totalTokens", 0)),
-    )
+    async for mode, payload in graph.astream({"request": request}, config, stream_mode=STREAM_MODES):
+        if mode == "messages":
+            message, metadata = payload
+            batch = translator.message(message, metadata.get("langgraph_node", ""))
+        else:
+            batch = [event for node, update in payload.items() for event in translator.update(node, update)]
+        for event in batch:
+            yield event

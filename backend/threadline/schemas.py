@@ -46,10 +46,20 @@ class ErrorInfo(msgspec.Struct, omit_defaults=True):
     code: str
     message: str
     details: list[ErrorDetail] = []
+    retry_after: int | None = msgspec.field(default=None, name="retryAfter")
 
 
 class ErrorBody(msgspec.Struct):
     error: ErrorInfo
+
+
+class CancelRequest(msgspec.Struct, rename="camel"):
+    conversation_id: Id
+
+
+class CancelResult(msgspec.Struct, rename="camel"):
+    cancelled: bool
+    conversation_id: str
 
 
 class ConversationDetail(msgspec.Struct, rename="camel"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,6 +13,7 @@ PROVIDERS = ("gemini", "openai", "demo")
 MEMORY_BACKENDS = ("postgres", "memory")
 STREAM_MODES = ("messages", "events")
 DEFAULT_MODEL_NAMES = {"gemini": "gemini-1.5-flash", "openai": "gpt-4o-mini", "demo": "demo"}
+DEFAULT_TRUSTED_PROXIES = ("127.0.0.1/32", "::1/128")
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you have when they help, and answer concisely."
 
 
@@ -35,6 +37,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     demo_token_delay_ms: float = 15.0
     client_id_secret: str | None = None
     cors_origins: tuple[str, ...] = ()
+    rate_limit: str = "10/minute"
+    rate_limit_storage: str = "memory://"
+    trusted_proxies: tuple[str, ...] = DEFAULT_TRUSTED_PROXIES
+    first_token_timeout: float = 10.0
+    idle_timeout: float = 30.0
+    total_timeout: float = 120.0
     host: str = "127.0.0.1"
     port: int = 8000
     log_level: str = "INFO"
@@ -73,6 +81,39 @@ def _origins(env: Mapping[str, str]) -> tuple[str, ...]:
     return origins
 
 
+def _rate_limit(env: Mapping[str, str]) -> str:
+    from limits import parse
+
+    value = env.get("CHAT_RATE_LIMIT", "").strip() or "10/minute"
+    try:
+        parse(value)
+    except ValueError:
+        raise SettingsError(f"CHAT_RATE_LIMIT must look like 10/minute or 100/hour (got {value!r})") from None
+    return value
+
+
+def _rate_limit_storage(env: Mapping[str, str]) -> str:
+    value = env.get("RATE_LIMIT_STORAGE", "").strip() or "memory://"
+    if not value.startswith(("memory://", "redis://", "rediss://")):
+        raise SettingsError(f"RATE_LIMIT_STORAGE must be memory:// or a redis:// URL (got {value.split(':')[0]!r}...)")
+    return value
+
+
+def _networks(env: Mapping[str, str]) -> tuple[str, ...]:
+    raw = env.get("TRUSTED_PROXIES")
+    if raw is None:
+        return DEFAULT_TRUSTED_PROXIES
+    networks = tuple(item.strip() for item in raw.split(",") if item.strip())
+    for network in networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            raise SettingsError(
+                f"TRUSTED_PROXIES must be a comma-separated list of addresses or CIDR ranges (got {network!r})"
+            ) from None
+    return networks
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Build Settings from environment variables; raise SettingsError on the first bad one."""
     env = os.environ if env is None else env
@@ -109,6 +150,12 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         demo_token_delay_ms=_number(env, "CHAT_DEMO_TOKEN_DELAY_MS", float, 15.0, 0.0, 10_000.0),
         client_id_secret=_optional(env, "THREADLINE_SECRET"),
         cors_origins=_origins(env),
+        rate_limit=_rate_limit(env),
+        rate_limit_storage=_rate_limit_storage(env),
+        trusted_proxies=_networks(env),
+        first_token_timeout=_number(env, "CHAT_FIRST_TOKEN_TIMEOUT", float, 10.0, 0.1, 3600.0),
+        idle_timeout=_number(env, "CHAT_IDLE_TIMEOUT", float, 30.0, 0.1, 3600.0),
+        total_timeout=_number(env, "CHAT_TOTAL_TIMEOUT", float, 120.0, 0.1, 86400.0),
         host=_optional(env, "THREADLINE_HOST") or "127.0.0.1",
         port=_number(env, "THREADLINE_PORT", int, 8000, 1, 65535),
         log_level=log_level,

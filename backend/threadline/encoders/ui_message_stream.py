@@ -36,6 +36,8 @@ def _start(event: ev.Start) -> bytes:
 
 def _finish(event: ev.Finish) -> bytes:
     metadata = {"usage": event.usage, "finishedAt": event.finished_at}
+    if event.interrupted:
+        metadata["interrupted"] = event.interrupted
     return _frame({"type": "finish", "finishReason": event.finish_reason, "messageMetadata": metadata})
 
 

@@ -1,0 +1,121 @@
+"""Which answers are running, so a visitor streams one at a time and a stop request reaches its answer.
+
+In one process a dict is enough. With PostgreSQL every process records its running answers in the
+`active_turns` table (a unique index keeps one per client across processes), and a stop request for
+an answer running elsewhere travels as a NOTIFY on `threadline_cancel` to the process that runs it.
+If the database is down, each process still enforces and cancels what it runs itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from threadline.errors import ApiError
+from threadline.turns import Stop, Turn
+
+log = logging.getLogger("threadline.active_turns")
+
+CHANNEL = "threadline_cancel"
+
+
+def busy() -> ApiError:
+    return ApiError(409, "CONFLICT", "An answer is already streaming for you. Stop it or wait for it to finish, "
+                    "then send again.")
+
+
+class ActiveTurns:
+    def __init__(self, pool: AsyncConnectionPool | None, database_url: str | None, stale_after: float) -> None:
+        self.pool = pool
+        self.database_url = database_url
+        self.stale_after = stale_after
+        self.by_conversation: dict[str, Turn] = {}
+        self.by_client: dict[str, Turn] = {}
+        self.recorded: set[str] = set()
+
+    async def begin(self, turn: Turn) -> None:
+        """Register the answer and start it; ApiError 409 when this client already has one running."""
+        if turn.client_id in self.by_client or turn.conversation_id in self.by_conversation:
+            raise busy()
+        self.by_conversation[turn.conversation_id] = turn
+        self.by_client[turn.client_id] = turn
+        try:
+            if self.pool is not None:
+                await self._record(turn)
+        except BaseException:
+            self.by_conversation.pop(turn.conversation_id, None)
+            self.by_client.pop(turn.client_id, None)
+            raise
+        turn.start(self._end)
+
+    async def _record(self, turn: Turn) -> None:
+        try:
+            async with self.pool.connection() as conn:
+                await conn.execute("DELETE FROM active_turns WHERE started_at < now() - make_interval(secs => %s)",
+                                   (self.stale_after,))
+                await conn.execute("INSERT INTO active_turns (conversation_id, client_id) VALUES (%s, %s)",
+                                   (turn.conversation_id, turn.client_id))
+            self.recorded.add(turn.conversation_id)
+        except psycopg.errors.UniqueViolation:
+            raise busy() from None
+        except (psycopg.Error, OSError, TimeoutError) as exc:  # PoolTimeout is a psycopg.Error
+            log.warning("active answers not shared with other processes: database unavailable (%s)", exc)
+
+    async def _end(self, turn: Turn) -> None:
+        self.by_conversation.pop(turn.conversation_id, None)
+        self.by_client.pop(turn.client_id, None)
+        if turn.conversation_id in self.recorded:
+            self.recorded.discard(turn.conversation_id)
+            try:
+                async with self.pool.connection() as conn:
+                    await conn.execute("DELETE FROM active_turns WHERE conversation_id = %s", (turn.conversation_id,))
+            except (psycopg.Error, OSError, TimeoutError) as exc:
+                log.warning("could not clear a finished answer (%s); it expires by itself", exc)
+
+    async def cancel(self, conversation_id: str, client_id: str) -> bool:
+        """Stop the client's running answer in this conversation and wait until it is saved; False if none runs."""
+        turn = self.by_conversation.get(conversation_id)
+        if turn is not None and turn.client_id == client_id:
+            turn.stop(Stop.CANCELLED)
+            await turn.finished()
+            return True
+        if self.pool is None:
+            return False
+        return await self._cancel_elsewhere(conversation_id, client_id)
+
+    async def _cancel_elsewhere(self, conversation_id: str, client_id: str, wait: float = 10.0) -> bool:
+        query = "SELECT 1 FROM active_turns WHERE conversation_id = %s AND client_id = %s"
+        async with self.pool.connection() as conn:
+            if await (await conn.execute(query, (conversation_id, client_id))).fetchone() is None:
+                return False
+            await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, conversation_id))
+        deadline = asyncio.get_running_loop().time() + wait
+        while asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+            async with self.pool.connection() as conn:
+                if await (await conn.execute(query, (conversation_id, client_id))).fetchone() is None:
+                    break
+        return True
+
+    async def stop_all(self) -> None:
+        """At shutdown: end every running answer the way a stop does, so each is saved."""
+        turns = list(self.by_conversation.values())
+        for turn in turns:
+            turn.stop(Stop.SHUTDOWN)
+        await asyncio.gather(*(turn.finished() for turn in turns), return_exceptions=True)
+
+    async def listen(self) -> None:
+        """Stop answers of this process that another process was asked to stop; reconnects when the DB returns."""
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(self.database_url, autocommit=True) as conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    async for notice in conn.notifies():
+                        if (turn := self.by_conversation.get(notice.payload)) is not None:
+                            turn.stop(Stop.CANCELLED)
+            except (psycopg.Error, OSError) as exc:
+                log.debug("cancel listener reconnecting: %s", exc)
+                await asyncio.sleep(1.0)

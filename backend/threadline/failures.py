@@ -1,0 +1,66 @@
+"""What went wrong with a turn, in words a user can act on and a code a program can branch on.
+
+Provider libraries raise their own exception types (openai, google-genai, httpx underneath, often
+wrapped by langchain); this reads the whole exception chain for an HTTP status or a network failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import httpx
+import openai
+from google.genai import errors as genai_errors
+
+
+@dataclass(frozen=True)
+class Failure:
+    code: str
+    message: str
+    retryable: bool
+
+
+UNAUTHORIZED = Failure("UNAUTHORIZED", "Invalid API key: the assistant's model provider refused our credentials.", False)
+RATE_LIMITED = Failure("RATE_LIMITED", "Rate limited, try again: the model provider is busy right now.", True)
+NETWORK_ERROR = Failure("NETWORK_ERROR", "Connection failed: the model provider could not be reached. "
+                        "Please try again.", True)
+TIMEOUT = Failure("TIMEOUT", "The assistant took too long to answer. Please try again.", True)
+UNAVAILABLE = Failure("AI_SERVICE_UNAVAILABLE", "The assistant is unavailable right now. "
+                      "Please try again in a moment.", True)
+
+
+def _chain(exc: BaseException):
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _status(exc: BaseException) -> int | None:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code
+    if isinstance(exc, genai_errors.APIError):
+        return exc.code
+    if isinstance(exc, httpx.HTTPStatusError):
+        return exc.response.status_code
+    return None
+
+
+def classify(exc: BaseException) -> Failure:
+    for cause in _chain(exc):
+        status = _status(cause)
+        if status in (401, 403):
+            return UNAUTHORIZED
+        if status == 429:
+            return RATE_LIMITED
+        if status in (408, 504):
+            return TIMEOUT
+        if status is not None:
+            return UNAVAILABLE
+        if isinstance(cause, (openai.APITimeoutError, httpx.TimeoutException, asyncio.TimeoutError, TimeoutError)):
+            return TIMEOUT
+        if isinstance(cause, (openai.APIConnectionError, httpx.TransportError, ConnectionError)):
+            return NETWORK_ERROR
+    return UNAVAILABLE

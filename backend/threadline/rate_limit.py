@@ -1,0 +1,40 @@
+"""Chat requests per client address, a moving window kept in memory or shared through Redis.
+
+The key is the client's network address (see client_address.py), not its anonymous client id: a
+visitor who drops the cookie would otherwise get a fresh allowance with every request.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+from limits import parse
+from limits.storage import storage_from_string
+from limits.aio.strategies import MovingWindowRateLimiter
+
+log = logging.getLogger("threadline.rate_limit")
+
+
+class ChatRateLimit:
+    def __init__(self, limit: str, storage_url: str) -> None:
+        self.item = parse(limit)
+        if storage_url.startswith(("redis://", "rediss://")):
+            storage = storage_from_string(f"async+{storage_url}", implementation="redispy")
+            self.description = f"{limit} per client address, shared through Redis"
+        else:
+            storage = storage_from_string("async+memory://")
+            self.description = f"{limit} per client address, in this process"
+        self.limiter = MovingWindowRateLimiter(storage)
+
+    async def hit(self, address: str) -> float | None:
+        """Count one request; None when allowed, else the seconds until the next one would be."""
+        try:
+            if await self.limiter.hit(self.item, "chat", address):
+                return None
+            reset_at, _remaining = await self.limiter.get_window_stats(self.item, "chat", address)
+        except Exception:  # a rate-limit store that is down must not take the chat down with it
+            log.warning("rate limit store unavailable; request allowed", exc_info=True)
+            return None
+        return max(1.0, math.ceil(reset_at - time.time()))

@@ -1,0 +1,208 @@
+"""One answer in flight, owned by a task of its own rather than by the HTTP response that carries it.
+
+A closed tab, a stop request from anywhere, a timeout or a model failure all end the answer the same
+way: open parts are closed, unfinished tool calls get an error result, and what was already shown is
+saved to the conversation, marked as interrupted. The response only reads the events from a queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.graph.state import CompiledStateGraph
+
+from threadline import events as ev
+from threadline.failures import TIMEOUT, Failure, classify
+from threadline.graph import TurnRequest, usage_since
+from threadline.runner import TurnTranslator, graph_events
+
+log = logging.getLogger("threadline.turns")
+
+_END = object()
+_STRUCTURE = (ev.Start, ev.StepStart, ev.StepFinish)  # frame an answer but show nothing by themselves
+_MODEL_OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputStart, ev.ToolInputAvailable)
+
+current_turn: contextvars.ContextVar[Turn | None] = contextvars.ContextVar("current_turn", default=None)
+
+
+class Stop(StrEnum):
+    CANCELLED = "cancelled"
+    DISCONNECTED = "client-disconnected"
+    TIMEOUT = "timeout"
+    SHUTDOWN = "server-stopping"
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    first_token: float = 10.0
+    idle: float = 30.0
+    total: float = 120.0
+
+
+class Turn:
+    def __init__(self, graph: CompiledStateGraph, conversation_id: str, client_id: str, request: TurnRequest, *,
+                 stream_mode: str, timeouts: Timeouts) -> None:
+        self.graph = graph
+        self.conversation_id = conversation_id
+        self.client_id = client_id
+        self.request = request
+        self.timeouts = timeouts
+        self.translator = TurnTranslator(show_status=stream_mode == "events")
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.stop_reason: Stop | None = None
+        self.task: asyncio.Task | None = None
+        self._interruptible = True
+        self._output_seen = False
+        self._warned: set[str] = set()
+        self._started = self._last_event = 0.0
+        self._timers: list[asyncio.TimerHandle] = []
+
+    def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> None:
+        context = contextvars.copy_context()
+        context.run(current_turn.set, self)
+        self.task = asyncio.get_running_loop().create_task(self._run(on_done), context=context)
+
+    def stop(self, reason: Stop) -> None:
+        """Ask the answer to end now; it closes itself and saves what it has."""
+        if self._interruptible and self.stop_reason is None and self.task and not self.task.done():
+            self.stop_reason = reason
+            self.task.cancel()
+
+    async def finished(self) -> None:
+        if self.task:
+            await asyncio.shield(self.task)
+
+    def warn(self, code: str, message: str) -> None:
+        """Tell the client something degraded without ending the answer; each warning once per turn."""
+        if code not in self._warned:
+            self._warned.add(code)
+            self.queue.put_nowait(ev.Warning(code=code, message=message))
+
+    async def opening(self) -> list[ev.Event]:
+        """Events up to the first one a user would see; an Error among them means nothing was streamed yet."""
+        opening: list[ev.Event] = []
+        while True:
+            event = await self.queue.get()
+            if event is _END:
+                return opening
+            opening.append(event)
+            if not isinstance(event, _STRUCTURE):
+                return opening
+
+    async def events(self, opening: list[ev.Event]) -> AsyncIterator[ev.Event]:
+        """The rest of the answer for the response; a response that goes away takes the answer with it."""
+        ended = False
+        try:
+            for event in opening:
+                yield event
+            while (event := await self.queue.get()) is not _END:
+                yield event
+            ended = True
+        finally:
+            if not ended:
+                self.stop(Stop.DISCONNECTED)
+
+    # The answer's own task.
+
+    async def _run(self, on_done: Callable[[Turn], Awaitable[None]]) -> None:
+        loop = asyncio.get_running_loop()
+        self._started = self._last_event = loop.time()
+        self._timers = [loop.call_later(self.timeouts.total, self.stop, Stop.TIMEOUT),
+                        loop.call_later(min(self.timeouts.first_token, self.timeouts.idle), self._check_idle)]
+        put = self.queue.put_nowait
+        request = self.request
+        put(ev.Start(message_id=request["assistant_message_id"], conversation_id=self.conversation_id,
+                     model=request["model"], created_at=request["created_at"]))
+        try:
+            async for event in graph_events(self.graph, self.conversation_id, request, self.translator):
+                self._last_event = loop.time()
+                if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
+                    self._output_seen = True
+                put(event)
+            self._interruptible = False
+            put(self._finish())
+        except asyncio.CancelledError:
+            if self.stop_reason is None:
+                raise  # the server is shutting down
+            self._interruptible = False
+            await self._interrupt(self.stop_reason, TIMEOUT if self.stop_reason is Stop.TIMEOUT else None)
+        except Exception as exc:
+            self._interruptible = False
+            failure = classify(exc)
+            log.error("turn failed: %s", failure.code, exc_info=exc,
+                      extra={"conversation_id": self.conversation_id, "error_code": failure.code})
+            await self._interrupt("error", failure)
+        finally:
+            for timer in self._timers:
+                timer.cancel()
+            put(_END)
+            await on_done(self)
+
+    def _check_idle(self) -> None:
+        """One timer per turn, re-armed when it fires, instead of a timer reset on every token."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if self._output_seen:
+            due = next_check = self._last_event + self.timeouts.idle
+        else:  # the first output may arrive any moment, and then the idle limit applies from it
+            due = self._started + self.timeouts.first_token
+            next_check = min(due, now + self.timeouts.idle)
+        if now >= due:
+            self.stop(Stop.TIMEOUT)
+        else:
+            self._timers.append(loop.call_at(next_check, self._check_idle))
+
+    def _finish(self) -> ev.Finish:
+        finish = self.translator.finish or {}
+        usage = finish.get("usage", {})
+        return ev.Finish(
+            finish_reason=finish.get("finishReason", "stop"), finished_at=finish.get("finishedAt") or ev.timestamp(),
+            usage=ev.Usage(input_tokens=usage.get("inputTokens", 0), output_tokens=usage.get("outputTokens", 0),
+                           total_tokens=usage.get("totalTokens", 0)),
+        )
+
+    async def _interrupt(self, why: str, failure: Failure | None) -> None:
+        """Close the answer on the wire first, then save it, so the client is not kept waiting."""
+        put = self.queue.put_nowait
+        for event in self.translator.interrupted(why.replace("-", " ") if failure is None else failure.message):
+            put(event)
+        finished_at = ev.timestamp()
+        if failure is not None:
+            put(ev.Error(code=failure.code, message=failure.message, retryable=failure.retryable))
+        else:
+            put(ev.Finish(finish_reason="other", finished_at=finished_at, interrupted=why))
+        try:
+            await self._save_interrupted(why, "error" if failure else "other", finished_at)
+        except Exception:
+            log.exception("could not save an interrupted answer", extra={"conversation_id": self.conversation_id})
+
+    async def _save_interrupted(self, why: str, finish_reason: str, finished_at: str) -> None:
+        """Add the partial answer after what the checkpoint holds, closing tool calls that never got a result."""
+        config = {"configurable": {"thread_id": self.conversation_id}}
+        snapshot = await self.graph.aget_state(config)
+        messages = snapshot.values.get("messages", [])
+        turns = snapshot.values.get("turns", {})
+        user_id = next((key for key, turn in turns.items()
+                        if turn.get("assistantId") == self.request["assistant_message_id"]), None)
+        if user_id is None:
+            return  # stopped before the turn began: nothing was shown, nothing to keep
+        update: list[Any] = []
+        answered = {message.tool_call_id for message in messages if isinstance(message, ToolMessage)}
+        last = messages[-1] if messages else None
+        if isinstance(last, AIMessage):
+            update += [ToolMessage(content=f"Not run: the answer was interrupted ({why}).", tool_call_id=call["id"],
+                                   name=call["name"], status="error")
+                       for call in last.tool_calls if call["id"] not in answered]
+        if (partial := self.translator.partial_message()) is not None:
+            update.append(partial)
+        start = next(index for index, message in enumerate(messages) if message.id == user_id)
+        record = {"finishedAt": finished_at, "finishReason": finish_reason, "interrupted": why,
+                  "usage": usage_since(messages, start)}
+        await self.graph.aupdate_state(config, {"messages": update, "turns": {user_id: record}}, as_node="respond")
