@@ -32,8 +32,11 @@ log = logging.getLogger("threadline")
 
 
 @get("/health", summary="Liveness and what this server runs with")
-async def health(state: State) -> dict[str, str]:
-    return {"status": "ok", "model": state.model_label, "storage": state.storage.description}
+async def health(state: State) -> dict[str, str | int]:
+    """`degraded` while conversations wait in memory for the database to come back."""
+    waiting = state.storage.waiting_to_be_saved()
+    return {"status": "degraded" if waiting else "ok", "model": state.model_label,
+            "storage": state.storage.description, "unsavedConversations": waiting}
 
 
 def client_id_of(request: Request) -> str:

@@ -191,6 +191,12 @@ class Storage:
     pool: AsyncConnectionPool | None = None
     database_url: str | None = None
 
+    def waiting_to_be_saved(self) -> int:
+        """Conversations kept only in memory (or not yet listed) because the database was down."""
+        if not isinstance(self.checkpointer, FallbackCheckpointer):
+            return 0
+        return len(self.checkpointer.unsaved | set(self.conversations.pending))
+
     async def keep_saving(self, every: float = 2.0) -> None:
         """Write back what was kept in memory while the database was down, once it answers again."""
         if not isinstance(self.checkpointer, FallbackCheckpointer):

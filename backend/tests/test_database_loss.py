@@ -1,0 +1,78 @@
+"""PostgreSQL stops mid-conversation: the conversation goes on in memory and is saved when it is back."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pgserver
+import pytest
+from pgserver._commands import pg_ctl
+
+import standins
+from conftest import chat, running, text_of
+
+
+@pytest.fixture
+def own_postgres(tmp_path):
+    """A PostgreSQL server of this test's own (from the pgserver wheel), so it can be stopped and started."""
+    server = pgserver.get_server(tmp_path / "pg", cleanup_mode="stop")
+    yield server
+    server.ensure_postgres_running()
+    server.cleanup()
+
+
+def stop(server) -> None:
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
+
+
+async def wait_for(condition, seconds: float = 20.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if result := await condition():
+            return result
+        await asyncio.sleep(0.2)
+    raise AssertionError("timed out waiting")
+
+
+async def test_a_conversation_survives_the_database_going_away_and_is_saved_when_it_returns(own_postgres,
+                                                                                            make_settings):
+    standin = standins.start("openai")  # its answers say how many user messages it was sent
+    settings = make_settings(model_provider="openai", model_name="gpt-standin", openai_api_key="sk-test",
+                             openai_base_url=standin.base_url, database_url=own_postgres.get_uri())
+    try:
+        async with running(settings) as client:
+            _, _, before = await chat(client, "kept", "one")
+            stop(own_postgres)
+            _, raw, during = await chat(client, "kept", "two")
+            _, _, started_during = await chat(client, "begun-while-down", "three")
+            unavailable = await client.get("/api/conversations/kept")
+            own_postgres.ensure_postgres_running()
+
+            degraded = (await client.get("/health")).json()
+
+            async def saved():
+                return (await client.get("/health")).json()["unsavedConversations"] == 0
+
+            await wait_for(saved)
+            identity = client.cookies["threadline_client"]
+        async with running(settings) as fresh:  # a new process: only the database remembers
+            fresh.headers["x-threadline-client"] = identity
+            response = await fresh.get("/api/conversations/kept")
+            assert response.status_code == 200, response.text
+            kept = response.json()["messages"]
+            listed = [row["id"] for row in (await fresh.get("/api/conversations")).json()]
+            begun = (await fresh.get("/api/conversations/begun-while-down")).json()["messages"]
+    finally:
+        standin.stop()
+    assert text_of(before) == "Echo: one (user messages seen: 1)"
+    warnings = [chunk for chunk in during if chunk["type"] == "data-warning"]
+    assert warnings and warnings[0]["data"]["code"] == "DATABASE_UNAVAILABLE" and warnings[0]["transient"]
+    assert text_of(during) == "Echo: two (user messages seen: 2)", "the history was still there"
+    assert during[-1]["type"] == "finish"
+    assert text_of(started_during) == "Echo: three (user messages seen: 1)"
+    assert degraded["status"] == "degraded" and degraded["unsavedConversations"] == 2
+    assert unavailable.status_code == 503 and unavailable.json()["error"]["code"] == "DATABASE_ERROR"
+    assert [message["parts"][-1]["text"] for message in kept] == [
+        "one", "Echo: one (user messages seen: 1)", "two", "Echo: two (user messages seen: 2)"]
+    assert "begun-while-down" in listed and len(begun) == 2
