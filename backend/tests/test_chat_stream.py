@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from conftest import chat, new_conversation_id, read_with_ai, running, text_of
+from conftest import chat, chat_body, new_conversation_id, read_with_ai, running, text_of
 
 
 async def test_text_turn_is_accepted_by_the_ai_client(make_settings):
@@ -126,8 +128,25 @@ async def test_malformed_json_and_unknown_routes_get_json_errors(make_settings):
             "id": new_conversation_id(), "trigger": "regenerate-message",
             "messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}]})
     assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert malformed.json()["error"]["details"][0]["field"] == "body"
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "NOT_FOUND"
     assert regenerate_unknown.status_code == 404 and regenerate_unknown.json()["error"]["code"] == "NOT_FOUND"
+
+
+async def test_a_wrong_content_type_and_an_oversized_body_are_refused(make_settings):
+    body = json.dumps(chat_body(None, "hi")).encode()
+    huge = json.dumps(chat_body(None, "x" * 2_000_000)).encode()
+    async with running(make_settings()) as client:
+        as_text = await client.post("/api/chat", content=body, headers={"content-type": "text/plain"})
+        as_form = await client.post("/api/chat", data={"messages": "hi"})
+        too_big = await client.post("/api/chat", content=huge, headers={"content-type": "application/json"})
+    for response in (as_text, as_form):
+        assert response.status_code == 400
+        [detail] = response.json()["error"]["details"]
+        assert detail["field"] == "content-type" and "application/json" in detail["message"]
+    assert too_big.status_code == 413
+    assert too_big.json() == {"error": {"code": "PAYLOAD_TOO_LARGE",
+                                        "message": "The request body is too large (the limit is 1 MB)."}}
 
 
 async def test_a_missing_conversation_id_is_created_and_returned(make_settings):

@@ -7,6 +7,9 @@ import logging
 import psycopg
 
 from litestar import Request, Response
+from litestar.connection import ASGIConnection
+from litestar.handlers import BaseRouteHandler
+from litestar.openapi import ResponseSpec
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
@@ -30,6 +33,25 @@ class ApiError(HTTPException):
         self.retry_after = retry_after
 
 
+_DESCRIPTIONS = {400: "The request is not valid", 404: "No such conversation (or not yours)",
+                 409: "An answer is already streaming, or none is left to stop", 413: "The body is over 1 MB",
+                 429: "Over the rate limit; Retry-After says when to try again",
+                 500: "The model failed before anything was streamed", 503: "The database is unavailable for a moment"}
+
+
+def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for the errors an endpoint can answer, all shaped as ErrorBody."""
+    return {status: ResponseSpec(data_container=ErrorBody, description=_DESCRIPTIONS[status]) for status in statuses}
+
+
+def json_only(connection: ASGIConnection, _handler: BaseRouteHandler) -> None:
+    """Guard for endpoints that read a JSON body: anything else is refused before it is parsed."""
+    media_type = connection.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise ApiError(400, "VALIDATION_ERROR", "Invalid request: the body must be JSON (Content-Type: application/json)",
+                       [ErrorDetail("content-type", f"expected application/json, got {media_type or 'nothing'}")])
+
+
 def not_found(what: str = "Conversation") -> ApiError:
     return ApiError(404, "NOT_FOUND", f"{what} not found")
 
@@ -39,17 +61,22 @@ def _response(status: int, info: ErrorInfo, headers: dict[str, str] | None = Non
 
 
 def _field(key: str | None) -> str:
-    return (key or "body").removeprefix("$.") or "body"
+    field = (key or "body").removeprefix("$.")
+    return "body" if field in ("", "data") else field
 
 
 def handle_http_exception(request: Request, exc: HTTPException) -> Response:
     if isinstance(exc, ApiError):
         return _response(exc.status_code, ErrorInfo(exc.code, exc.detail, exc.details, exc.retry_after), exc.headers)
-    if isinstance(exc, ValidationException):
+    if isinstance(exc, ValidationException) or exc.status_code == 400:
         details = [ErrorDetail(field=_field(item.get("key")), message=str(item.get("message")))
-                   for item in exc.extra or [] if isinstance(item, dict)]
+                   for item in exc.extra or [] if isinstance(item, dict)] if isinstance(exc.extra, list) else []
+        if not details:  # the body could not be decoded at all
+            details = [ErrorDetail(field="body", message=exc.detail)]
         message = details[0].message if len(details) == 1 else "The request is not valid"
         return _response(400, ErrorInfo("VALIDATION_ERROR", f"Invalid request: {message}", details))
+    if exc.status_code == 413:
+        return _response(413, ErrorInfo("PAYLOAD_TOO_LARGE", "The request body is too large (the limit is 1 MB)."))
     status = exc.status_code if exc.status_code < 500 else HTTP_500_INTERNAL_SERVER_ERROR
     code = _CODES.get(status, "INTERNAL_ERROR")
     message = exc.detail if status < 500 else "Something went wrong on our side. Please try again."

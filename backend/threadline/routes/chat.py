@@ -12,7 +12,7 @@ from litestar.response import Stream
 
 from threadline import events as ev
 from threadline.encoders import ui_message_stream
-from threadline.errors import ApiError, not_found
+from threadline.errors import ApiError, error_responses, json_only, not_found
 from threadline.graph import TurnRequest, last_user_index
 from threadline.routes.conversations import ConversationId
 from threadline.schemas import MAX_MESSAGE_CHARS, CancelRequest, CancelResult, ChatRequest, ErrorDetail
@@ -48,7 +48,8 @@ async def _cancel(state: State, conversation_id: str, client_id: str) -> CancelR
 class ChatController(Controller):
     path = "/api"
 
-    @post("/chat", status_code=200, summary="Send a message; the answer streams back (UI Message Stream)")
+    @post("/chat", status_code=200, guards=[json_only], responses=error_responses(400, 404, 409, 413, 429, 500, 503),
+          summary="Send a message; the answer streams back (UI Message Stream)")
     async def chat(self, request: Request, data: JSONBody[ChatRequest], state: State,
                    client_id: NamedDependency[str]) -> Stream:
         """Only the last message is read: the history comes from the conversation's checkpoint."""
@@ -94,12 +95,13 @@ class ChatController(Controller):
             headers={**ui_message_stream.HEADERS, "x-conversation-id": conversation_id},
         )
 
-    @post("/cancel_stream", status_code=200, summary="Stop the answer streaming in a conversation; keeps what arrived")
+    @post("/cancel_stream", status_code=200, guards=[json_only], responses=error_responses(400, 404, 409, 413, 503),
+          summary="Stop the answer streaming in a conversation; keeps what arrived")
     async def cancel_stream(self, data: JSONBody[CancelRequest], state: State,
                             client_id: NamedDependency[str]) -> CancelResult:
         return await _cancel(state, data.conversation_id, client_id)
 
-    @delete("/chat/{conversation_id:str}/stream", status_code=200,
+    @delete("/chat/{conversation_id:str}/stream", status_code=200, responses=error_responses(400, 404, 409, 503),
             summary="Stop the answer streaming in a conversation; keeps what arrived")
     async def stop_stream(self, state: State, client_id: NamedDependency[str],
                           conversation_id: str = ConversationId) -> CancelResult:

@@ -7,7 +7,7 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import Parameter
 
-from threadline.errors import not_found
+from threadline.errors import error_responses, not_found
 from threadline.history import ui_messages
 from threadline.persistence import Conversation
 from threadline.schemas import ConversationDetail
@@ -18,11 +18,12 @@ ConversationId = Parameter(pattern=r"^[A-Za-z0-9_-]{1,128}$", description="The c
 class ConversationController(Controller):
     path = "/api/conversations"
 
-    @get("/", summary="The conversations, most recently used first")
+    @get("/", summary="The conversations, most recently used first", responses=error_responses(503))
     async def list_conversations(self, state: State, client_id: NamedDependency[str]) -> list[Conversation]:
         return await state.storage.conversations.list(client_id)
 
-    @get("/{conversation_id:str}", summary="One conversation with its messages as UIMessage objects")
+    @get("/{conversation_id:str}", summary="One conversation with its messages as UIMessage objects",
+         responses=error_responses(400, 404, 503))
     async def get_conversation(
         self, state: State, client_id: NamedDependency[str], conversation_id: str = ConversationId
     ) -> ConversationDetail:
@@ -35,7 +36,8 @@ class ConversationController(Controller):
         return ConversationDetail(id=conversation.id, title=conversation.title, messages=messages,
                                   created_at=conversation.created_at, last_message_at=conversation.last_message_at)
 
-    @delete("/{conversation_id:str}", summary="Delete a conversation and its history")
+    @delete("/{conversation_id:str}", summary="Delete a conversation and its history",
+            responses=error_responses(400, 404, 503))
     async def delete_conversation(self, state: State, client_id: NamedDependency[str], conversation_id: str = ConversationId) -> None:
         if not await state.storage.conversations.delete(conversation_id, client_id):
             raise not_found()
