@@ -58,9 +58,11 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def start_server(port: int, data_dir: str) -> subprocess.Popen:
-    env = dict(os.environ, CHAT_MODEL_PROVIDER="demo", CHAT_DEMO_TOKEN_DELAY_MS="0", THREADLINE_PORT=str(port),
-               THREADLINE_DATA_DIR=data_dir, LOG_LEVEL="WARNING")
+def start_server(port: int, data_dir: str, token_delay_ms: float = 0) -> subprocess.Popen:
+    # The load comes from one address, so the per-address rate limit is lifted for the run.
+    env = dict(os.environ, CHAT_MODEL_PROVIDER="demo", CHAT_DEMO_TOKEN_DELAY_MS=str(token_delay_ms),
+               THREADLINE_PORT=str(port), THREADLINE_DATA_DIR=data_dir, LOG_LEVEL="WARNING",
+               CHAT_RATE_LIMIT="1000000/minute")
     if url := database_url():
         env["DATABASE_URL"] = url
     command = [sys.executable, "-m", "threadline", "serve"]
@@ -99,17 +101,17 @@ async def one_answer(client: httpx.AsyncClient, tokens: int) -> tuple[float, flo
 
 
 async def round_at(port: int, concurrency: int, requests: int, tokens: int) -> list[tuple]:
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=120) as client:
-        queue = iter(range(requests))
-        results: list[tuple] = []
+    """`concurrency` visitors (each its own client, so its own identity) asking one question after another."""
+    queue = iter(range(requests))
+    results: list[tuple] = []
 
-        async def worker() -> None:
+    async def visitor() -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
             for _ in queue:
                 results.append(await one_answer(client, tokens))
 
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        return results
+    await asyncio.gather(*(visitor() for _ in range(concurrency)))
+    return results
 
 
 def ms(values: list[float], q: float) -> float:

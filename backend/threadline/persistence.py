@@ -252,7 +252,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
     async with AsyncExitStack() as stack:
         # A short wait for a connection: when the database is down, callers fall back instead of hanging.
         pool = AsyncConnectionPool(
-            url, min_size=1, max_size=10, open=False, timeout=2.0, check=AsyncConnectionPool.check_connection,
+            url, min_size=1, max_size=10, open=False, timeout=2.0,
             kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, "connect_timeout": 3},
         )
         await pool.open(wait=True, timeout=30)

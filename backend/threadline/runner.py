@@ -1,4 +1,4 @@
-"""run_turn(): one graph run turned into the canonical event stream.
+"""graph_events(): one graph run turned into the canonical event stream (turns.py frames and owns it).
 
 LangGraph's `messages` stream mode gives model tokens and finished tool results; `updates` says when
 a node is done, which is when a model call's text and tool inputs are complete and a step ends.

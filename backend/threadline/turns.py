@@ -132,6 +132,8 @@ class Turn:
             if self.stop_reason is None:
                 raise  # the server is shutting down
             self._interruptible = False
+            log.log(logging.WARNING if self.stop_reason is Stop.TIMEOUT else logging.INFO, "answer stopped: %s",
+                    self.stop_reason.value, extra={"conversation_id": self.conversation_id})
             await self._interrupt(self.stop_reason, TIMEOUT if self.stop_reason is Stop.TIMEOUT else None)
         except Exception as exc:
             self._interruptible = False

@@ -1,0 +1,96 @@
+"""Load benchmark: how many open streams one server process holds with zero errors.
+
+Each stream is a 40-token answer at 20 tokens/s from the demo model (ideal: 2.0 s), through the
+real graph with PostgreSQL checkpoints. All streams of a level start at once; the report gives
+errors, p95 time to the first token and to the end, and the server's peak memory. Bounded and on
+loopback only; a benchmark, never a test. Run it by hand:
+
+    .venv/bin/python bench/load_bench.py [--levels 250 500 1000 2000]
+
+The client speaks raw HTTP/1.1 on asyncio streams so that it is not the bottleneck.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import statistics
+import tempfile
+import time
+import uuid
+
+from stream_bench import free_port, peak_rss_mb, start_server
+
+TOKENS, TOKEN_DELAY_MS = 40, 50
+
+
+async def one_stream(port: int) -> tuple[float, float, int] | str:
+    body = json.dumps({"id": f"load{uuid.uuid4().hex[:12]}", "trigger": "submit-message",
+                       "messages": [{"role": "user", "parts": [{"type": "text", "text": f"count to {TOKENS}"}]}]})
+    started = time.perf_counter()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError as exc:
+        return f"connect: {exc.__class__.__name__}"
+    try:
+        writer.write(f"POST /api/chat HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}".encode())
+        received = b""
+        first_token = None
+        while chunk := await reader.read(65536):
+            received += chunk
+            if first_token is None and b'"text-delta"' in received:
+                first_token = time.perf_counter() - started
+        if not received.startswith(b"HTTP/1.1 200"):
+            return received.split(b"\r\n", 1)[0].decode(errors="replace")
+        if b"data: [DONE]" not in received or b'"type":"error"' in received:
+            return "stream did not finish cleanly"
+        return first_token, time.perf_counter() - started, received.count(b'"text-delta"')
+    except OSError as exc:
+        return f"read: {exc.__class__.__name__}"
+    finally:
+        writer.close()
+
+
+def p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20)[18] if len(values) > 1 else values[0]
+
+
+async def level(port: int, streams: int) -> dict:
+    results = await asyncio.gather(*(one_stream(port) for _ in range(streams)))
+    done = [result for result in results if not isinstance(result, str)]
+    errors = [result for result in results if isinstance(result, str)] + \
+             [f"{result[2]} of {TOKENS} tokens" for result in done if result[2] != TOKENS]
+    return {"streams": streams, "errors": len(errors), "first_errors": sorted(set(errors))[:3],
+            "p95_first_token": p95([r[0] for r in done]) if done else float("nan"),
+            "p95_total": p95([r[1] for r in done]) if done else float("nan")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--levels", type=int, nargs="+", default=[250, 500, 1000, 2000])
+    args = parser.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    port = free_port()
+    ideal = TOKENS * TOKEN_DELAY_MS / 1000
+    with tempfile.TemporaryDirectory() as data_dir:
+        server = start_server(port, data_dir, token_delay_ms=TOKEN_DELAY_MS)
+        try:
+            asyncio.run(level(port, 20))  # warm-up
+            print(f"{TOKENS} tokens at {1000 / TOKEN_DELAY_MS:.0f}/s per stream, ideal {ideal:.1f} s")
+            print(f"{'streams':>8} {'errors':>7} {'p95 first token':>16} {'p95 total':>10} {'peak RSS':>9}")
+            for streams in args.levels:
+                result = asyncio.run(level(port, streams))
+                print(f"{streams:>8} {result['errors']:>7} {result['p95_first_token'] * 1000:>14.0f}ms "
+                      f"{result['p95_total']:>9.2f}s {peak_rss_mb(server.pid):>7.0f}MB"
+                      + (f"  e.g. {result['first_errors']}" if result["errors"] else ""))
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    main()
