@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
 
 import pgserver
@@ -10,7 +11,7 @@ import pytest
 from pgserver._commands import pg_ctl
 
 import standins
-from conftest import chat, running, text_of
+from conftest import chat, chat_body, running, text_of
 
 
 @pytest.fixture
@@ -18,12 +19,23 @@ def own_postgres(tmp_path):
     """A PostgreSQL server of this test's own (from the pgserver wheel), so it can be stopped and started."""
     server = pgserver.get_server(tmp_path / "pg", cleanup_mode="stop")
     yield server
-    server.ensure_postgres_running()
+    start(server)
     server.cleanup()
 
 
 def stop(server) -> None:
     pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
+
+
+def start(server) -> None:
+    for attempt in range(3):  # pg_ctl start can lose a race with the previous shutdown's cleanup
+        try:
+            server.ensure_postgres_running()
+            return
+        except subprocess.CalledProcessError:
+            if attempt == 2:
+                raise
+            time.sleep(1)
 
 
 async def wait_for(condition, seconds: float = 20.0):
@@ -43,11 +55,15 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
     try:
         async with running(settings) as client:
             _, _, before = await chat(client, "kept", "one")
+            identity = client.cookies["threadline_client"]
             stop(own_postgres)
             _, raw, during = await chat(client, "kept", "two")
             _, _, started_during = await chat(client, "begun-while-down", "three")
             unavailable = await client.get("/api/conversations/kept")
-            own_postgres.ensure_postgres_running()
+            intruder = await client.post("/api/chat", json=chat_body("kept", "let me in"),
+                                         headers={"x-threadline-client": "someone-else"})
+            client.headers["x-threadline-client"] = identity  # the intruder's answer replaced the cookie
+            start(own_postgres)
 
             degraded = (await client.get("/health")).json()
 
@@ -55,7 +71,6 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
                 return (await client.get("/health")).json()["unsavedConversations"] == 0
 
             await wait_for(saved)
-            identity = client.cookies["threadline_client"]
         async with running(settings) as fresh:  # a new process: only the database remembers
             fresh.headers["x-threadline-client"] = identity
             response = await fresh.get("/api/conversations/kept")
@@ -72,6 +87,7 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
     assert during[-1]["type"] == "finish"
     assert text_of(started_during) == "Echo: three (user messages seen: 1)"
     assert degraded["status"] == "degraded" and degraded["unsavedConversations"] == 2
+    assert intruder.status_code == 404, "ownership holds while the database is down"
     assert unavailable.status_code == 503 and unavailable.json()["error"]["code"] == "DATABASE_ERROR"
     assert [message["parts"][-1]["text"] for message in kept] == [
         "one", "Echo: one (user messages seen: 1)", "two", "Echo: two (user messages seen: 2)"]

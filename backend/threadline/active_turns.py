@@ -15,6 +15,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from threadline.errors import ApiError
+from threadline.fallback import DB_ERRORS, DatabaseHealth
 from threadline.turns import Stop, Turn
 
 log = logging.getLogger("threadline.active_turns")
@@ -28,8 +29,10 @@ def busy() -> ApiError:
 
 
 class ActiveTurns:
-    def __init__(self, pool: AsyncConnectionPool | None, database_url: str | None, stale_after: float) -> None:
+    def __init__(self, pool: AsyncConnectionPool | None, database_url: str | None, health: DatabaseHealth | None,
+                 stale_after: float) -> None:
         self.pool = pool
+        self.health = health
         self.database_url = database_url
         self.stale_after = stale_after
         self.by_conversation: dict[str, Turn] = {}
@@ -43,7 +46,7 @@ class ActiveTurns:
         self.by_conversation[turn.conversation_id] = turn
         self.by_client[turn.client_id] = turn
         try:
-            if self.pool is not None:
+            if self.pool is not None and not self.health.down:
                 await self._record(turn)
         except BaseException:
             self.by_conversation.pop(turn.conversation_id, None)
@@ -61,8 +64,8 @@ class ActiveTurns:
             self.recorded.add(turn.conversation_id)
         except psycopg.errors.UniqueViolation:
             raise busy() from None
-        except (psycopg.Error, OSError, TimeoutError) as exc:  # PoolTimeout is a psycopg.Error
-            log.warning("active answers not shared with other processes: database unavailable (%s)", exc)
+        except DB_ERRORS as exc:  # PoolTimeout is a psycopg.Error
+            self.health.failed("recording a running answer", exc, conversation_id=turn.conversation_id)
 
     async def _end(self, turn: Turn) -> None:
         self.by_conversation.pop(turn.conversation_id, None)
@@ -72,7 +75,7 @@ class ActiveTurns:
             try:
                 async with self.pool.connection() as conn:
                     await conn.execute("DELETE FROM active_turns WHERE conversation_id = %s", (turn.conversation_id,))
-            except (psycopg.Error, OSError, TimeoutError) as exc:
+            except DB_ERRORS as exc:
                 log.warning("could not clear a finished answer (%s); it expires by itself", exc)
 
     async def cancel(self, conversation_id: str, client_id: str) -> bool:
@@ -82,7 +85,7 @@ class ActiveTurns:
             turn.stop(Stop.CANCELLED)
             await turn.finished()
             return True
-        if self.pool is None:
+        if self.pool is None or self.health.down:
             return False
         return await self._cancel_elsewhere(conversation_id, client_id)
 

@@ -63,7 +63,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             app.state.graph = build_graph(model, local_tools(), storage.checkpointer,
                                           system_prompt=settings.system_prompt,
                                           max_model_calls=settings.max_model_calls)
-            active_turns = app.state.active_turns = ActiveTurns(storage.pool, storage.database_url,
+            active_turns = app.state.active_turns = ActiveTurns(storage.pool, storage.database_url, storage.health,
                                                                 stale_after=settings.total_timeout + 30)
             background = [asyncio.create_task(storage.keep_saving())]
             if storage.pool is not None:

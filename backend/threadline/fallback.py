@@ -145,13 +145,19 @@ class FallbackCheckpointer(BaseCheckpointSaver):
         self.unsaved.discard(thread_id)
         self.latest.pop(thread_id, None)
 
-    async def save_unsaved(self) -> int:
+    async def forget(self, thread_id: str) -> None:
+        async with self.lock:
+            self.unsaved.discard(thread_id)
+            self.latest.pop(thread_id, None)
+            await self.memory.adelete_thread(thread_id)
+
+    async def save_unsaved(self, skip: set[str] = frozenset()) -> int:
         """Write each in-memory conversation's newest checkpoint to the database; how many were saved."""
         saved = 0
         if not self.unsaved or self.health.down:
             return 0
         async with self.lock:
-            for thread_id in list(self.unsaved):
+            for thread_id in list(self.unsaved - skip):
                 item = await self.memory.aget_tuple(_root({"configurable": {"thread_id": thread_id}}))
                 if item is None:
                     self.unsaved.discard(thread_id)

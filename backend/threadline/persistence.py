@@ -111,15 +111,20 @@ class PostgresConversations:
             self.owners.clear()
         self.owners[conversation_id] = client_id
 
-    async def save_pending(self) -> None:
-        """Record conversations started while the database was down."""
+    async def save_pending(self) -> set[str]:
+        """Record conversations started while the database was down; returns the ids that proved taken."""
+        taken: set[str] = set()
         for conversation_id, (client_id, title) in list(self.pending.items()):
             try:
-                await self._touch(conversation_id, client_id, title)
+                mine = await self._touch(conversation_id, client_id, title)
             except DB_ERRORS as exc:
                 self.health.failed("recording conversations started while it was down", exc)
-                return
+                break
             del self.pending[conversation_id]
+            if not mine:  # another visitor's id: what was said meanwhile must not land in their conversation
+                self.owners.pop(conversation_id, None)
+                taken.add(conversation_id)
+        return taken
 
     async def get(self, conversation_id: str, client_id: str) -> Conversation | None:
         async with self.pool.connection() as conn:
@@ -127,7 +132,10 @@ class PostgresConversations:
                 f"SELECT {COLUMNS} FROM conversations WHERE id = %s AND client_id = %s", (conversation_id, client_id)
             )
             row = await cursor.fetchone()
-        return Conversation(**row) if row else None
+        if row is None:
+            return None
+        self._remember_owner(conversation_id, client_id)  # whatever this process caches, it knows whose it is
+        return Conversation(**row)
 
     async def list(self, client_id: str, limit: int = 100) -> list[Conversation]:
         async with self.pool.connection() as conn:
@@ -190,6 +198,7 @@ class Storage:
     description: str
     pool: AsyncConnectionPool | None = None
     database_url: str | None = None
+    health: DatabaseHealth | None = None
 
     def waiting_to_be_saved(self) -> int:
         """Conversations kept only in memory (or not yet listed) because the database was down."""
@@ -204,9 +213,13 @@ class Storage:
         while True:
             await asyncio.sleep(every)
             try:
-                if not self.conversations.health.down:
-                    await self.conversations.save_pending()
-                await self.checkpointer.save_unsaved()
+                if self.health.down:
+                    continue
+                for conversation_id in await self.conversations.save_pending():
+                    log.warning("dropping turns kept in memory for %s: the id belongs to another visitor",
+                                conversation_id)
+                    await self.checkpointer.forget(conversation_id)
+                await self.checkpointer.save_unsaved(skip=set(self.conversations.pending))
             except Exception:
                 log.exception("saving conversations kept in memory failed; will retry")
 
@@ -262,4 +275,4 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         await migrate(pool)
         health = DatabaseHealth()
         yield Storage(FallbackCheckpointer(postgres_saver, health), PostgresConversations(pool, health), description,
-                      pool=pool, database_url=url)
+                      pool=pool, database_url=url, health=health)
