@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import standins
 from conftest import chat, chat_body, new_conversation_id, parse_sse, read_with_ai, running, text_of
+from threadline.logs import JsonFormatter
 
 
 @pytest.fixture(params=["openai", "gemini"])
@@ -36,7 +39,7 @@ async def history(client, conversation_id: str) -> list[dict]:
     (500, "AI_SERVICE_UNAVAILABLE", "unavailable right now"),
 ])
 async def test_a_provider_error_before_any_token_is_an_http_error_with_its_code(provider_settings, status, code,
-                                                                                words):
+                                                                                words, caplog):
     conversation_id = new_conversation_id()
     async with running(provider_settings()) as client:
         response = await client.post("/api/chat", json=chat_body(conversation_id, f"fail {status}"))
@@ -47,6 +50,10 @@ async def test_a_provider_error_before_any_token_is_an_http_error_with_its_code(
         assert "stand-in" not in response.text and "Traceback" not in response.text, "no provider internals"
         messages = await history(client, conversation_id)
     assert messages[0]["parts"] == [{"type": "text", "text": f"fail {status}"}], "the question is kept"
+    [logged] = [record for record in caplog.records if record.name == "threadline.turns"]
+    line = json.loads(JsonFormatter().format(logged))
+    assert line["conversation_id"] == conversation_id and line["error_code"] == code
+    assert f"stand-in status {status}" in line["exception"], "the full provider error is in the server log"
 
 
 async def test_an_unreachable_model_is_a_retryable_network_error(make_settings):

@@ -94,4 +94,5 @@ def create_app(settings: Settings | None = None) -> Litestar:
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
         request_max_body_size=1_048_576,
+        logging_config=None,  # threadline.logs configures logging; Litestar's own would replace it
     )

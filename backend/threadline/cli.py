@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
+from threadline.logs import configure as configure_logging
 from threadline.settings import SettingsError, load_settings
 
 
@@ -19,9 +19,10 @@ def serve() -> int:
 
     from threadline.app import create_app
 
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings.log_level, settings.log_format)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
-                access_log=False, proxy_headers=False)  # client_address.py decides whom to trust
+                access_log=False, proxy_headers=False,  # client_address.py decides whom to trust
+                log_config=None)  # uvicorn logs through threadline.logs too
     return 0
 
 

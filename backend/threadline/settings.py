@@ -46,6 +46,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     host: str = "127.0.0.1"
     port: int = 8000
     log_level: str = "INFO"
+    log_format: str = "text"
 
 
 def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
@@ -159,4 +160,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         host=_optional(env, "THREADLINE_HOST") or "127.0.0.1",
         port=_number(env, "THREADLINE_PORT", int, 8000, 1, 65535),
         log_level=log_level,
+        log_format=_choice(env, "LOG_FORMAT", ("text", "json"), "text"),
     )

@@ -1,0 +1,44 @@
+"""Server logs with their context: `conversation_id`, `error_code` and the like travel as fields.
+
+`LOG_FORMAT=json` writes one JSON object per line for log collectors; `text` (the default) is for
+people and appends the same fields as `key=value`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import msgspec
+
+# Attributes every record has, and uvicorn's terminal-colour copy of its message.
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "taskName", "color_message"}
+_encode = msgspec.json.Encoder(enc_hook=str).encode
+
+
+def context_of(record: logging.LogRecord) -> dict[str, object]:
+    """The fields a caller passed with `extra=`."""
+    return {key: value for key, value in vars(record).items() if key not in _STANDARD}
+
+
+class TextFormatter(logging.Formatter):
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        fields = " ".join(f"{key}={value}" for key, value in context_of(record).items())
+        return super().formatMessage(record) + (f" [{fields}]" if fields else "")
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {"time": self.formatTime(record), "level": record.levelname, "logger": record.name,
+                 "message": record.getMessage(), **context_of(record)}
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return _encode(entry).decode()
+
+
+def configure(level: str, fmt: str) -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    logging.basicConfig(level=level, handlers=[handler], force=True)
