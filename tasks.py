@@ -5,8 +5,10 @@
     python3 tasks.py test    install what is missing, then run every test
     python3 tasks.py bench   install what is missing, then run the benchmarks in bench/
 
-Dependencies come from the lock files (requirements.lock, conformance/package-lock.json) and are
-installed again only when a lock file changes.
+Dependencies come from the lock files (requirements.lock, conformance/ and frontend/package-lock.json)
+and are installed again only when a lock file changes; the chat page in frontend/ is built again only
+when its sources change. The browser tests drive the system's Chromium, installed through apt-get
+when it is missing.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
-NODE_PROJECTS = [ROOT / "conformance"]
+FRONTEND = ROOT / "frontend"
+CHROMIUM_NAMES = ("chromium", "chromium-browser")
 
 
 def say(message: str) -> None:
@@ -65,8 +68,39 @@ def ensure_node(project: Path) -> None:
     stamp.write_text(wanted)
 
 
+def ensure_frontend() -> None:
+    """Build the chat page into frontend/dist when its sources changed since the last build."""
+    ensure_node(FRONTEND)
+    sources = sorted(path for path in (FRONTEND / "src").rglob("*") if path.is_file())
+    sources += [FRONTEND / name for name in ("index.html", "package-lock.json", "vite.config.ts", "tsconfig.json")]
+    stamp = FRONTEND / "dist" / ".built"
+    wanted = _digest(*sources)
+    if stamp.exists() and stamp.read_text() == wanted:
+        return
+    say("building the chat page (frontend/dist)")
+    run("npm", "run", "--silent", "build", cwd=FRONTEND)
+    stamp.write_text(wanted)
+
+
+def ensure_chromium() -> None:
+    """The browser tests use the operating system's Chromium; install it with apt-get if missing."""
+    if os.environ.get("CHROMIUM_PATH") or any(shutil.which(name) for name in CHROMIUM_NAMES):
+        return
+    if shutil.which("apt-get") is None:
+        say("no Chromium found and no apt-get to install it: the browser tests will be skipped "
+            "(install Chromium or set CHROMIUM_PATH)")
+        return
+    say("Chromium is missing: installing it with apt-get for the browser tests")
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    install = [*sudo, "apt-get", "install", "-y", "--no-install-recommends", "chromium"]
+    if subprocess.call(install) != 0:
+        run(*sudo, "apt-get", "update")
+        run(*install)
+
+
 def serve(args: list[str]) -> int:
     ensure_python()
+    ensure_frontend()
     env = dict(os.environ)
     if "CHAT_MODEL_PROVIDER" not in env:
         env["CHAT_MODEL_PROVIDER"] = "demo"
@@ -76,8 +110,9 @@ def serve(args: list[str]) -> int:
 
 def test(args: list[str]) -> int:
     ensure_python()
-    for project in NODE_PROJECTS:
-        ensure_node(project)
+    ensure_node(ROOT / "conformance")
+    ensure_frontend()
+    ensure_chromium()
     return subprocess.call([str(PYTHON), "-m", "pytest", *args], cwd=ROOT)
 
 

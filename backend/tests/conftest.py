@@ -3,50 +3,28 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import urllib.parse
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
-import psycopg
 import pytest
 from litestar.testing import AsyncTestClient
 
+from testdb import fresh_database
 from threadline.app import create_app
 from threadline.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = ROOT / "conformance"
-LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
-
-
-def _server_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """TEST_DATABASE_URL, else the PostgreSQL on 127.0.0.1:5432, else an embedded one from pgserver."""
-    if url := os.environ.get("TEST_DATABASE_URL"):
-        return url
-    try:
-        psycopg.connect(LOCAL_POSTGRES, connect_timeout=3).close()
-        return LOCAL_POSTGRES
-    except psycopg.OperationalError:
-        import pgserver
-
-        return pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop").get_uri()
 
 
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A fresh database for this test session, dropped at the end."""
-    server_url = _server_url(tmp_path_factory)
-    name = f"threadline_test_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = urllib.parse.urlsplit(server_url)._replace(path=f"/{name}").geturl()
-    yield url
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database(tmp_path_factory) as url:
+        yield url
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ Both follow one script, decided from the conversation they are sent:
 - otherwise → "Echo: <text> (user messages seen: N)".
 Faults on request, by the user's text: "fail 401" answers that HTTP status (with the provider's error
 body); "break after N" streams N words and then drops the connection; "stall after N" streams N words
-and then sends nothing more.
+and then sends nothing more; "stall in tool" starts a calculator call and then sends nothing more;
+"flaky" fails with HTTP 500 three times (more than the client library retries) and then answers.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def decide(user_texts: list[str], tool_result: str | None, has_tools: bool) -> R
     command = user_texts[-1].split()
     if len(command) == 2 and command[0] == "fail":
         return Reply(status=int(command[1]))
+    if command == ["stall", "in", "tool"]:
+        return Reply(tool=("calculator", {"expression": "1+1"}), fault="stall")
     if len(command) == 3 and command[0] in ("break", "stall") and command[1] == "after":
         words = " ".join(f"word{i}" for i in range(int(command[2])))
         return Reply(text=words, fault=command[0])
@@ -66,6 +69,9 @@ def _words(text: str) -> list[str]:
     return [word + (" " if i < len(words) - 1 else "") for i, word in enumerate(words)]
 
 
+FLAKY_FAILURES = 3
+
+
 @dataclass
 class StandIn:
     """A running stand-in server; `requests` holds every JSON body it received."""
@@ -73,6 +79,13 @@ class StandIn:
     base_url: str
     requests: list[dict[str, Any]] = field(default_factory=list)
     server: uvicorn.Server | None = None
+    flaky_failures: int = 0
+
+    def decide(self, user_texts: list[str], tool_result: str | None, has_tools: bool) -> Reply:
+        if user_texts[-1] == "flaky" and self.flaky_failures < FLAKY_FAILURES:
+            self.flaky_failures += 1
+            return Reply(status=500)
+        return decide(user_texts, tool_result, has_tools)
 
     def stop(self) -> None:
         self.server.should_exit = True
@@ -87,7 +100,7 @@ def _openai_app(standin: StandIn) -> Litestar:
         users = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
                  for m in messages if m["role"] == "user"]
         tool_result = messages[-1]["content"] if messages[-1]["role"] == "tool" else None
-        reply = decide(users, tool_result, bool(body.get("tools")))
+        reply = standin.decide(users, tool_result, bool(body.get("tools")))
         if reply.status != 200:
             return _status_error(reply.status, {"error": {"message": f"stand-in status {reply.status}",
                                                           "type": "standin_error", "code": str(reply.status)}})
@@ -106,6 +119,8 @@ def _openai_app(standin: StandIn) -> Litestar:
                 arguments = json.dumps(args)
                 yield chunk({"tool_calls": [{"index": 0, "id": f"call_{len(standin.requests)}", "type": "function",
                                              "function": {"name": name, "arguments": arguments[:5]}}]})
+                if reply.fault:
+                    await _fault(reply)
                 yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments[5:]}}]})
                 yield chunk({}, finish="tool_calls")
             else:
@@ -132,7 +147,7 @@ def _gemini_app(standin: StandIn) -> Litestar:
         last_parts = contents[-1]["parts"]
         tool_result = next((json.dumps(p["functionResponse"]["response"]) for p in last_parts
                             if "functionResponse" in p), None)
-        reply = decide(users, tool_result, bool(body.get("tools")))
+        reply = standin.decide(users, tool_result, bool(body.get("tools")))
         if reply.status != 200:
             return _status_error(reply.status, {"error": {"code": reply.status, "status": "STANDIN_ERROR",
                                                           "message": f"stand-in status {reply.status}"}})

@@ -13,6 +13,7 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
+from litestar.static_files import create_static_files_router
 
 from threadline.active_turns import ActiveTurns
 from threadline.client_address import ClientAddress
@@ -78,8 +79,13 @@ def create_app(settings: Settings | None = None) -> Litestar:
                     task.cancel()
 
     signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
+    route_handlers = [ChatController, ConversationController, health]
+    if (settings.frontend_dir / "index.html").exists():
+        route_handlers.append(create_static_files_router("/", [settings.frontend_dir], html_mode=True))
+    else:
+        log.warning("no chat page: %s has no index.html (tasks.py serve builds it)", settings.frontend_dir)
     return Litestar(
-        route_handlers=[ChatController, ConversationController, health],
+        route_handlers=route_handlers,
         middleware=[DefineMiddleware(ClientIdentityMiddleware, signer=signer)],
         dependencies={"client_id": Provide(client_id_of, sync_to_thread=False)},
         cors_config=cors_config(settings.cors_origins),

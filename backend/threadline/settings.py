@@ -13,6 +13,7 @@ PROVIDERS = ("gemini", "openai", "demo")
 MEMORY_BACKENDS = ("postgres", "memory")
 STREAM_MODES = ("messages", "events")
 DEFAULT_MODEL_NAMES = {"gemini": "gemini-1.5-flash", "openai": "gpt-4o-mini", "demo": "demo"}
+DEFAULT_FRONTEND_DIR = Path(__file__).resolve().parents[2] / "frontend" / "dist"  # built by `tasks.py serve`
 DEFAULT_TRUSTED_PROXIES = ("127.0.0.1/32", "::1/128")
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you have when they help, and answer concisely."
 
@@ -47,6 +48,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     port: int = 8000
     log_level: str = "INFO"
     log_format: str = "text"
+    frontend_dir: Path = DEFAULT_FRONTEND_DIR
 
 
 def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
@@ -161,4 +163,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         port=_number(env, "THREADLINE_PORT", int, 8000, 1, 65535),
         log_level=log_level,
         log_format=_choice(env, "LOG_FORMAT", ("text", "json"), "text"),
+        frontend_dir=Path(_optional(env, "THREADLINE_FRONTEND_DIR") or DEFAULT_FRONTEND_DIR),
     )

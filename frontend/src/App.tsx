@@ -1,0 +1,98 @@
+// The page: a conversation sidebar and the open conversation, whose id lives in the URL (?c=…).
+import { useCallback, useEffect, useState } from 'react';
+import {
+  type ChatMessage,
+  type ConversationSummary,
+  deleteConversation,
+  describeError,
+  listConversations,
+  loadConversation,
+  newConversationId,
+} from './api';
+import { Chat } from './Chat';
+import { Sidebar } from './Sidebar';
+
+function idFromUrl(): string | null {
+  return new URLSearchParams(window.location.search).get('c');
+}
+
+function showInUrl(id: string | null, replace = false) {
+  const url = id ? `?c=${encodeURIComponent(id)}` : window.location.pathname;
+  if (replace) window.history.replaceState(null, '', url);
+  else window.history.pushState(null, '', url);
+}
+
+type Open = { id: string; messages: ChatMessage[] };
+
+export function App() {
+  const [conversations, setConversations] = useState<ConversationSummary[]>([]);
+  const [open, setOpen] = useState<Open | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+
+  const refreshList = useCallback(async () => {
+    try {
+      setConversations(await listConversations());
+    } catch (error) {
+      setLoadError(describeError(error as Error));
+    }
+  }, []);
+
+  const openConversation = useCallback(async (id: string | null, push: boolean) => {
+    const target = id ?? newConversationId();
+    setLoadError(null);
+    try {
+      const messages = id ? await loadConversation(id) : [];
+      setOpen({ id: target, messages });
+      if (push) showInUrl(id ? target : null);
+    } catch (error) {
+      setLoadError(describeError(error as Error));
+      setOpen({ id: target, messages: [] });
+    }
+  }, []);
+
+  useEffect(() => {
+    void refreshList();
+    void openConversation(idFromUrl(), false);
+    const onPopState = () => void openConversation(idFromUrl(), false);
+    window.addEventListener('popstate', onPopState);
+    return () => window.removeEventListener('popstate', onPopState);
+  }, [refreshList, openConversation]);
+
+  const onDelete = async (id: string) => {
+    try {
+      await deleteConversation(id);
+      if (open?.id === id) await openConversation(null, true);
+      await refreshList();
+    } catch (error) {
+      setLoadError(describeError(error as Error));
+    }
+  };
+
+  return (
+    <div className="layout">
+      <Sidebar
+        conversations={conversations}
+        activeId={open?.id ?? null}
+        onNew={() => void openConversation(null, true)}
+        onOpen={(id) => void openConversation(id, true)}
+        onDelete={(id) => void onDelete(id)}
+      />
+      <main className="main">
+        {loadError && (
+          <div className="banner" role="alert">
+            {loadError}
+          </div>
+        )}
+        {open && (
+          <Chat
+            key={open.id}
+            id={open.id}
+            initialMessages={open.messages}
+            onFirstMessage={() => showInUrl(open.id, true)}
+            onAnswered={() => void refreshList()}
+          />
+        )}
+      </main>
+    </div>
+  );
+}

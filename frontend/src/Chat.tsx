@@ -1,0 +1,141 @@
+// One conversation: useChat on /api/chat, sending only the new message (the server keeps the history).
+import { useChat } from '@ai-sdk/react';
+import { DefaultChatTransport } from 'ai';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { ApiError, type ChatMessage, chatFetch, describeError } from './api';
+import { Composer } from './Composer';
+import { Message, type ToolProgress } from './Message';
+
+type Props = {
+  id: string;
+  initialMessages: ChatMessage[];
+  onFirstMessage: () => void;
+  onAnswered: () => void;
+};
+
+type DataPart = { type: string; data: Record<string, unknown> };
+
+export function Chat({ id, initialMessages, onFirstMessage, onAnswered }: Props) {
+  const [statusText, setStatusText] = useState<string | null>(null);
+  const [warning, setWarning] = useState<string | null>(null);
+  const [progress, setProgress] = useState<Record<string, ToolProgress>>({});
+  const [stopped, setStopped] = useState<Set<string>>(new Set());
+  const endRef = useRef<HTMLDivElement>(null);
+
+  const transport = useMemo(
+    () =>
+      new DefaultChatTransport<ChatMessage>({
+        api: '/api/chat',
+        fetch: chatFetch,
+        prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({
+          body: { id, messages: messages.slice(-1), trigger, messageId },
+        }),
+      }),
+    [],
+  );
+
+  const { messages, sendMessage, regenerate, setMessages, stop, status, error, clearError } = useChat<ChatMessage>({
+    id,
+    messages: initialMessages,
+    transport,
+    onData: (part) => {
+      const { type, data } = part as DataPart;
+      if (type === 'data-status') setStatusText(String(data.text));
+      if (type === 'data-warning') setWarning(String(data.message));
+      if (type === 'data-tool-progress') {
+        setProgress((current) => ({ ...current, [String(data.toolCallId)]: data as unknown as ToolProgress }));
+      }
+    },
+    onFinish: () => {
+      setStatusText(null);
+      onAnswered();
+    },
+    onError: () => {
+      setStatusText(null);
+      onAnswered();
+    },
+  });
+
+  const busy = status === 'submitted' || status === 'streaming';
+  const last = messages.at(-1);
+  const answerShowsNothing =
+    last?.role !== 'assistant' || !last.parts.some((part) => part.type === 'text' || part.type.startsWith('tool-'));
+  const thinking = busy && answerShowsNothing;
+
+  useEffect(() => {
+    endRef.current?.scrollIntoView({ block: 'end' });
+  }, [messages, thinking]);
+
+  const send = (text: string) => {
+    if (messages.length === 0) onFirstMessage();
+    setWarning(null);
+    void sendMessage({ text, metadata: { createdAt: new Date().toISOString() } });
+  };
+
+  const stopAnswer = () => {
+    const answer = messages.at(-1);
+    if (answer?.role === 'assistant') setStopped((current) => new Set(current).add(answer.id));
+    void stop();
+  };
+
+  const retry = () => {
+    clearError();
+    if (error instanceof ApiError && error.status < 500) {
+      // Refused before the server took it (rate limit, busy, invalid): send the question again.
+      const index = messages.findLastIndex((message) => message.role === 'user');
+      const question = messages[index];
+      const text = question?.parts.map((part) => (part.type === 'text' ? part.text : '')).join('') ?? '';
+      setMessages(messages.slice(0, index));
+      if (text) send(text);
+    } else {
+      void regenerate();
+    }
+  };
+
+  return (
+    <section className="chat" aria-label="Conversation">
+      <div className="messages" role="log" aria-live="polite" aria-busy={busy}>
+        {messages.length === 0 && !busy ? (
+          <div className="welcome">
+            <h1>How can I help?</h1>
+            <p className="muted">
+              Ask anything. Try <em>calculate (17 * 23) + 4</em> or <em>what time is it in Asia/Tokyo?</em>
+            </p>
+          </div>
+        ) : (
+          messages.map((message) => (
+            <Message
+              key={message.id}
+              message={message}
+              progress={progress}
+              stopped={stopped.has(message.id)}
+              failed={Boolean(error) && message === last && message.role === 'assistant'}
+              streaming={busy && message === last}
+            />
+          ))
+        )}
+        {thinking && (
+          <div className="thinking" role="status">
+            <span className="dots" aria-hidden="true" />
+            {statusText ?? 'Thinking…'}
+          </div>
+        )}
+        <div ref={endRef} />
+      </div>
+      {warning && (
+        <div className="notice" role="status">
+          {warning}
+        </div>
+      )}
+      {error && (
+        <div className="banner error" role="alert">
+          <span>{describeError(error)}</span>
+          <button type="button" onClick={retry}>
+            Retry
+          </button>
+        </div>
+      )}
+      <Composer busy={busy} onSend={send} onStop={stopAnswer} />
+    </section>
+  );
+}

@@ -1,0 +1,122 @@
+// One message: text as Markdown (raw HTML is never rendered), reasoning, and tool calls as cards.
+import Markdown, { type Components } from 'react-markdown';
+import type { ChatMessage } from './api';
+
+export type ToolProgress = { toolCallId: string; progress: number; total?: number; message?: string };
+
+type Part = ChatMessage['parts'][number];
+type ToolPart = Extract<Part, { toolCallId: string }>;
+
+const markdownComponents: Components = {
+  a: ({ children, href }) => (
+    <a href={href} target="_blank" rel="noopener noreferrer">
+      {children}
+    </a>
+  ),
+};
+
+function time(iso?: string) {
+  if (!iso) return null;
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return null;
+  return (
+    <time dateTime={iso} title={date.toLocaleString()}>
+      {date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}
+    </time>
+  );
+}
+
+function show(value: unknown): string {
+  if (value === undefined) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+}
+
+function ToolCard({ part, progress }: { part: ToolPart; progress?: ToolProgress }) {
+  const name = part.type.replace(/^tool-/, '');
+  const state =
+    part.state === 'output-available' ? 'done' : part.state === 'output-error' ? 'failed' : 'running';
+  const label = { running: 'Running…', done: 'Done', failed: 'Failed' }[state];
+  return (
+    <details className={`tool tool-${state}`} data-testid="tool-card">
+      <summary>
+        <span className="tool-icon" aria-hidden="true">
+          ⚙
+        </span>
+        <span className="tool-name">{name}</span>
+        <span className="tool-state">{label}</span>
+        {state === 'running' && progress && (
+          <span className="tool-progress">
+            {progress.message ?? ''}{' '}
+            {progress.total ? `${Math.round((progress.progress / progress.total) * 100)}%` : progress.progress}
+          </span>
+        )}
+      </summary>
+      <div className="tool-body">
+        <div className="tool-label">Arguments</div>
+        <pre>{show(part.input)}</pre>
+        {state === 'done' && (
+          <>
+            <div className="tool-label">Result</div>
+            <pre>{show('output' in part ? part.output : undefined)}</pre>
+          </>
+        )}
+        {state === 'failed' && (
+          <>
+            <div className="tool-label">Error</div>
+            <pre>{'errorText' in part ? part.errorText : ''}</pre>
+          </>
+        )}
+      </div>
+    </details>
+  );
+}
+
+type Props = {
+  message: ChatMessage;
+  progress: Record<string, ToolProgress>;
+  stopped: boolean;
+  failed: boolean;
+  streaming: boolean;
+};
+
+export function Message({ message, progress, stopped, failed, streaming }: Props) {
+  const mine = message.role === 'user';
+  const reason = message.metadata?.interrupted;
+  const interruption = stopped || reason === 'cancelled' || reason === 'client-disconnected' ? 'stopped'
+    : reason || failed ? 'interrupted' : null;
+  return (
+    <article className={`message ${mine ? 'user' : 'assistant'}`} aria-label={mine ? 'You' : 'Assistant'}>
+      <div className="bubble">
+        {message.parts.map((part, index) => {
+          if (part.type === 'text') {
+            return mine ? (
+              <p key={index} className="plain">
+                {part.text}
+              </p>
+            ) : (
+              <div key={index} className="markdown">
+                <Markdown components={markdownComponents}>{part.text}</Markdown>
+              </div>
+            );
+          }
+          if (part.type === 'reasoning') {
+            return (
+              <details key={index} className="reasoning">
+                <summary>Reasoning</summary>
+                <p>{part.text}</p>
+              </details>
+            );
+          }
+          if ('toolCallId' in part) {
+            return <ToolCard key={part.toolCallId} part={part as ToolPart} progress={progress[part.toolCallId]} />;
+          }
+          return null;
+        })}
+      </div>
+      <div className="meta">
+        {mine ? 'You' : 'Assistant'} · {time(message.metadata?.createdAt) ?? (streaming ? 'now' : '')}
+        {interruption && !streaming && <span className="stopped"> · {interruption}</span>}
+      </div>
+    </article>
+  );
+}

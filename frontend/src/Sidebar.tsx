@@ -1,0 +1,47 @@
+import type { ConversationSummary } from './api';
+
+type Props = {
+  conversations: ConversationSummary[];
+  activeId: string | null;
+  onNew: () => void;
+  onOpen: (id: string) => void;
+  onDelete: (id: string) => void;
+};
+
+export function Sidebar({ conversations, activeId, onNew, onOpen, onDelete }: Props) {
+  return (
+    <nav className="sidebar" aria-label="Conversations">
+      <div className="brand">threadline</div>
+      <button type="button" className="new-chat" onClick={onNew}>
+        + New chat
+      </button>
+      {conversations.length === 0 ? (
+        <p className="muted small">No conversations yet.</p>
+      ) : (
+        <ul className="conversations">
+          {conversations.map((conversation) => (
+            <li key={conversation.id} className={conversation.id === activeId ? 'active' : undefined}>
+              <button
+                type="button"
+                className="open"
+                aria-current={conversation.id === activeId ? 'page' : undefined}
+                onClick={() => onOpen(conversation.id)}
+                title={conversation.title}
+              >
+                {conversation.title}
+              </button>
+              <button
+                type="button"
+                className="delete"
+                aria-label={`Delete conversation “${conversation.title}”`}
+                onClick={() => onDelete(conversation.id)}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </nav>
+  );
+}

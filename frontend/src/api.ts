@@ -1,0 +1,81 @@
+// The server's REST endpoints and its error shape, for what useChat does not cover.
+import type { UIMessage } from 'ai';
+
+export type MessageMetadata = {
+  createdAt?: string;
+  finishedAt?: string;
+  model?: string;
+  interrupted?: string;
+};
+export type ChatMessage = UIMessage<MessageMetadata>;
+
+export type ConversationSummary = { id: string; title: string; createdAt: string; lastMessageAt: string };
+
+/** A refused request: the server's `{error: {code, message, retryAfter?}}` with its HTTP status. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+  }
+}
+
+export async function errorFrom(response: Response): Promise<ApiError> {
+  let code = 'HTTP_ERROR';
+  let message = `The server answered ${response.status}.`;
+  let retryAfter = Number(response.headers.get('retry-after')) || undefined;
+  try {
+    const body = await response.json();
+    code = body.error?.code ?? code;
+    message = body.error?.message ?? message;
+    retryAfter = retryAfter ?? body.error?.retryAfter;
+  } catch {
+    // not JSON: keep the generic message
+  }
+  return new ApiError(response.status, code, message, retryAfter);
+}
+
+/** fetch for the chat transport: a refused request becomes an ApiError instead of its raw body. */
+export const chatFetch: typeof fetch = async (input, init) => {
+  const response = await fetch(input, init);
+  if (!response.ok) throw await errorFrom(response);
+  return response;
+};
+
+export async function listConversations(): Promise<ConversationSummary[]> {
+  const response = await fetch('/api/conversations');
+  if (!response.ok) throw await errorFrom(response);
+  return response.json();
+}
+
+/** The conversation's messages, or none for an id the server does not know yet (a new chat). */
+export async function loadConversation(id: string): Promise<ChatMessage[]> {
+  const response = await fetch(`/api/conversations/${encodeURIComponent(id)}`);
+  if (response.status === 404) return [];
+  if (!response.ok) throw await errorFrom(response);
+  return (await response.json()).messages;
+}
+
+export async function deleteConversation(id: string): Promise<void> {
+  const response = await fetch(`/api/conversations/${encodeURIComponent(id)}`, { method: 'DELETE' });
+  if (!response.ok && response.status !== 404) throw await errorFrom(response);
+}
+
+/** What the error banner says: the server's own words, or the rate limit's wait. */
+export function describeError(error: Error): string {
+  if (error instanceof ApiError && error.status === 429) {
+    return `Too many requests — try again in ${error.retryAfter ?? 60} s.`;
+  }
+  if (error instanceof ApiError) return error.message;
+  if (error.message === 'Failed to fetch' || error.name === 'TypeError') {
+    return 'The server cannot be reached. Check your connection and try again.';
+  }
+  return error.message || 'Something went wrong. Please try again.';
+}
+
+export function newConversationId(): string {
+  return crypto.randomUUID().replaceAll('-', '');
+}
