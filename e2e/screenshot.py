@@ -9,9 +9,9 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshot.png"
-sys.path.insert(0, str(ROOT / "backend" / "tests"))  # what e2e/conftest.py imports
+sys.path.insert(0, str(ROOT / "backend" / "tests"))  # for what launch.py imports
 
-from conftest import CHROMIUM_FLAGS, chromium_path  # noqa: E402
+from launch import CHROMIUM_FLAGS, chromium_path  # noqa: E402
 
 
 def main(base_url: str) -> None:

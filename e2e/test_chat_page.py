@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 import standins
-from conftest import threadline_server
+from launch import threadline_server
 
 SEND = "Send"
 

@@ -1,23 +1,17 @@
-"""Fixtures: a real PostgreSQL database per test session, apps on it, and helpers to read streams."""
+"""Fixtures: a real PostgreSQL database per test session and settings for apps on it.
+
+Helpers the tests import live in helpers.py: two directories have a conftest.py, so importing
+from `conftest` would be ambiguous.
+"""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
-from litestar.testing import AsyncTestClient
 
 from testdb import fresh_database
-from threadline.app import create_app
 from threadline.settings import Settings
-
-ROOT = Path(__file__).resolve().parents[2]
-CONFORMANCE = ROOT / "conformance"
 
 
 @pytest.fixture(scope="session")
@@ -35,83 +29,3 @@ def make_settings(database_url: str, tmp_path: Path):
         return Settings(**(values | overrides))
 
     return make
-
-
-@asynccontextmanager
-async def running(settings: Settings) -> AsyncIterator[AsyncTestClient]:
-    """An app with its lifespan run (storage, graph), and a client for it."""
-    async with AsyncTestClient(app=create_app(settings), timeout=30) as client:
-        yield client
-
-
-def parse_sse(raw: bytes) -> list[dict]:
-    """The JSON chunks of an SSE body; checks the `[DONE]` terminator is last."""
-    events = [block.removeprefix(b"data: ") for block in raw.split(b"\n\n") if block]
-    assert events[-1] == b"[DONE]", raw[-200:]
-    return [json.loads(event) for event in events[:-1]]
-
-
-def chat_body(conversation_id: str | None, text: str, **extra) -> dict:
-    body = {"messages": [{"id": f"u{uuid.uuid4().hex[:10]}", "role": "user",
-                          "parts": [{"type": "text", "text": text}]}], "trigger": "submit-message", **extra}
-    if conversation_id:
-        body["id"] = conversation_id
-    return body
-
-
-async def chat(client: AsyncTestClient, conversation_id: str | None, text: str, **extra):
-    """POST one useChat-shaped message; returns (response, raw body, parsed chunks)."""
-    response = await client.post("/api/chat", json=chat_body(conversation_id, text, **extra))
-    assert response.status_code == 200, response.text
-    return response, response.content, parse_sse(response.content)
-
-
-def text_of(chunks: list[dict]) -> str:
-    return "".join(chunk["delta"] for chunk in chunks if chunk["type"] == "text-delta")
-
-
-def read_with_ai(raw: bytes) -> dict:
-    """Parse a stream with the real `ai` npm package (see conformance/read-ui-stream.mjs)."""
-    if not (CONFORMANCE / "node_modules" / "ai").exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True)
-    result = subprocess.run(["node", str(CONFORMANCE / "read-ui-stream.mjs")], input=raw, capture_output=True,
-                            timeout=60)
-    assert result.returncode == 0, result.stderr.decode()
-    return json.loads(result.stdout)
-
-
-def new_conversation_id() -> str:
-    return f"t{uuid.uuid4().hex[:12]}"
-
-
-@contextmanager
-def serving(settings: Settings) -> Iterator[str]:
-    """The app behind a real uvicorn on a loopback port, in a thread; yields its base URL."""
-    import threading
-    import time
-
-    import uvicorn
-
-    from standins import _free_port
-
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning",
-                                           proxy_headers=False))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-
-
-async def sse_chunks(response) -> AsyncIterator[dict]:
-    """Parse a streaming httpx response's SSE chunks as they arrive."""
-    async for line in response.aiter_lines():
-        if line.startswith("data: ") and line != "data: [DONE]":
-            yield json.loads(line.removeprefix("data: "))

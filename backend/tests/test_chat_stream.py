@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import chat, chat_body, new_conversation_id, read_with_ai, running, text_of
+from helpers import chat, chat_body, new_conversation_id, read_with_ai, running, text_of
 
 
 async def test_text_turn_is_accepted_by_the_ai_client(make_settings):

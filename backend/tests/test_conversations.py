@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import standins
-from conftest import chat, new_conversation_id, running, text_of
+from helpers import chat, new_conversation_id, running, text_of
 
 
 async def test_a_second_instance_continues_with_the_history(make_settings):

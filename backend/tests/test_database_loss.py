@@ -11,7 +11,7 @@ import pytest
 from pgserver._commands import pg_ctl
 
 import standins
-from conftest import chat, chat_body, running, text_of
+from helpers import chat, chat_body, running, text_of
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-from conftest import read_with_ai
+from helpers import read_with_ai
 from threadline import events as ev
 from threadline.encoders.ui_message_stream import DONE, encode_event
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import standins
-from conftest import chat, chat_body, new_conversation_id, parse_sse, read_with_ai, running, text_of
+from helpers import chat, chat_body, new_conversation_id, parse_sse, read_with_ai, running, text_of
 from threadline.logs import JsonFormatter
 
 

@@ -7,7 +7,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from conftest import serving
+from helpers import serving
 from threadline.settings import Settings
 
 

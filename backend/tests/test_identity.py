@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import chat, chat_body, new_conversation_id, running
+from helpers import chat, chat_body, new_conversation_id, running
 from threadline.identity import COOKIE, HEADER
 
 

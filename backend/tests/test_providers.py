@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import standins
-from conftest import chat, new_conversation_id, parse_sse, read_with_ai, running, text_of
+from helpers import chat, new_conversation_id, parse_sse, read_with_ai, running, text_of
 
 
 @pytest.fixture(params=["openai", "gemini"])
