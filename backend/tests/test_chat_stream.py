@@ -44,8 +44,7 @@ async def test_tool_turn_is_accepted_and_reload_shows_what_was_streamed(make_set
         stored = (await client.get(f"/api/conversations/{conversation_id}")).json()
 
     types = [chunk["type"] for chunk in chunks]
-    assert types[:6] == ["start", "start-step", "tool-input-start", "tool-input-delta", "tool-input-delta",
-                         "tool-input-available"]
+    assert types[:3] == ["start", "start-step", "tool-input-available"], "messages mode: no arguments as generated"
     assert "tool-output-available" in types
     streamed = read_with_ai(raw)["message"]
     tool = streamed["parts"][1]

@@ -35,9 +35,9 @@ async def test_text_streams_token_by_token(provider):
 async def test_tool_calls_run_and_their_results_reach_the_model(provider):
     name, settings, standin = provider
     async with running(settings) as client:
-        _, raw, chunks = await chat(client, new_conversation_id(), "calculate 6*7")
+        _, raw, chunks = await chat(client, new_conversation_id(), "calculate 6*7", streamMode="events")
     types = [chunk["type"] for chunk in chunks]
-    assert "tool-input-start" in types and "tool-input-available" in types
+    assert "tool-input-start" in types and "tool-input-available" in types, "events mode streams the arguments"
     available = next(chunk for chunk in chunks if chunk["type"] == "tool-input-available")
     assert available["toolName"] == "calculator" and available["input"] == {"expression": "6*7"}
     message = read_with_ai(raw)["message"]

@@ -26,11 +26,13 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 _TOKEN = re.compile(r"\s*\S+")
 _ARITHMETIC = re.compile(r"(?:calculate|compute|what is|what's)\s+([-+*/%^().\d\s]*\d[-+*/%^().\d\s]*)", re.I)
 _TIME_ZONE = re.compile(r"\b([A-Z][A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)\b")
+_THINK = re.compile(r"^\s*think about (.+)", re.I | re.S)
 _COUNT = re.compile(r"\bcount to (\d{1,5})\b", re.I)
 
 
 class DemoChatModel(BaseChatModel):
-    """Scripted replies: `calculate <expr>` and `time in <Area/City>` call tools; `count to N` streams N tokens."""
+    """Scripted replies: `calculate <expr>` and `time in <Area/City>` call tools; `count to N` streams N tokens;
+    `think about <topic>` reasons before it answers."""
 
     token_delay: float = 0.015
 
@@ -56,6 +58,10 @@ class DemoChatModel(BaseChatModel):
         if "time" in prompt.lower() and "current_time" in tool_names:
             zone = _TIME_ZONE.search(prompt)
             return self._tool_call("current_time", {"timezone": zone.group(1) if zone else "UTC"})
+        if match := _THINK.search(prompt):
+            topic = match.group(1).strip().rstrip("?.!")
+            return AIMessage(content=f"Having thought it over: {topic} deserves a closer look.", additional_kwargs={
+                "demo_reasoning": f"The user wants me to think about {topic}. A short, honest answer will do."})
         if match := _COUNT.search(prompt):
             return AIMessage(content=" ".join(str(n) for n in range(1, int(match.group(1)) + 1)))
         earlier = sum(isinstance(m, HumanMessage) for m in messages) - 1
@@ -82,8 +88,12 @@ class DemoChatModel(BaseChatModel):
             yield AIMessageChunk(content="", tool_call_chunks=[
                 tool_call_chunk(name=None, args=arguments[middle:], id=None, index=0)])
             output_tokens += 2
+        reasoning = reply.additional_kwargs.get("demo_reasoning")
+        for token in _TOKEN.findall(reasoning or ""):  # content blocks, as reasoning models stream them
+            yield AIMessageChunk(content=[{"type": "reasoning", "reasoning": token, "index": 0}])
+            output_tokens += 1
         for token in _TOKEN.findall(reply.text):
-            yield AIMessageChunk(content=token)
+            yield AIMessageChunk(content=[{"type": "text", "text": token, "index": 1}] if reasoning else token)
             output_tokens += 1
         yield AIMessageChunk(content="", chunk_position="last", usage_metadata={
             "input_tokens": prompt_tokens, "output_tokens": output_tokens,

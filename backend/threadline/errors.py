@@ -34,7 +34,7 @@ class ApiError(HTTPException):
 
 
 _DESCRIPTIONS = {400: "The request is not valid", 404: "No such conversation (or not yours)",
-                 409: "An answer is already streaming, or none is left to stop", 413: "The body is over 1 MB",
+                 406: "None of the wires asked for is supported", 409: "An answer is already streaming, or none is left to stop", 413: "The body is over 1 MB",
                  429: "Over the rate limit; Retry-After says when to try again",
                  500: "The model failed before anything was streamed", 503: "The database is unavailable for a moment"}
 

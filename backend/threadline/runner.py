@@ -42,10 +42,14 @@ def tool_output(message: ToolMessage) -> ev.ToolOutput | ev.ToolOutputError:
 
 
 class TurnTranslator:
-    """Keeps which step, text, reasoning and tool-input parts are open while one answer streams."""
+    """Keeps which step, text, reasoning and tool-input parts are open while one answer streams.
 
-    def __init__(self, show_status: bool) -> None:
-        self.show_status = show_status
+    In `events` mode everything is streamed; in `messages` mode only text, finished tool calls and
+    their results: no status, no reasoning, no tool arguments while they are generated.
+    """
+
+    def __init__(self, events_mode: bool) -> None:
+        self.events_mode = events_mode
         self.step_open = False
         self.text_id: str | None = None
         self.reasoning_id: str | None = None
@@ -64,7 +68,7 @@ class TurnTranslator:
         if self.step_open:
             return []
         self.step_open = True
-        return [ev.StepStart(), ev.Status(text="Thinking…")] if self.show_status else [ev.StepStart()]
+        return [ev.StepStart(), ev.Status(text="Thinking…")] if self.events_mode else [ev.StepStart()]
 
     def close_step(self) -> list[ev.Event]:
         out = self.close_parts()
@@ -87,11 +91,12 @@ class TurnTranslator:
         out = self.open_step()
         text, reasoning = split_content(chunk.content)
         if reasoning:
+            self.call_reasoning.append(reasoning)
+        if reasoning and self.events_mode:
             if self.reasoning_id is None:
                 self.reasoning_id = self._part_id("reasoning")
                 out.append(ev.ReasoningStart(id=self.reasoning_id))
             out.append(ev.ReasoningDelta(id=self.reasoning_id, delta=reasoning))
-            self.call_reasoning.append(reasoning)
         if text:
             if self.reasoning_id:
                 out.append(ev.ReasoningEnd(id=self.reasoning_id))
@@ -101,7 +106,7 @@ class TurnTranslator:
                 out.append(ev.TextStart(id=self.text_id))
             out.append(ev.TextDelta(id=self.text_id, delta=text))
             self.call_text.append(text)
-        for call in getattr(chunk, "tool_call_chunks", ()):
+        for call in getattr(chunk, "tool_call_chunks", ()) if self.events_mode else ():
             key = call["index"] if call.get("index") is not None else call.get("id")
             call_id = self.tool_calls.get(key)
             if call_id is None and call.get("id") and call.get("name"):
@@ -120,7 +125,7 @@ class TurnTranslator:
         for call in message.tool_calls:
             self.pending_tools.add(call["id"])
             out.append(ev.ToolInputAvailable(tool_call_id=call["id"], tool_name=call["name"], input=call["args"]))
-            if self.show_status:
+            if self.events_mode:
                 out.append(ev.Status(text=f"Calling tool {call['name']}…"))
         self.tool_calls.clear()
         if not message.tool_calls:

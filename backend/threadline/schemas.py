@@ -19,13 +19,17 @@ class UIMessagePart(msgspec.Struct):
 
 
 class UIMessageIn(msgspec.Struct):
-    role: Literal["system", "user", "assistant"]
+    """A `UIMessage` from today's `useChat`, or an ai@4 message with `content` (and maybe `parts`)."""
+
+    role: Literal["system", "user", "assistant", "data"]
     parts: list[UIMessagePart] = []
     id: Id | None = None
+    content: str | None = None
 
     @property
     def text(self) -> str:
-        return "".join(part.text or "" for part in self.parts if part.type == "text")
+        text = "".join(part.text or "" for part in self.parts if part.type == "text")
+        return text or self.content or ""
 
 
 class ChatRequest(msgspec.Struct, rename="camel"):
@@ -35,6 +39,7 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     id: Id | None = None
     trigger: Literal["submit-message", "regenerate-message"] = "submit-message"
     message_id: Id | None = None
+    stream_mode: Literal["messages", "events"] | None = None  # overrides CHAT_STREAM_MODE for this answer
 
 
 class ErrorDetail(msgspec.Struct):

@@ -54,7 +54,7 @@ class Turn:
         self.client_id = client_id
         self.request = request
         self.timeouts = timeouts
-        self.translator = TurnTranslator(show_status=stream_mode == "events")
+        self.translator = TurnTranslator(events_mode=stream_mode == "events")
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.stop_reason: Stop | None = None
         self.task: asyncio.Task | None = None

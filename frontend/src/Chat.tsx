@@ -27,8 +27,9 @@ export function Chat({ id, initialMessages, onFirstMessage, onAnswered }: Props)
       new DefaultChatTransport<ChatMessage>({
         api: '/api/chat',
         fetch: chatFetch,
+        // Events mode: the page shows statuses, reasoning and tool arguments as they are generated.
         prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({
-          body: { id, messages: messages.slice(-1), trigger, messageId },
+          body: { id, messages: messages.slice(-1), trigger, messageId, streamMode: 'events' },
         }),
       }),
     [],

@@ -1,1 +1,25 @@
-"""Wire encoders: each turns the canonical event stream into the bytes of one protocol."""
+"""Every wire an answer can be streamed on; each encodes the same canonical events (events.py)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from dataclasses import dataclass
+
+from threadline import events as ev
+from threadline.encoders import data_stream, ndjson, ui_message_stream
+
+
+@dataclass(frozen=True)
+class Wire:
+    name: str
+    media_type: str
+    headers: dict[str, str]
+    encode: Callable[[AsyncIterable[ev.Event]], AsyncIterator[bytes]]
+
+
+UI_MESSAGE_STREAM = Wire("ui-message-stream", ui_message_stream.MEDIA_TYPE, ui_message_stream.HEADERS,
+                         ui_message_stream.encode)
+NDJSON = Wire("ndjson", ndjson.MEDIA_TYPE, ndjson.HEADERS, ndjson.encode)
+DATA_STREAM = Wire("data-stream", data_stream.MEDIA_TYPE, data_stream.HEADERS, data_stream.encode)
+WIRES = {wire.name: wire for wire in (UI_MESSAGE_STREAM, NDJSON, DATA_STREAM)}
+BY_MEDIA_TYPE = {UI_MESSAGE_STREAM.media_type: UI_MESSAGE_STREAM, NDJSON.media_type: NDJSON}

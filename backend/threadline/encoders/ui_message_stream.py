@@ -1,7 +1,8 @@
-"""The AI SDK UI Message Stream (SSE), what `useChat` from `@ai-sdk/react` reads.
+"""The AI SDK UI Message Stream, what `useChat` from `@ai-sdk/react` reads: one JSON chunk per event.
 
 Most canonical events already have the chunk's shape and are encoded as they are; the few that differ
-are rebuilt here. Only chunk types the client knows are sent: ours travel as `data-*` chunks.
+are rebuilt here. Only chunk types the client knows are sent: ours travel as `data-*` chunks. The
+same chunks go out as SSE (`encode`) or as NDJSON (see ndjson.py).
 """
 
 from __future__ import annotations
@@ -25,44 +26,44 @@ DONE = b"data: [DONE]\n\n"
 _encode = msgspec.json.Encoder().encode
 
 
-def _frame(payload: Any) -> bytes:
-    return b"data: " + _encode(payload) + b"\n\n"
-
-
-def _start(event: ev.Start) -> bytes:
+def _start(event: ev.Start) -> Any:
     metadata = {"conversationId": event.conversation_id, "model": event.model, "createdAt": event.created_at}
-    return _frame({"type": "start", "messageId": event.message_id, "messageMetadata": metadata})
+    return {"type": "start", "messageId": event.message_id, "messageMetadata": metadata}
 
 
-def _finish(event: ev.Finish) -> bytes:
+def _finish(event: ev.Finish) -> Any:
     metadata = {"usage": event.usage, "finishedAt": event.finished_at}
     if event.interrupted:
         metadata["interrupted"] = event.interrupted
-    return _frame({"type": "finish", "finishReason": event.finish_reason, "messageMetadata": metadata})
+    return {"type": "finish", "finishReason": event.finish_reason, "messageMetadata": metadata}
 
 
-def _error(event: ev.Error) -> bytes:
-    return _frame({"type": "error", "errorText": event.message})
+def _error(event: ev.Error) -> Any:
+    return {"type": "error", "errorText": event.message}
 
 
-def _data(name: str, event: ev.Event) -> bytes:
-    return _frame({"type": f"data-{name}", "data": event, "transient": True})
+def _data(name: str):
+    return lambda event: {"type": f"data-{name}", "data": event, "transient": True}
 
 
 _REBUILT = {
     ev.Start: _start,
     ev.Finish: _finish,
     ev.Error: _error,
-    ev.ToolProgress: lambda event: _data("tool-progress", event),
-    ev.Status: lambda event: _data("status", event),
-    ev.Warning: lambda event: _data("warning", event),
+    ev.ToolProgress: _data("tool-progress"),
+    ev.Status: _data("status"),
+    ev.Warning: _data("warning"),
 }
 
 
-def encode_event(event: ev.Event) -> bytes:
-    """One SSE frame for one event; events shaped like their chunk skip the lookup's slow path."""
+def chunk_json(event: ev.Event) -> bytes:
+    """The chunk for one event as JSON; events shaped like their chunk skip the rebuild."""
     rebuild = _REBUILT.get(type(event))
-    return _frame(event) if rebuild is None else rebuild(event)
+    return _encode(event if rebuild is None else rebuild(event))
+
+
+def encode_event(event: ev.Event) -> bytes:
+    return b"data: " + chunk_json(event) + b"\n\n"
 
 
 async def encode(events: AsyncIterable[ev.Event]) -> AsyncIterator[bytes]:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from litestar import Controller, Request, delete, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
 
 from threadline import events as ev
-from threadline.encoders import ui_message_stream
+from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 from threadline.errors import ApiError, error_responses, json_only, not_found
 from threadline.graph import TurnRequest, last_user_index
 from threadline.routes.conversations import ConversationId
@@ -23,6 +25,20 @@ PRE_STREAM_FAILURE = 500
 
 def new_id() -> str:
     return secrets.token_hex(8)
+
+
+def choose_wire(request: Request) -> Wire:
+    """`?protocol=` when given, else the Accept header; the UI Message Stream when nothing is asked for."""
+    if (protocol := request.query_params.get("protocol")) is not None:
+        if protocol in WIRES:
+            return WIRES[protocol]
+    elif "accept" not in request.headers:
+        return UI_MESSAGE_STREAM
+    elif (media_type := request.accept.best_match(list(BY_MEDIA_TYPE))) is not None:
+        return BY_MEDIA_TYPE[media_type]
+    raise ApiError(406, "NOT_ACCEPTABLE", "This answer can stream as: Accept: text/event-stream (the AI SDK UI "
+                   "Message Stream, the default), Accept: application/x-ndjson, or ?protocol=data-stream (AI SDK 4).",
+                   [ErrorDetail("protocol", f"one of {', '.join(WIRES)}")])
 
 
 def _invalid(field: str, message: str) -> ApiError:
@@ -48,11 +64,17 @@ async def _cancel(state: State, conversation_id: str, client_id: str) -> CancelR
 class ChatController(Controller):
     path = "/api"
 
-    @post("/chat", status_code=200, guards=[json_only], responses=error_responses(400, 404, 409, 413, 429, 500, 503),
-          summary="Send a message; the answer streams back (UI Message Stream)")
+    @post("/chat", status_code=200, guards=[json_only],
+          responses={200: ResponseSpec(dict[str, Any], media_type=UI_MESSAGE_STREAM.media_type,
+                                       description="The answer, chunk by chunk"),
+                     **error_responses(400, 404, 406, 409, 413, 429, 500, 503)},
+          summary="Send a message; the answer streams back (UI Message Stream, NDJSON or AI SDK 4 data stream)",
+          description="The UI Message Stream by default; `Accept: application/x-ndjson` for NDJSON, "
+                      "`?protocol=data-stream` for the AI SDK 4 data stream (see the README).")
     async def chat(self, request: Request, data: JSONBody[ChatRequest], state: State,
                    client_id: NamedDependency[str]) -> Stream:
         """Only the last message is read: the history comes from the conversation's checkpoint."""
+        wire = choose_wire(request)
         await _check_rate(request, state)
         conversation_id = data.id or new_id()
         graph = state.graph
@@ -81,19 +103,16 @@ class ChatController(Controller):
             raise not_found()  # someone else's: the same answer as for an id that does not exist
         turn_request = TurnRequest(user_message_id=user_message_id, text=text, regenerate=regenerate,
                                    assistant_message_id=new_id(), model=state.model_label, created_at=ev.timestamp())
-        turn = Turn(graph, conversation_id, client_id, turn_request, stream_mode=state.settings.stream_mode,
-                    timeouts=state.timeouts)
+        turn = Turn(graph, conversation_id, client_id, turn_request,
+                    stream_mode=data.stream_mode or state.settings.stream_mode, timeouts=state.timeouts)
         await state.active_turns.begin(turn)
         opening = await turn.opening()
         if opening and isinstance(opening[-1], ev.Error):
             # Nothing was shown yet, so the failure can still be an HTTP status the client checks first.
             failure = opening[-1]
             raise ApiError(PRE_STREAM_FAILURE, failure.code, failure.message)
-        return Stream(
-            ui_message_stream.encode(turn.events(opening)),
-            media_type=ui_message_stream.MEDIA_TYPE,
-            headers={**ui_message_stream.HEADERS, "x-conversation-id": conversation_id},
-        )
+        return Stream(wire.encode(turn.events(opening)), media_type=wire.media_type,
+                      headers={**wire.headers, "x-conversation-id": conversation_id})
 
     @post("/cancel_stream", status_code=200, guards=[json_only], responses=error_responses(400, 404, 409, 413, 503),
           summary="Stop the answer streaming in a conversation; keeps what arrived")
