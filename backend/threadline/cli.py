@@ -1,4 +1,5 @@
-"""The `threadline` command: `threadline serve` runs the server with settings from the environment."""
+"""The `threadline` command: `threadline serve` runs the server with settings from the environment;
+`threadline chat` talks to a running one from the terminal."""
 
 from __future__ import annotations
 
@@ -30,9 +31,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="threadline", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("serve", help="run the chat server (settings come from the environment; see README)")
+    chat = commands.add_parser("chat", help="chat with a running server from the terminal (one message per line)")
+    chat.add_argument("--url", default="http://127.0.0.1:8000", help="the server (default %(default)s)")
+    chat.add_argument("--conversation", help="continue this conversation id")
+    chat.add_argument("--token", help="an X-Threadline-Client token, to reach conversations started elsewhere")
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve()
+    if args.command == "chat":
+        from threadline.chat_cli import run
+
+        return run(args.url, args.conversation, args.token)
     return 2
 
 

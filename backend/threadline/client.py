@@ -1,0 +1,366 @@
+"""A Python client for threadline: answers as typed chunks, sync or async, over NDJSON or SSE.
+
+    from threadline.client import Client
+
+    with Client("http://127.0.0.1:8000") as client:
+        for chunk in client.stream("calculate 6*7"):
+            if isinstance(chunk, TextDelta):
+                print(chunk.delta, end="", flush=True)
+        answer = client.ask("and times 2?")          # the whole answer, reassembled
+        print(answer.text, answer.tool_calls)
+
+The chunks are the UI Message Stream's, the same objects `useChat` reads, and `Answer` puts them
+together the way `useChat` does. Leaving a `stream()` loop early closes the connection, which stops
+the answer on the server (what was shown is saved); `cancel()` stops one from anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+import msgspec
+
+IDENTITY_HEADER = "x-threadline-client"
+Wire = Literal["ndjson", "sse"]
+_ACCEPT = {"ndjson": "application/x-ndjson", "sse": "text/event-stream"}
+
+
+class Chunk(msgspec.Struct, tag_field="type", rename="camel", frozen=True):
+    """One UI Message Stream chunk; `type` on the wire is the subclass's tag."""
+
+
+class Start(Chunk, tag="start"):
+    message_id: str | None = None
+    message_metadata: dict[str, Any] = {}
+
+
+class StartStep(Chunk, tag="start-step"):
+    pass
+
+
+class FinishStep(Chunk, tag="finish-step"):
+    pass
+
+
+class TextStart(Chunk, tag="text-start"):
+    id: str
+
+
+class TextDelta(Chunk, tag="text-delta"):
+    id: str
+    delta: str
+
+
+class TextEnd(Chunk, tag="text-end"):
+    id: str
+
+
+class ReasoningStart(Chunk, tag="reasoning-start"):
+    id: str
+
+
+class ReasoningDelta(Chunk, tag="reasoning-delta"):
+    id: str
+    delta: str
+
+
+class ReasoningEnd(Chunk, tag="reasoning-end"):
+    id: str
+
+
+class ToolInputStart(Chunk, tag="tool-input-start"):
+    tool_call_id: str
+    tool_name: str
+
+
+class ToolInputDelta(Chunk, tag="tool-input-delta"):
+    tool_call_id: str
+    input_text_delta: str
+
+
+class ToolInputAvailable(Chunk, tag="tool-input-available"):
+    tool_call_id: str
+    tool_name: str
+    input: Any = None
+
+
+class ToolOutputAvailable(Chunk, tag="tool-output-available"):
+    tool_call_id: str
+    output: Any = None
+
+
+class ToolOutputError(Chunk, tag="tool-output-error"):
+    tool_call_id: str
+    error_text: str
+
+
+class Finish(Chunk, tag="finish"):
+    finish_reason: str | None = None
+    message_metadata: dict[str, Any] = {}
+
+
+class Error(Chunk, tag="error"):
+    error_text: str
+
+
+class Data(Chunk, tag="data"):
+    """A `data-<name>` chunk: threadline's status, warning and tool progress."""
+
+    name: str
+    data: Any = None
+    transient: bool = False
+
+
+KnownChunk = (Start | StartStep | FinishStep | TextStart | TextDelta | TextEnd | ReasoningStart | ReasoningDelta
+              | ReasoningEnd | ToolInputStart | ToolInputDelta | ToolInputAvailable | ToolOutputAvailable
+              | ToolOutputError | Finish | Error)
+_decode_known = msgspec.json.Decoder(KnownChunk).decode
+_decode_any = msgspec.json.Decoder().decode
+
+
+def parse_chunk(raw: bytes | str) -> Chunk:
+    """One chunk from its JSON; `data-*` chunks become `Data`."""
+    raw = raw.encode() if isinstance(raw, str) else raw
+    if raw.startswith(b'{"type":"data-'):
+        value = _decode_any(raw)
+        return Data(name=value["type"].removeprefix("data-"), data=value.get("data"),
+                    transient=bool(value.get("transient")))
+    return _decode_known(raw)
+
+
+@dataclass
+class ToolCall:
+    tool_call_id: str
+    tool_name: str
+    state: Literal["input-streaming", "input-available", "output-available", "output-error"] = "input-streaming"
+    input_text: str = ""
+    input: Any = None
+    output: Any = None
+    error_text: str | None = None
+
+
+@dataclass
+class Answer:
+    """An assistant message put together from its chunks, as `useChat` does."""
+
+    id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    parts: list[dict[str, Any] | ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+    error: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(part["text"] for part in self.parts if isinstance(part, dict) and part["type"] == "text")
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(part["text"] for part in self.parts
+                       if isinstance(part, dict) and part["type"] == "reasoning")
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [part for part in self.parts if isinstance(part, ToolCall)]
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self.metadata.get("conversationId")
+
+    def _tool(self, tool_call_id: str) -> ToolCall:
+        return next(call for call in self.tool_calls if call.tool_call_id == tool_call_id)
+
+    def _open(self, kind: str, part_id: str) -> None:
+        self.parts.append({"type": kind, "id": part_id, "text": ""})
+
+    def _append(self, kind: str, part_id: str, delta: str) -> None:
+        part = next(part for part in reversed(self.parts)
+                    if isinstance(part, dict) and part["type"] == kind and part["id"] == part_id)
+        part["text"] += delta
+
+    def apply(self, chunk: Chunk) -> None:
+        match chunk:
+            case Start():
+                self.id = chunk.message_id or self.id
+                self.metadata |= chunk.message_metadata
+            case TextStart():
+                self._open("text", chunk.id)
+            case TextDelta():
+                self._append("text", chunk.id, chunk.delta)
+            case ReasoningStart():
+                self._open("reasoning", chunk.id)
+            case ReasoningDelta():
+                self._append("reasoning", chunk.id, chunk.delta)
+            case ToolInputStart():
+                self.parts.append(ToolCall(chunk.tool_call_id, chunk.tool_name))
+            case ToolInputDelta():
+                self._tool(chunk.tool_call_id).input_text += chunk.input_text_delta
+            case ToolInputAvailable():
+                if not any(call.tool_call_id == chunk.tool_call_id for call in self.tool_calls):
+                    self.parts.append(ToolCall(chunk.tool_call_id, chunk.tool_name))
+                call = self._tool(chunk.tool_call_id)
+                call.state, call.input = "input-available", chunk.input
+            case ToolOutputAvailable():
+                call = self._tool(chunk.tool_call_id)
+                call.state, call.output = "output-available", chunk.output
+            case ToolOutputError():
+                call = self._tool(chunk.tool_call_id)
+                call.state, call.error_text = "output-error", chunk.error_text
+            case Finish():
+                self.finish_reason = chunk.finish_reason
+                self.metadata |= chunk.message_metadata
+            case Error():
+                self.error = chunk.error_text
+
+
+class ThreadlineError(Exception):
+    """A refused request (`status`, `code`, `retry_after` from the server) or an answer that ended in error."""
+
+    def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
+                 retry_after: int | None = None, answer: Answer | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.retry_after, self.answer = status, code, retry_after, answer
+
+
+def _error_from(response: httpx.Response, body: bytes) -> ThreadlineError:
+    try:
+        info = json.loads(body)["error"]
+    except (ValueError, KeyError, TypeError):
+        info = {}
+    return ThreadlineError(info.get("message") or f"HTTP {response.status_code}", status=response.status_code,
+                           code=info.get("code"), retry_after=info.get("retryAfter"))
+
+
+def _chunk_lines(lines: Iterable[str], wire: Wire) -> Iterator[Chunk]:
+    """Chunks from the lines of either wire; stops at SSE's `[DONE]`."""
+    for line in lines:
+        if wire == "sse":
+            if not line.startswith("data: "):
+                continue
+            line = line[len("data: "):]
+            if line == "[DONE]":
+                return
+        if line:
+            yield parse_chunk(line)
+
+
+def _request(text: str, conversation_id: str | None, stream_mode: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"messages": [{"role": "user", "parts": [{"type": "text", "text": text}]}]}
+    if conversation_id:
+        body["id"] = conversation_id
+    if stream_mode:
+        body["streamMode"] = stream_mode
+    return body
+
+
+class Client:
+    """Synchronous client. Keeps the anonymous identity the server issues, so conversations stay yours."""
+
+    def __init__(self, base_url: str = "http://127.0.0.1:8000", *, wire: Wire = "ndjson", token: str | None = None,
+                 timeout: float = 130.0) -> None:
+        self.wire = wire
+        self.http = httpx.Client(base_url=base_url, timeout=timeout)
+        if token:
+            self.http.headers[IDENTITY_HEADER] = token
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    @property
+    def token(self) -> str | None:
+        return self.http.headers.get(IDENTITY_HEADER)
+
+    def _remember_identity(self, response: httpx.Response) -> None:
+        if issued := response.headers.get(IDENTITY_HEADER):
+            self.http.headers[IDENTITY_HEADER] = issued
+
+    def stream(self, text: str, conversation_id: str | None = None, *,
+               stream_mode: Literal["messages", "events"] | None = None) -> Iterator[Chunk]:
+        """The answer's chunks as they arrive; leaving the loop early stops the answer on the server."""
+        with self.http.stream("POST", "/api/chat", json=_request(text, conversation_id, stream_mode),
+                              headers={"accept": _ACCEPT[self.wire]}) as response:
+            self._remember_identity(response)
+            if response.status_code != 200:
+                raise _error_from(response, response.read())
+            yield from _chunk_lines(response.iter_lines(), self.wire)
+
+    def ask(self, text: str, conversation_id: str | None = None, **options: Any) -> Answer:
+        """The whole answer; raises ThreadlineError (with the partial `answer`) when it ends in error."""
+        answer = Answer()
+        for chunk in self.stream(text, conversation_id, **options):
+            answer.apply(chunk)
+        if answer.error is not None:
+            raise ThreadlineError(answer.error, answer=answer)
+        return answer
+
+    def cancel(self, conversation_id: str) -> bool:
+        """Stop the answer running in a conversation; False when none was running."""
+        response = self.http.post("/api/cancel_stream", json={"conversationId": conversation_id})
+        if response.status_code == 409:
+            return False
+        if response.status_code != 200:
+            raise _error_from(response, response.content)
+        return True
+
+
+class AsyncClient:
+    """The same as Client, for asyncio."""
+
+    def __init__(self, base_url: str = "http://127.0.0.1:8000", *, wire: Wire = "ndjson", token: str | None = None,
+                 timeout: float = 130.0) -> None:
+        self.wire = wire
+        self.http = httpx.AsyncClient(base_url=base_url, timeout=timeout)
+        if token:
+            self.http.headers[IDENTITY_HEADER] = token
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    @property
+    def token(self) -> str | None:
+        return self.http.headers.get(IDENTITY_HEADER)
+
+    async def stream(self, text: str, conversation_id: str | None = None, *,
+                     stream_mode: Literal["messages", "events"] | None = None) -> AsyncIterator[Chunk]:
+        async with self.http.stream("POST", "/api/chat", json=_request(text, conversation_id, stream_mode),
+                                    headers={"accept": _ACCEPT[self.wire]}) as response:
+            if issued := response.headers.get(IDENTITY_HEADER):
+                self.http.headers[IDENTITY_HEADER] = issued
+            if response.status_code != 200:
+                raise _error_from(response, await response.aread())
+            async for line in response.aiter_lines():
+                for chunk in _chunk_lines([line], self.wire):
+                    yield chunk
+                if self.wire == "sse" and line == "data: [DONE]":
+                    return
+
+    async def ask(self, text: str, conversation_id: str | None = None, **options: Any) -> Answer:
+        answer = Answer()
+        async for chunk in self.stream(text, conversation_id, **options):
+            answer.apply(chunk)
+        if answer.error is not None:
+            raise ThreadlineError(answer.error, answer=answer)
+        return answer
+
+    async def cancel(self, conversation_id: str) -> bool:
+        response = await self.http.post("/api/cancel_stream", json={"conversationId": conversation_id})
+        if response.status_code == 409:
+            return False
+        if response.status_code != 200:
+            raise _error_from(response, response.content)
+        return True
