@@ -96,3 +96,11 @@ async def sse_chunks(response) -> AsyncIterator[dict]:
     async for line in response.aiter_lines():
         if line.startswith("data: ") and line != "data: [DONE]":
             yield json.loads(line.removeprefix("data: "))
+
+
+def read_with_ai4(raw: bytes) -> dict:
+    """Parse an AI SDK 4 data stream with the real ai@4 client code (see conformance/read-data-stream.mjs)."""
+    result = subprocess.run(["node", str(CONFORMANCE / "read-data-stream.mjs")], input=raw, capture_output=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr.decode()
+    return json.loads(result.stdout)

@@ -1,0 +1,62 @@
+"""The exact bytes of every wire for fixed scripted answers, committed in golden/, so a wire change is a diff.
+
+After an intended change: UPDATE_GOLDEN=1 python3 tasks.py test backend/tests/test_golden.py, and
+review the diff of backend/tests/golden/.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from threadline import events as ev
+from threadline.encoders import WIRES
+
+GOLDEN = Path(__file__).parent / "golden"
+START = ev.Start(message_id="msg-1", conversation_id="conv-1", model="demo:demo", created_at="2026-01-01T12:00:00.000Z")
+SCRIPTS = {
+    "tool-answer": [
+        START, ev.StepStart(), ev.Status(text="Thinking…"),
+        ev.ReasoningStart(id="reasoning-1"), ev.ReasoningDelta(id="reasoning-1", delta="Arithmetic: use the tool."),
+        ev.ReasoningEnd(id="reasoning-1"),
+        ev.ToolInputStart(tool_call_id="call-1", tool_name="calculator"),
+        ev.ToolInputDelta(tool_call_id="call-1", input_text_delta='{"expression": '),
+        ev.ToolInputDelta(tool_call_id="call-1", input_text_delta='"6*7"}'),
+        ev.ToolInputAvailable(tool_call_id="call-1", tool_name="calculator", input={"expression": "6*7"}),
+        ev.Status(text="Calling tool calculator…"),
+        ev.ToolProgress(tool_call_id="call-1", progress=1, total=2, message="halfway"),
+        ev.ToolOutput(tool_call_id="call-1", output="42"), ev.StepFinish(),
+        ev.StepStart(), ev.TextStart(id="text-2"), ev.TextDelta(id="text-2", delta="It is "),
+        ev.TextDelta(id="text-2", delta="**42** — “quoted”\nand a new line."), ev.TextEnd(id="text-2"),
+        ev.Warning(code="DATABASE_UNAVAILABLE", message="Saved later."), ev.StepFinish(),
+        ev.Finish(finish_reason="stop", finished_at="2026-01-01T12:00:01.000Z",
+                  usage=ev.Usage(input_tokens=12, output_tokens=8, total_tokens=20)),
+    ],
+    "failed-answer": [
+        START, ev.StepStart(),
+        ev.ToolInputAvailable(tool_call_id="call-2", tool_name="calculator", input={"expression": "1/0"}),
+        ev.ToolOutputError(tool_call_id="call-2", error_text="division by zero"), ev.StepFinish(),
+        ev.StepStart(), ev.TextStart(id="text-1"), ev.TextDelta(id="text-1", delta="The tool fail"),
+        ev.TextEnd(id="text-1"), ev.StepFinish(),
+        ev.Error(code="NETWORK_ERROR", message="Connection failed: the model provider could not be reached.",
+                 retryable=True),
+    ],
+}
+EXTENSIONS = {"ui-message-stream": "sse", "ndjson": "ndjson", "data-stream": "data-stream.txt"}
+
+
+async def _events(script):
+    for event in script:
+        yield event
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("script", SCRIPTS)
+async def test_the_wire_bytes_are_exactly_the_golden_ones(script, wire):
+    encoded = b"".join([chunk async for chunk in WIRES[wire].encode(_events(SCRIPTS[script]))])
+    path = GOLDEN / f"{script}.{EXTENSIONS[wire]}"
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_bytes(encoded)
+    assert encoded == path.read_bytes(), f"{path.name} changed; if intended, rerun with UPDATE_GOLDEN=1"
