@@ -178,3 +178,14 @@ async def test_messages_mode_streams_text_and_results_while_events_mode_shows_th
     statuses = [chunk["data"]["text"] for chunk in busy if chunk["type"] == "data-status"]
     assert statuses[:2] == ["Thinking…", "Calling tool calculator…"]
     assert not any(chunk["type"].startswith("reasoning") for chunk in thinking)
+
+
+def test_the_terminal_chat_streams_answers_and_shows_tool_calls(servers):
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "threadline", "chat", "--url", servers["demo"]],
+                            input="calculate 6*7\nwhat did I say?\n", capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert '⚙ calculator {"expression": "6*7"} → 42' in result.stdout
+    assert "I can see 1 earlier message" in result.stdout, "the second line continues the same conversation"
