@@ -234,6 +234,15 @@ def _error_from(response: httpx.Response, body: bytes) -> ThreadlineError:
                            code=info.get("code"), retry_after=info.get("retryAfter"))
 
 
+def _stopped(response: httpx.Response) -> bool:
+    """A stop request's answer: True when an answer was stopped, False when none was running."""
+    if response.status_code == 409:
+        return False
+    if response.status_code != 200:
+        raise _error_from(response, response.content)
+    return True
+
+
 def _chunk_lines(lines: Iterable[str], wire: Wire) -> Iterator[Chunk]:
     """Chunks from the lines of either wire; stops at SSE's `[DONE]`."""
     for line in lines:
@@ -304,12 +313,7 @@ class Client:
 
     def cancel(self, conversation_id: str) -> bool:
         """Stop the answer running in a conversation; False when none was running."""
-        response = self.http.post("/api/cancel_stream", json={"conversationId": conversation_id})
-        if response.status_code == 409:
-            return False
-        if response.status_code != 200:
-            raise _error_from(response, response.content)
-        return True
+        return _stopped(self.http.post("/api/cancel_stream", json={"conversationId": conversation_id}))
 
 
 class AsyncClient:
@@ -358,9 +362,4 @@ class AsyncClient:
         return answer
 
     async def cancel(self, conversation_id: str) -> bool:
-        response = await self.http.post("/api/cancel_stream", json={"conversationId": conversation_id})
-        if response.status_code == 409:
-            return False
-        if response.status_code != 200:
-            raise _error_from(response, response.content)
-        return True
+        return _stopped(await self.http.post("/api/cancel_stream", json={"conversationId": conversation_id}))
