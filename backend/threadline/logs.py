@@ -42,3 +42,4 @@ def configure(level: str, fmt: str) -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     logging.basicConfig(level=level, handlers=[handler], force=True)
+    logging.getLogger("pgserver").setLevel(logging.WARNING)  # the embedded database narrates every command
