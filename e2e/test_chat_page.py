@@ -150,7 +150,12 @@ def test_stop_ends_the_answer_keeps_what_arrived_and_the_server_saves_it(page: P
     shown = assistant(page).locator(".markdown").inner_text()
     assert "400" not in shown
     expect(assistant(page)).to_contain_text("stopped")
-    page.wait_for_timeout(300)  # the server saves the partial answer as the connection closes
+    conversation_id = page.url.split("?c=")[1]
+    for _ in range(100):  # the server saves the partial answer once it sees the connection close
+        saved = page.request.get(f"{server}/api/conversations/{conversation_id}").json()["messages"]
+        if saved[-1]["metadata"].get("interrupted"):
+            break
+        page.wait_for_timeout(100)
     page.reload()
     expect(assistant(page).locator(".markdown")).to_contain_text(shown[:20])
     expect(assistant(page)).to_contain_text("stopped")
