@@ -3,7 +3,8 @@
 
     python3 tasks.py serve   install what is missing, then run the server (demo model unless configured)
     python3 tasks.py test    install what is missing, then run every test
-    python3 tasks.py bench   install what is missing, then run the benchmarks in bench/
+    python3 tasks.py bench [stream|compare|load|encode]
+                             install what is missing, then run a benchmark in bench/
 
 Dependencies come from the lock files (requirements.lock, conformance/ and frontend/package-lock.json)
 and are installed again only when a lock file changes; the chat page in frontend/ is built again only
@@ -116,9 +117,17 @@ def test(args: list[str]) -> int:
     return subprocess.call([str(PYTHON), "-m", "pytest", *args], cwd=ROOT)
 
 
+BENCHMARKS = {"stream": "stream_bench.py", "compare": "compare.py", "load": "load_bench.py",
+              "encode": "encode_bench.py"}
+
+
 def bench(args: list[str]) -> int:
+    """`bench [stream|compare|load|encode] [options]`: one of the benchmarks in bench/ (stream by default)."""
     ensure_python()
-    return subprocess.call([str(PYTHON), str(ROOT / "bench" / "stream_bench.py"), *args], cwd=ROOT)
+    name = args.pop(0) if args and args[0] in BENCHMARKS else "stream"
+    if name == "compare":
+        ensure_node(ROOT / "bench")
+    return subprocess.call([str(PYTHON), str(ROOT / "bench" / BENCHMARKS[name]), *args], cwd=ROOT)
 
 
 COMMANDS = {"serve": serve, "test": test, "bench": bench}

@@ -1,0 +1,253 @@
+"""Side by side on one machine: threadline, the AI SDK's own server, and a bare Litestar floor.
+
+    python3 tasks.py bench compare [--rounds 3]
+
+Each peer runs as its own process pinned to core 0; this load generator (raw HTTP/1.1 on asyncio
+streams, so it is not the bottleneck; its CPU is reported) runs on core 1. Rounds are interleaved,
+and medians over rounds are printed as a table, with ratios against the AI SDK peer, and drawn to
+docs/bench-compare.png.
+
+- answers: 200-token answers at zero model delay, at concurrency 1 and 64;
+- open streams: 1000 streams at once, 40 tokens 50 ms apart (ideal 2.0 s each).
+
+Peers: the AI SDK 7 Node server (streamText + MockLanguageModelV4 from `ai/test` +
+toUIMessageStreamResponse, bench/peers/aisdk_server.mjs); bare Litestar writing pre-built chunks
+(bench/peers/bare_server.py); threadline with its real graph, the demo model and PostgreSQL
+checkpoints (plus, at concurrency 1, with the in-memory checkpointer, to price the checkpoints).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from stream_bench import ROOT, cpu_seconds, database_url, free_port, peak_rss_mb
+
+BENCH = ROOT / "bench"
+CHART = ROOT / "docs" / "bench-compare.png"
+
+
+@dataclass
+class Peer:
+    name: str
+    command: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def peers(data_dir: str) -> list[Peer]:
+    threadline_env = {"CHAT_MODEL_PROVIDER": "demo", "THREADLINE_DATA_DIR": data_dir, "LOG_LEVEL": "WARNING",
+                      "CHAT_RATE_LIMIT": "1000000/minute"}
+    if url := database_url():
+        threadline_env["DATABASE_URL"] = url
+    return [
+        Peer("AI SDK 7 (Node)", ["node", str(BENCH / "peers" / "aisdk_server.mjs")]),
+        Peer("bare Litestar", [sys.executable, str(BENCH / "peers" / "bare_server.py")]),
+        Peer("threadline", [sys.executable, "-m", "threadline", "serve"], threadline_env),
+    ]
+
+
+def start(peer: Peer, tokens: int, delay_ms: float, extra: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    env = {**os.environ, **peer.env, **(extra or {}), "PORT": str(port), "THREADLINE_PORT": str(port),
+           "TOKENS": str(tokens), "DELAY_MS": str(delay_ms), "CHAT_DEMO_TOKEN_DELAY_MS": str(delay_ms)}
+    command = peer.command
+    if shutil.which("taskset") and (os.cpu_count() or 1) > 1:
+        command = ["taskset", "-c", "0", *command]
+    process = subprocess.Popen(command, env=env, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return process, port
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit(f"{peer.name} did not start")
+
+
+async def one_answer(port: int, tokens: int) -> tuple[float, float, float, int] | str:
+    """(first byte, first text-delta, total, text-deltas) in seconds, or what went wrong."""
+    body = json.dumps({"id": f"b{uuid.uuid4().hex[:16]}", "trigger": "submit-message",
+                       "messages": [{"role": "user", "parts": [{"type": "text", "text": f"count to {tokens}"}]}]})
+    started = time.perf_counter()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError as exc:
+        return f"connect: {exc.__class__.__name__}"
+    try:
+        writer.write(f"POST /api/chat HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}".encode())
+        received = b""
+        first_byte = first_delta = None
+        while chunk := await reader.read(65536):
+            now = time.perf_counter()
+            if first_byte is None:
+                first_byte = now
+            received += chunk
+            if first_delta is None and b'"text-delta"' in received:
+                first_delta = now
+            if received.endswith(b"\r\n0\r\n\r\n"):  # the last chunk: the AI SDK keeps the connection open
+                break
+        if not received.startswith(b"HTTP/1.1 200") or b"data: [DONE]" not in received:
+            return received.split(b"\r\n", 1)[0].decode(errors="replace") or "empty response"
+        deltas = received.count(b'"text-delta"')
+        if deltas != tokens:
+            return f"{deltas} of {tokens} tokens"
+        return first_byte - started, first_delta - started, time.perf_counter() - started, deltas
+    except OSError as exc:
+        return f"read: {exc.__class__.__name__}"
+    finally:
+        writer.close()
+
+
+async def load(port: int, tokens: int, concurrency: int, answers: int) -> list:
+    """`concurrency` clients asking one after another until `answers` answers are in."""
+    remaining = iter(range(answers))
+    results: list = []
+
+    async def client() -> None:
+        for _ in remaining:
+            results.append(await one_answer(port, tokens))
+
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    return results
+
+
+def quantile(values: list[float], q: int) -> float:
+    return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else values[0]
+
+
+def measure(peer: Peer, scenario: str, data_dir: str, extra: dict[str, str] | None = None) -> dict:
+    tokens, delay, concurrency, answers = {
+        "c1": (200, 0, 1, 60), "c64": (200, 0, 64, 320), "open": (40, 50, 1000, 1000)}[scenario]
+    process, port = start(peer, tokens, delay, extra)
+    try:
+        asyncio.run(load(port, tokens, min(concurrency, 16), 32))  # warm-up
+        cpu_before, client_before, wall = cpu_seconds(process.pid), time.process_time(), time.perf_counter()
+        results = asyncio.run(load(port, tokens, concurrency, answers))
+        wall = time.perf_counter() - wall
+        server_cpu = cpu_seconds(process.pid) - cpu_before
+        client_cpu = time.process_time() - client_before
+        rss = peak_rss_mb(process.pid)
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    done = [result for result in results if not isinstance(result, str)]
+    first_byte, first_delta, total = ([row[i] for row in done] for i in range(3)) if done else ([], [], [])
+    return {
+        "errors": len(results) - len(done),
+        "first_byte_p50": quantile(first_byte, 50) * 1000 if done else float("nan"),
+        "first_delta_p50": quantile(first_delta, 50) * 1000 if done else float("nan"),
+        "total_p50": quantile(total, 50) * 1000 if done else float("nan"),
+        "total_p95": quantile(total, 95) * 1000 if done else float("nan"),
+        "answers_per_s": len(done) / wall,
+        "chunks_per_s": len(done) * (tokens + 7) / wall,
+        "cpu_per_answer_ms": server_cpu / max(len(done), 1) * 1000,
+        "cpu_per_token_us": server_cpu / max(len(done) * tokens, 1) * 1e6,
+        "peak_rss_mb": rss,
+        "client_cpu": client_cpu / wall,
+    }
+
+
+def median_of(rounds: list[dict]) -> dict:
+    return {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
+
+
+def draw(results: dict, names: list[str]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [("answers/s, 200 tokens, c=64", "c64", "answers_per_s"),
+              ("first text-delta p50 (ms), c=1", "c1", "first_delta_p50"),
+              ("1000 open streams: p95 total (s)", "open", "total_p95"),
+              ("1000 open streams: peak RSS (MB)", "open", "peak_rss_mb")]
+    figure, axes = plt.subplots(1, len(panels), figsize=(16, 3.6))
+    colors = ["#6b7280", "#9ca3af", "#2563eb"]
+    for axis, (title, scenario, key) in zip(axes, panels):
+        values = [results[name][scenario][key] / (1000 if key == "total_p95" else 1) for name in names]
+        axis.bar(range(len(names)), values, color=colors)
+        axis.set_xticks(range(len(names)), names, rotation=15, fontsize=8)
+        axis.set_title(title, fontsize=9)
+        for index, value in enumerate(values):
+            axis.annotate(f"{value:,.1f}", (index, value), ha="center", va="bottom", fontsize=8)
+    figure.tight_layout()
+    CHART.parent.mkdir(exist_ok=True)
+    figure.savefig(CHART, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    if not (BENCH / "node_modules" / "ai").exists():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=BENCH, check=True)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
+        os.sched_setaffinity(0, {1})
+    with tempfile.TemporaryDirectory() as data_dir:
+        everyone = peers(data_dir)
+        rounds: dict[str, dict[str, list[dict]]] = {peer.name: {} for peer in everyone}
+        rounds["threadline, memory checkpointer"] = {}
+        for round_number in range(args.rounds):
+            order = everyone[round_number % len(everyone):] + everyone[:round_number % len(everyone)]
+            for scenario in ("c1", "c64", "open"):
+                for peer in order:
+                    print(f"round {round_number + 1}: {peer.name}, {scenario}", file=sys.stderr, flush=True)
+                    rounds[peer.name].setdefault(scenario, []).append(measure(peer, scenario, data_dir))
+            memory = everyone[-1]
+            rounds["threadline, memory checkpointer"].setdefault("c1", []).append(
+                measure(memory, "c1", data_dir, {"CHAT_MEMORY_BACKEND": "memory"}))
+    results = {name: {scenario: median_of(values) for scenario, values in scenarios.items()}
+               for name, scenarios in rounds.items()}
+    report(results)
+    draw(results, [peer.name for peer in everyone])
+
+
+def report(results: dict) -> None:
+    sdk = results["AI SDK 7 (Node)"]
+    print("\n| peer | c | first byte p50 | first text-delta p50 | total p50 | answers/s | × AI SDK | chunks/s "
+          "| CPU/answer | CPU/token | peak RSS | errors |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, scenarios in results.items():
+        for scenario in ("c1", "c64"):
+            if scenario not in scenarios:
+                continue
+            r = scenarios[scenario]
+            print(f"| {name} | {scenario[1:]} | {r['first_byte_p50']:.1f} ms | {r['first_delta_p50']:.1f} ms | "
+                  f"{r['total_p50']:.1f} ms | {r['answers_per_s']:.1f} | "
+                  f"{r['answers_per_s'] / sdk[scenario]['answers_per_s']:.2f} | {r['chunks_per_s']:,.0f} | "
+                  f"{r['cpu_per_answer_ms']:.2f} ms | {r['cpu_per_token_us']:.1f} µs | {r['peak_rss_mb']:.0f} MB | "
+                  f"{r['errors']:.0f} |")
+    print("\n| peer | 1000 open streams: errors | p95 total (ideal 2.0 s) | peak RSS |")
+    print("|---|---|---|---|")
+    for name, scenarios in results.items():
+        if "open" in scenarios:
+            r = scenarios["open"]
+            print(f"| {name} | {r['errors']:.0f} | {r['total_p95'] / 1000:.2f} s | {r['peak_rss_mb']:.0f} MB |")
+    ours, floor = results["threadline"], results["bare Litestar"]
+    memory = results["threadline, memory checkpointer"]["c1"]
+    print(f"\nthreadline adds {ours['c1']['first_delta_p50'] - floor['c1']['first_delta_p50']:.1f} ms before the "
+          f"first token at c=1 over the bare floor; checkpoints cost "
+          f"{ours['c1']['total_p50'] - memory['total_p50']:.1f} ms per turn (total p50, PostgreSQL vs memory).")
+    print(f"load generator CPU: {max(r['client_cpu'] for s in results.values() for r in s.values()):.0%} of a core "
+          "at most")
+
+
+if __name__ == "__main__":
+    main()
