@@ -31,7 +31,6 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import httpx
 

@@ -9,11 +9,10 @@ import sys
 import time
 
 import httpx
-import pytest
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from helpers import chat, chat_body, new_conversation_id, running, serving, sse_chunks
+from helpers import chat, chat_body, new_conversation_id, serving, sse_chunks
 from standins import _free_port
 from threadline.demo_model import DemoChatModel
 from threadline.graph import TurnRequest, build_graph

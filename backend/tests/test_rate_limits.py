@@ -8,7 +8,7 @@ import httpx
 import pytest
 import redis
 
-from helpers import chat_body, new_conversation_id, running, serving
+from helpers import chat_body, running, serving
 from threadline.client_address import ClientAddress
 
 
