@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import resource
 import shutil
@@ -29,11 +28,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from dataclasses import dataclass, field
 
 import httpx
 
+from raw_client import one_answer
 from stream_bench import ROOT, cpu_seconds, database_url, free_port, peak_rss_mb
 
 BENCH = ROOT / "bench"
@@ -76,41 +75,6 @@ def start(peer: Peer, tokens: int, delay_ms: float, extra: dict[str, str] | None
             time.sleep(0.1)
     process.kill()
     raise SystemExit(f"{peer.name} did not start")
-
-
-async def one_answer(port: int, tokens: int) -> tuple[float, float, float, int] | str:
-    """(first byte, first text-delta, total, text-deltas) in seconds, or what went wrong."""
-    body = json.dumps({"id": f"b{uuid.uuid4().hex[:16]}", "trigger": "submit-message",
-                       "messages": [{"role": "user", "parts": [{"type": "text", "text": f"count to {tokens}"}]}]})
-    started = time.perf_counter()
-    try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    except OSError as exc:
-        return f"connect: {exc.__class__.__name__}"
-    try:
-        writer.write(f"POST /api/chat HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}".encode())
-        received = b""
-        first_byte = first_delta = None
-        while chunk := await reader.read(65536):
-            now = time.perf_counter()
-            if first_byte is None:
-                first_byte = now
-            received += chunk
-            if first_delta is None and b'"text-delta"' in received:
-                first_delta = now
-            if received.endswith(b"\r\n0\r\n\r\n"):  # the last chunk: the AI SDK keeps the connection open
-                break
-        if not received.startswith(b"HTTP/1.1 200") or b"data: [DONE]" not in received:
-            return received.split(b"\r\n", 1)[0].decode(errors="replace") or "empty response"
-        deltas = received.count(b'"text-delta"')
-        if deltas != tokens:
-            return f"{deltas} of {tokens} tokens"
-        return first_byte - started, first_delta - started, time.perf_counter() - started, deltas
-    except OSError as exc:
-        return f"read: {exc.__class__.__name__}"
-    finally:
-        writer.close()
 
 
 async def load(port: int, tokens: int, concurrency: int, answers: int) -> list:

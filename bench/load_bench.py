@@ -14,44 +14,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import resource
 import statistics
 import tempfile
-import time
-import uuid
 
+from raw_client import one_answer
 from stream_bench import free_port, peak_rss_mb, start_server
 
 TOKENS, TOKEN_DELAY_MS = 40, 50
-
-
-async def one_stream(port: int) -> tuple[float, float, int] | str:
-    body = json.dumps({"id": f"load{uuid.uuid4().hex[:12]}", "trigger": "submit-message",
-                       "messages": [{"role": "user", "parts": [{"type": "text", "text": f"count to {TOKENS}"}]}]})
-    started = time.perf_counter()
-    try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    except OSError as exc:
-        return f"connect: {exc.__class__.__name__}"
-    try:
-        writer.write(f"POST /api/chat HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}".encode())
-        received = b""
-        first_token = None
-        while chunk := await reader.read(65536):
-            received += chunk
-            if first_token is None and b'"text-delta"' in received:
-                first_token = time.perf_counter() - started
-        if not received.startswith(b"HTTP/1.1 200"):
-            return received.split(b"\r\n", 1)[0].decode(errors="replace")
-        if b"data: [DONE]" not in received or b'"type":"error"' in received:
-            return "stream did not finish cleanly"
-        return first_token, time.perf_counter() - started, received.count(b'"text-delta"')
-    except OSError as exc:
-        return f"read: {exc.__class__.__name__}"
-    finally:
-        writer.close()
 
 
 def p95(values: list[float]) -> float:
@@ -59,13 +29,12 @@ def p95(values: list[float]) -> float:
 
 
 async def level(port: int, streams: int) -> dict:
-    results = await asyncio.gather(*(one_stream(port) for _ in range(streams)))
+    results = await asyncio.gather(*(one_answer(port, TOKENS) for _ in range(streams)))
     done = [result for result in results if not isinstance(result, str)]
-    errors = [result for result in results if isinstance(result, str)] + \
-             [f"{result[2]} of {TOKENS} tokens" for result in done if result[2] != TOKENS]
+    errors = [result for result in results if isinstance(result, str)]
     return {"streams": streams, "errors": len(errors), "first_errors": sorted(set(errors))[:3],
-            "p95_first_token": p95([r[0] for r in done]) if done else float("nan"),
-            "p95_total": p95([r[1] for r in done]) if done else float("nan")}
+            "p95_first_token": p95([r[1] for r in done]) if done else float("nan"),
+            "p95_total": p95([r[2] for r in done]) if done else float("nan")}
 
 
 def main() -> None:

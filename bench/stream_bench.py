@@ -20,11 +20,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import httpx
 import psycopg
+
+from raw_client import one_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -81,34 +82,16 @@ def start_server(port: int, data_dir: str, token_delay_ms: float = 0) -> subproc
     raise SystemExit("the server did not start")
 
 
-async def one_answer(client: httpx.AsyncClient, tokens: int) -> tuple[float, float, float, int]:
-    body = {"id": f"bench{uuid.uuid4().hex[:12]}", "trigger": "submit-message",
-            "messages": [{"id": uuid.uuid4().hex[:16], "role": "user",
-                          "parts": [{"type": "text", "text": f"count to {tokens}"}]}]}
-    started = time.perf_counter()
-    first_byte = first_delta = None
-    deltas = 0
-    async with client.stream("POST", "/api/chat", json=body) as response:
-        response.raise_for_status()
-        async for line in response.aiter_lines():
-            if first_byte is None:
-                first_byte = time.perf_counter()
-            if line.startswith('data: {"type":"text-delta"'):
-                deltas += 1
-                if first_delta is None:
-                    first_delta = time.perf_counter()
-    return first_byte - started, first_delta - started, time.perf_counter() - started, deltas
-
-
 async def round_at(port: int, concurrency: int, requests: int, tokens: int) -> list[tuple]:
-    """`concurrency` visitors (each its own client, so its own identity) asking one question after another."""
-    queue = iter(range(requests))
+    """`concurrency` clients asking one after another; each request is a new anonymous visitor."""
+    remaining = iter(range(requests))
     results: list[tuple] = []
 
     async def visitor() -> None:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
-            for _ in queue:
-                results.append(await one_answer(client, tokens))
+        for _ in remaining:
+            result = await one_answer(port, tokens)
+            assert not isinstance(result, str), result
+            results.append(result)
 
     await asyncio.gather(*(visitor() for _ in range(concurrency)))
     return results

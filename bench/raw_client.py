@@ -1,0 +1,45 @@
+"""The benchmarks' client: one answer over raw HTTP/1.1 on asyncio streams, cheap enough not to be the bottleneck."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+
+
+async def one_answer(port: int, tokens: int) -> tuple[float, float, float, int] | str:
+    """(first byte, first text-delta, total, text-deltas) in seconds, or what went wrong."""
+    body = json.dumps({"id": f"b{uuid.uuid4().hex[:16]}", "trigger": "submit-message",
+                       "messages": [{"role": "user", "parts": [{"type": "text", "text": f"count to {tokens}"}]}]})
+    started = time.perf_counter()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError as exc:
+        return f"connect: {exc.__class__.__name__}"
+    try:
+        writer.write(f"POST /api/chat HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}".encode())
+        received = b""
+        first_byte = first_delta = None
+        while chunk := await reader.read(65536):
+            now = time.perf_counter()
+            if first_byte is None:
+                first_byte = now
+            received += chunk
+            if first_delta is None and b'"text-delta"' in received:
+                first_delta = now
+            if received.endswith(b"\r\n0\r\n\r\n"):  # the last chunk: the AI SDK keeps the connection open
+                break
+        if not received.startswith(b"HTTP/1.1 200"):
+            return received.split(b"\r\n", 1)[0].decode(errors="replace") or "empty response"
+        if b"data: [DONE]" not in received or b'"type":"error"' in received:
+            return "stream did not finish cleanly"
+        deltas = received.count(b'"text-delta"')
+        if deltas != tokens:
+            return f"{deltas} of {tokens} tokens"
+        return first_byte - started, first_delta - started, time.perf_counter() - started, deltas
+    except OSError as exc:
+        return f"read: {exc.__class__.__name__}"
+    finally:
+        writer.close()
