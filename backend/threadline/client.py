@@ -1,6 +1,6 @@
 """A Python client for threadline: answers as typed chunks, sync or async, over NDJSON or SSE.
 
-    from threadline.client import Client
+    from threadline.client import Client, TextDelta
 
     with Client("http://127.0.0.1:8000") as client:
         for chunk in client.stream("calculate 6*7"):
@@ -17,7 +17,7 @@ the answer on the server (what was shown is saved); `cancel()` stops one from an
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -243,17 +243,23 @@ def _stopped(response: httpx.Response) -> bool:
     return True
 
 
-def _chunk_lines(lines: Iterable[str], wire: Wire) -> Iterator[Chunk]:
-    """Chunks from the lines of either wire; stops at SSE's `[DONE]`."""
-    for line in lines:
-        if wire == "sse":
-            if not line.startswith("data: "):
-                continue
-            line = line[len("data: "):]
-            if line == "[DONE]":
-                return
-        if line:
-            yield parse_chunk(line)
+_DONE = object()
+
+
+def _chunk_of(line: str, wire: Wire) -> Chunk | object | None:
+    """The chunk on one line of either wire; None for a line without one, _DONE for SSE's `[DONE]`."""
+    if wire == "sse":
+        if not line.startswith("data: "):
+            return None
+        line = line[len("data: "):]
+        if line == "[DONE]":
+            return _DONE
+    return parse_chunk(line) if line else None
+
+
+def _remember_identity(http: httpx.Client | httpx.AsyncClient, response: httpx.Response) -> None:
+    if issued := response.headers.get(IDENTITY_HEADER):
+        http.headers[IDENTITY_HEADER] = issued
 
 
 def _request(text: str, conversation_id: str | None, stream_mode: str | None) -> dict[str, Any]:
@@ -288,19 +294,19 @@ class Client:
     def token(self) -> str | None:
         return self.http.headers.get(IDENTITY_HEADER)
 
-    def _remember_identity(self, response: httpx.Response) -> None:
-        if issued := response.headers.get(IDENTITY_HEADER):
-            self.http.headers[IDENTITY_HEADER] = issued
-
     def stream(self, text: str, conversation_id: str | None = None, *,
                stream_mode: Literal["messages", "events"] | None = None) -> Iterator[Chunk]:
         """The answer's chunks as they arrive; leaving the loop early stops the answer on the server."""
         with self.http.stream("POST", "/api/chat", json=_request(text, conversation_id, stream_mode),
                               headers={"accept": _ACCEPT[self.wire]}) as response:
-            self._remember_identity(response)
+            _remember_identity(self.http, response)
             if response.status_code != 200:
                 raise _error_from(response, response.read())
-            yield from _chunk_lines(response.iter_lines(), self.wire)
+            for line in response.iter_lines():
+                if (chunk := _chunk_of(line, self.wire)) is _DONE:
+                    return
+                if chunk is not None:
+                    yield chunk
 
     def ask(self, text: str, conversation_id: str | None = None, **options: Any) -> Answer:
         """The whole answer; raises ThreadlineError (with the partial `answer`) when it ends in error."""
@@ -343,15 +349,14 @@ class AsyncClient:
                      stream_mode: Literal["messages", "events"] | None = None) -> AsyncIterator[Chunk]:
         async with self.http.stream("POST", "/api/chat", json=_request(text, conversation_id, stream_mode),
                                     headers={"accept": _ACCEPT[self.wire]}) as response:
-            if issued := response.headers.get(IDENTITY_HEADER):
-                self.http.headers[IDENTITY_HEADER] = issued
+            _remember_identity(self.http, response)
             if response.status_code != 200:
                 raise _error_from(response, await response.aread())
             async for line in response.aiter_lines():
-                for chunk in _chunk_lines([line], self.wire):
-                    yield chunk
-                if self.wire == "sse" and line == "data: [DONE]":
+                if (chunk := _chunk_of(line, self.wire)) is _DONE:
                     return
+                if chunk is not None:
+                    yield chunk
 
     async def ask(self, text: str, conversation_id: str | None = None, **options: Any) -> Answer:
         answer = Answer()
