@@ -53,7 +53,6 @@ class DatabaseHealth:
         if not self.down:
             log.error("database unavailable during %s: %s", what, exc, extra=context)
         self.down_until = time.monotonic() + self.pause
-        warn_current_turn()
 
 
 def _thread(config: RunnableConfig) -> str:
@@ -130,6 +129,7 @@ class FallbackCheckpointer(BaseCheckpointSaver):
                 return await self.primary.aput_writes(config, writes, task_id, task_path)
             except DB_ERRORS as exc:
                 self.health.failed("a checkpoint write", exc, conversation_id=thread_id)
+        warn_current_turn()
         async with self.lock:
             await self._move_to_memory(thread_id)
             await self.memory.aput_writes(config, writes, task_id, task_path)
