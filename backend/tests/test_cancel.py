@@ -41,7 +41,9 @@ async def stream_some(client: httpx.AsyncClient, conversation_id: str, deltas: i
 async def saved_answer(client: httpx.AsyncClient, conversation_id: str, *, wait: float = 10.0) -> dict:
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        messages = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+        response = await client.get(f"/api/conversations/{conversation_id}")
+        assert response.status_code == 200, response.text
+        messages = response.json()["messages"]
         if len(messages) > 1 and messages[-1]["metadata"].get("finishedAt"):
             return messages[-1]
         await asyncio.sleep(0.05)
