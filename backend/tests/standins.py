@@ -183,16 +183,23 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def serve_in_thread(app: Litestar, name: str) -> tuple[str, uvicorn.Server]:
+    """Serve `app` on a free loopback port in a thread; returns its base URL and the server (to stop)."""
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name} stand-in did not start")
+        time.sleep(0.02)
+    return f"http://127.0.0.1:{port}", server
+
+
 def start(provider: str) -> StandIn:
     """Serve the stand-in for `provider` ("openai" or "gemini") on a free loopback port, in a thread."""
-    port = _free_port()
-    standin = StandIn(base_url=f"http://127.0.0.1:{port}" + ("/v1" if provider == "openai" else ""))
+    standin = StandIn(base_url="")
     app = _openai_app(standin) if provider == "openai" else _gemini_app(standin)
-    standin.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    threading.Thread(target=standin.server.run, daemon=True).start()
-    deadline = time.monotonic() + 10
-    while not standin.server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{provider} stand-in did not start")
-        time.sleep(0.02)
+    base_url, standin.server = serve_in_thread(app, provider)
+    standin.base_url = base_url + ("/v1" if provider == "openai" else "")
     return standin

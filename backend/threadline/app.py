@@ -6,7 +6,9 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
+import httpx
 from litestar import Litestar, Request, get
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
@@ -20,24 +22,34 @@ from threadline.client_address import ClientAddress
 from threadline.errors import EXCEPTION_HANDLERS
 from threadline.graph import build_graph
 from threadline.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
+from threadline.mcp_client.toolbox import McpToolbox
+from threadline.mcp_server import build_server, builtin_routes
+from threadline.mcp_tokens import Caller, McpTokens, tokens_for
 from threadline.models import build_chat_model
 from threadline.persistence import open_storage
 from threadline.rate_limit import ChatRateLimit
 from threadline.routes.chat import ChatController
 from threadline.routes.conversations import ConversationController
 from threadline.settings import Settings, load_settings
-from threadline.tools import local_tools
-from threadline.turns import Timeouts
+from threadline.turns import Timeouts, current_turn
 
 log = logging.getLogger("threadline")
 
 
 @get("/health", summary="Liveness and what this server runs with")
-async def health(state: State) -> dict[str, str | int]:
-    """`degraded` while conversations wait in memory for the database to come back."""
+async def health(state: State) -> dict[str, Any]:
+    """`degraded` while conversations wait in memory for the database, or while a tool server is down."""
     waiting = state.storage.waiting_to_be_saved()
-    return {"status": "degraded" if waiting else "ok", "model": state.model_label,
-            "storage": state.storage.description, "unsavedConversations": waiting}
+    tool_servers = state.toolbox.status()
+    degraded = waiting or any(server["status"] == "down" for server in tool_servers.values())
+    return {"status": "degraded" if degraded else "ok", "model": state.model_label,
+            "storage": state.storage.description, "unsavedConversations": waiting, "toolServers": tool_servers}
+
+
+def turn_token(tokens: McpTokens) -> str:
+    """The built-in MCP server's token for the current turn's visitor and conversation."""
+    turn = current_turn.get()
+    return tokens.mint(Caller(client_id=turn.client_id, conversation_id=turn.conversation_id) if turn else Caller())
 
 
 def client_id_of(request: Request) -> str:
@@ -55,15 +67,33 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
 
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or load_settings()
+    signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
+    tokens = tokens_for(settings.mcp_secret, settings.client_id_secret, settings.data_dir)
+    state = State({
+        "settings": settings,
+        "model_label": f"{settings.model_provider}:{settings.model_name}",
+        "rate_limit": ChatRateLimit(settings.rate_limit, settings.rate_limit_storage),
+        "client_address": ClientAddress(settings.trusted_proxies),
+        "timeouts": Timeouts(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout),
+    })
+    mcp_server = build_server(state)
+    mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with open_storage(settings) as storage:
+        async with open_storage(settings) as storage, mcp_server.session_manager.run():
             model = build_chat_model(settings)
             app.state.storage = storage
-            app.state.graph = build_graph(model, local_tools(), storage.checkpointer,
-                                          system_prompt=settings.system_prompt,
-                                          max_model_calls=settings.max_model_calls)
+
+            def use_tools(tools: list) -> None:
+                app.state.graph = build_graph(model, tools, storage.checkpointer, system_prompt=settings.system_prompt,
+                                              max_model_calls=settings.max_model_calls)
+
+            toolbox = app.state.toolbox = McpToolbox(
+                settings.mcp_servers, timeout=settings.mcp_tool_timeout, on_change=use_tools,
+                builtin_http=httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://threadline"),
+                builtin_token=lambda: turn_token(tokens))
+            await toolbox.start()
             active_turns = app.state.active_turns = ActiveTurns(storage.pool, storage.database_url, storage.health,
                                                                 stale_after=settings.total_timeout + 30)
             background = [asyncio.create_task(storage.keep_saving())]
@@ -77,9 +107,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 await active_turns.stop_all()
                 for task in background:
                     task.cancel()
+                await toolbox.close()
 
-    signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
-    route_handlers = [ChatController, ConversationController, health]
+    route_handlers = [ChatController, ConversationController, health, *builtin_routes(mcp_server, tokens)]
     if (settings.frontend_dir / "index.html").exists():
         route_handlers.append(create_static_files_router("/", [settings.frontend_dir], html_mode=True))
     else:
@@ -90,13 +120,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         dependencies={"client_id": Provide(client_id_of, sync_to_thread=False)},
         cors_config=cors_config(settings.cors_origins),
         lifespan=[lifespan],
-        state=State({
-            "settings": settings,
-            "model_label": f"{settings.model_provider}:{settings.model_name}",
-            "rate_limit": ChatRateLimit(settings.rate_limit, settings.rate_limit_storage),
-            "client_address": ClientAddress(settings.trusted_proxies),
-            "timeouts": Timeouts(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout),
-        }),
+        state=state,
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
         request_max_body_size=1_048_576,

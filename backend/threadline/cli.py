@@ -1,9 +1,11 @@
 """The `threadline` command: `threadline serve` runs the server with settings from the environment;
-`threadline chat` talks to a running one from the terminal."""
+`threadline chat` talks to a running one from the terminal; `threadline mcp-token` mints a token for
+the built-in MCP server."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from threadline.logs import configure as configure_logging
@@ -27,6 +29,19 @@ def serve() -> int:
     return 0
 
 
+def mcp_token(client_id: str | None, conversation_id: str | None, ttl: float) -> int:
+    from threadline.mcp_tokens import Caller, tokens_for
+
+    try:  # only the secrets matter here, so a missing model key must not stop it
+        settings = load_settings({**os.environ, "CHAT_MODEL_PROVIDER": "demo"})
+    except SettingsError as error:
+        print(f"threadline: {error}", file=sys.stderr)
+        return 2
+    tokens = tokens_for(settings.mcp_secret, settings.client_id_secret, settings.data_dir)
+    print(tokens.mint(Caller(client_id=client_id, conversation_id=conversation_id), ttl=ttl))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="threadline", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -35,7 +50,13 @@ def main(argv: list[str] | None = None) -> int:
     chat.add_argument("--url", default="http://127.0.0.1:8000", help="the server (default %(default)s)")
     chat.add_argument("--conversation", help="continue this conversation id")
     chat.add_argument("--token", help="an X-Threadline-Client token, to reach conversations started elsewhere")
+    token = commands.add_parser("mcp-token", help="print a JWT for the built-in MCP server at /mcp and /mcp/rpc")
+    token.add_argument("--client-id", help="the visitor whose conversations the tools may read")
+    token.add_argument("--conversation", help="the conversation search_conversation searches")
+    token.add_argument("--ttl", type=float, default=3600, help="seconds until it expires (default %(default)s)")
     args = parser.parse_args(argv)
+    if args.command == "mcp-token":
+        return mcp_token(args.client_id, args.conversation, args.ttl)
     if args.command == "serve":
         return serve()
     if args.command == "chat":

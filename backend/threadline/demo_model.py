@@ -28,10 +28,14 @@ _ARITHMETIC = re.compile(r"(?:calculate|compute|what is|what's)\s+([-+*/%^().\d\
 _TIME_ZONE = re.compile(r"\b([A-Z][A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)\b")
 _THINK = re.compile(r"^\s*think about (.+)", re.I | re.S)
 _COUNT = re.compile(r"\bcount to (\d{1,5})\b", re.I)
+_USE_TOOL = re.compile(r"\buse the ([\w.-]+) tool(?: with (\{.*\}))?", re.I | re.S)
+_SEARCH = re.compile(r"\bsearch (?:this conversation|earlier messages) for (.+)", re.I | re.S)
+_LIST = re.compile(r"\b(?:list|show) my conversations\b", re.I)
 
 
 class DemoChatModel(BaseChatModel):
-    """Scripted replies: `calculate <expr>` and `time in <Area/City>` call tools; `count to N` streams N tokens;
+    """Scripted replies: `calculate <expr>`, `time in <Area/City>`, `search this conversation for <words>`,
+    `list my conversations` and `use the <name> tool with {json}` call tools; `count to N` streams N tokens;
     `think about <topic>` reasons before it answers."""
 
     token_delay: float = 0.015
@@ -53,6 +57,16 @@ class DemoChatModel(BaseChatModel):
                             else f"`{m.name}` failed: {m.content}" for m in reversed(results[:1]))
             return AIMessage(content=f"{text} (That answer came through a real tool call.)")
         prompt = last.text if isinstance(last, HumanMessage) else ""
+        if (match := _USE_TOOL.search(prompt)) and match.group(1) in tool_names:
+            try:
+                arguments = json.loads(match.group(2) or "{}")
+            except json.JSONDecodeError:
+                arguments = {}
+            return self._tool_call(match.group(1), arguments if isinstance(arguments, dict) else {})
+        if (match := _SEARCH.search(prompt)) and "search_conversation" in tool_names:
+            return self._tool_call("search_conversation", {"query": match.group(1).strip().rstrip("?.!")})
+        if _LIST.search(prompt) and "list_conversations" in tool_names:
+            return self._tool_call("list_conversations", {})
         if (match := _ARITHMETIC.search(prompt)) and "calculator" in tool_names:
             return self._tool_call("calculator", {"expression": match.group(1).strip().rstrip("?")})
         if "time" in prompt.lower() and "current_time" in tool_names:
@@ -68,7 +82,8 @@ class DemoChatModel(BaseChatModel):
         return AIMessage(content=(
             f"I am threadline's offline demo model, so this reply is scripted. You said: \u201c{prompt}\u201d. "
             f"I can see {earlier} earlier message{'s' if earlier != 1 else ''} from you in this conversation. "
-            "Try \u201ccalculate (17 * 23) + 4\u201d, \u201cwhat time is it in Europe/Paris?\u201d "
+            "Try \u201ccalculate (17 * 23) + 4\u201d, \u201cwhat time is it in Europe/Paris?\u201d, "
+            "\u201csearch this conversation for <words>\u201d, \u201clist my conversations\u201d "
             "or \u201ccount to 20\u201d to see tools and streaming."
         ))
 

@@ -43,3 +43,5 @@ def configure(level: str, fmt: str) -> None:
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     logging.basicConfig(level=level, handlers=[handler], force=True)
     logging.getLogger("pgserver").setLevel(logging.WARNING)  # the embedded database narrates every command
+    for chatty in ("httpx", "mcp"):  # one line per tool call or MCP session; failures still show
+        logging.getLogger(chatty).setLevel(logging.WARNING)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import msgspec
 
+from threadline.mcp_client.config import DEFAULT_SERVERS, McpConfigError, McpServerConfig, parse_servers
+
 PROVIDERS = ("gemini", "openai", "demo")
 MEMORY_BACKENDS = ("postgres", "memory")
 STREAM_MODES = ("messages", "events")
@@ -49,6 +51,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     log_level: str = "INFO"
     log_format: str = "text"
     frontend_dir: Path = DEFAULT_FRONTEND_DIR
+    mcp_servers: tuple[McpServerConfig, ...] = DEFAULT_SERVERS
+    mcp_tool_timeout: float = 10.0
+    mcp_secret: str | None = None
 
 
 def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
@@ -117,6 +122,23 @@ def _networks(env: Mapping[str, str]) -> tuple[str, ...]:
     return networks
 
 
+def _mcp_servers(env: Mapping[str, str]) -> tuple[McpServerConfig, ...]:
+    raw = env.get("MCP_SERVERS", "").strip()
+    if not raw:
+        return DEFAULT_SERVERS
+    try:
+        return parse_servers(raw, env)
+    except McpConfigError as error:
+        raise SettingsError(str(error)) from None
+
+
+def _mcp_secret(env: Mapping[str, str]) -> str | None:
+    secret = _optional(env, "MCP_JWT_SECRET")
+    if secret is not None and len(secret.encode()) < 32:
+        raise SettingsError("MCP_JWT_SECRET must be at least 32 bytes long (HS256 keys shorter than that are guessable)")
+    return secret
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Build Settings from environment variables; raise SettingsError on the first bad one."""
     env = os.environ if env is None else env
@@ -164,4 +186,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         log_level=log_level,
         log_format=_choice(env, "LOG_FORMAT", ("text", "json"), "text"),
         frontend_dir=Path(_optional(env, "THREADLINE_FRONTEND_DIR") or DEFAULT_FRONTEND_DIR),
+        mcp_servers=_mcp_servers(env),
+        mcp_tool_timeout=_number(env, "MCP_TOOL_TIMEOUT", float, 10.0, 0.1, 3600.0),
+        mcp_secret=_mcp_secret(env),
     )

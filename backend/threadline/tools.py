@@ -1,4 +1,4 @@
-"""Local tools the graph can call without any server: exact arithmetic and the time in a time zone."""
+"""Exact arithmetic and the time in a time zone: the offline tools the built-in MCP server serves."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import math
 import operator
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-from langchain_core.tools import BaseTool, tool
 
 _BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -38,13 +36,8 @@ def _evaluate(node: ast.AST) -> float | int:
     raise ValueError(f"unsupported expression: {ast.unparse(node)}")
 
 
-@tool
-def calculator(expression: str) -> str:
-    """Evaluate an arithmetic expression exactly, e.g. "(17 * 23) + sqrt(16)".
-
-    Supports + - * / // % **, parentheses, pi, e and sqrt, sin, cos, tan, log, log10, exp, floor,
-    ceil, abs, round.
-    """
+def calculate(expression: str) -> str:
+    """The exact value of an arithmetic expression; ValueError says what is wrong with it."""
     try:
         result = _evaluate(ast.parse(expression.replace("^", "**"), mode="eval").body)
     except ZeroDivisionError:
@@ -56,15 +49,10 @@ def calculator(expression: str) -> str:
     return str(result)
 
 
-@tool
-def current_time(timezone: str = "UTC") -> str:
-    """The current date and time in an IANA time zone such as "Europe/Paris" or "America/New_York"."""
+def time_in(timezone: str) -> str:
+    """The current date and time in an IANA time zone, as ISO 8601."""
     try:
         zone = ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
         raise ValueError(f"unknown time zone {timezone!r}; use an IANA name like Europe/Paris") from None
     return datetime.now(zone).isoformat(timespec="seconds")
-
-
-def local_tools() -> list[BaseTool]:
-    return [calculator, current_time]

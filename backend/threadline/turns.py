@@ -85,6 +85,12 @@ class Turn:
             self._warned.add(code)
             self.queue.put_nowait(ev.Warning(code=code, message=message))
 
+    def report(self, event: ev.ToolProgress) -> None:
+        """Progress from a running tool: streamed in events mode only, and it counts as the answer being alive."""
+        self._last_event = asyncio.get_running_loop().time()
+        if self.translator.events_mode:
+            self.queue.put_nowait(event)
+
     async def opening(self) -> list[ev.Event]:
         """Events up to the first one a user would see; an Error among them means nothing was streamed yet."""
         opening: list[ev.Event] = []

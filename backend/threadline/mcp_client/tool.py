@@ -1,0 +1,90 @@
+"""One MCP tool as the graph's tools node calls it: bounded, reporting progress, never raising.
+
+A failed call (unreachable server, timeout, JSON-RPC error, malformed reply, or the tool's own
+`isError`) becomes a ToolException, which LangChain turns into an error tool result for the model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from contextvars import ContextVar
+from typing import Any
+
+from langchain_core.tools import BaseTool, ToolException
+from mcp import types
+
+from threadline import events as ev
+from threadline.mcp_client.calls import McpCallError
+from threadline.turns import current_turn
+
+log = logging.getLogger("threadline.mcp")
+
+_tool_call_id: ContextVar[str | None] = ContextVar("tool_call_id", default=None)
+
+
+def result_text(result: types.CallToolResult) -> str:
+    """What the model reads: the text blocks, a note for each other block, or the structured content."""
+    parts = []
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            parts.append(block.text)
+        elif isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
+            parts.append(block.resource.text)
+        else:
+            parts.append(f"[{block.type} content{' ' + block.mimeType if getattr(block, 'mimeType', None) else ''}]")
+    if not parts and result.structuredContent is not None:
+        parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+class McpTool(BaseTool):
+    """One MCP tool; its input schema is the server's JSON schema, passed to the model unchanged."""
+
+    server: str
+    remote_name: str
+    connection: Any
+    timeout: float
+    on_unreachable: Any = None
+    handle_tool_error: bool = True  # a ToolException becomes an error tool result, not a failed answer
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        # The tool call's id is needed to tag progress events; LangChain only injects it into pydantic schemas.
+        token = _tool_call_id.set(input.get("id") if isinstance(input, dict) else None)
+        try:
+            return await super().ainvoke(input, config, **kwargs)
+        finally:
+            _tool_call_id.reset(token)
+
+    def _run(self, *args: Any, **kwargs: Any) -> str:
+        raise NotImplementedError("MCP tools are called asynchronously")
+
+    async def _arun(self, *args: Any, run_manager: Any = None, config: Any = None, **arguments: Any) -> str:
+        turn, tool_call_id = current_turn.get(), _tool_call_id.get()
+        on_progress = None
+        if turn is not None and tool_call_id and self.connection.supports_progress:
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                turn.report(ev.ToolProgress(tool_call_id=tool_call_id, progress=progress, total=total, message=message))
+
+        started = time.perf_counter()
+        context = {"mcp_server": self.server, "tool": self.remote_name,
+                   "conversation_id": turn.conversation_id if turn else None}
+        try:
+            result = await self.connection.call_tool(self.remote_name, arguments, timeout=self.timeout,
+                                                     on_progress=on_progress)
+        except McpCallError as error:
+            log.warning("MCP tool call failed: %s", error, extra=context | {
+                "request_id": error.request_id, "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                "rpc_code": error.code, "rpc_data": error.data, "http_status": error.status})
+            if error.unreachable and self.on_unreachable:
+                self.on_unreachable(str(error))
+            if error.timed_out:
+                raise ToolException(f"The tool {self.name} did not answer within {self.timeout:g} s and was cancelled."
+                                    ) from None
+            raise ToolException(f"The tool {self.name} failed: {error}") from None
+        text = result_text(result)
+        if result.isError:
+            log.info("MCP tool reported an error: %s", text[:200], extra=context)
+            raise ToolException(text or f"The tool {self.name} failed without saying why.")
+        return text
