@@ -6,12 +6,14 @@ download is never used. A failing test leaves a screenshot in test-results/.
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from launch import CHROMIUM_FLAGS, RESULTS, chromium_path, threadline_server
+from launch import CHROMIUM_FLAGS, RESULTS, ROOT, chromium_path, threadline_server
 from testdb import fresh_database
 
 
@@ -21,9 +23,18 @@ def e2e_database(tmp_path_factory) -> Iterator[str]:
         yield url
 
 
+# The built-in tools, plus the test MCP server over stdio for a tool that reports progress.
+MCP_SERVERS = json.dumps([
+    {"name": "threadline", "transport": "builtin"},
+    {"name": "tests", "transport": "stdio", "command": sys.executable,
+     "args": [str(ROOT / "backend" / "tests" / "mcp_test_server.py"), "stdio"]},
+])
+
+
 @pytest.fixture(scope="session")
 def server(e2e_database, tmp_path_factory) -> Iterator[str]:
-    with threadline_server(e2e_database, tmp_path_factory.mktemp("server"), CHAT_RATE_LIMIT="1000/minute") as url:
+    with threadline_server(e2e_database, tmp_path_factory.mktemp("server"), CHAT_RATE_LIMIT="1000/minute",
+                           MCP_SERVERS=MCP_SERVERS) as url:
         yield url
 
 

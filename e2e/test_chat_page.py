@@ -115,6 +115,22 @@ def test_tool_calls_are_cards_that_expand_to_arguments_and_result(page: Page, se
     assert card_box["y"] < text_box["y"], "the card sits where the call happened, before the answer text"
 
 
+def test_a_slow_tool_shows_its_progress_on_its_card_until_it_is_done(page: Page, server: str):
+    open_page(page, server)
+    record(page, ".tool-progress")
+    ask(page, 'use the slow tool with {"seconds": 2}')
+    card = page.get_by_test_id("tool-card")
+    expect(card.locator(".tool-state")).to_have_text("Running…")
+    expect(card.locator(".tool-progress")).to_contain_text(re.compile(r"step \d+ of 20 \d+%"))
+    wait_until_answered(page)
+    expect(card.locator(".tool-state")).to_have_text("Done")
+    expect(card.locator(".tool-progress")).to_have_count(0)
+    card.locator("summary").click()
+    expect(card.locator("pre").last).to_have_text("waited 2 s")
+    seen = page.evaluate("window.seen")
+    assert len(set(seen)) >= 3, seen  # it moved, step by step
+
+
 def test_the_message_box_grows_and_enter_sends_while_shift_enter_breaks_lines(page: Page, server: str):
     open_page(page, server)
     box = page.get_by_label("Message")
