@@ -63,11 +63,7 @@ def build_server(state: State) -> FastMCP:
 
     @server.tool(structured_output=False)
     def calculator(expression: str) -> str:
-        """Evaluate an arithmetic expression exactly, e.g. "(17 * 23) + sqrt(16)".
-
-        Supports + - * / // % **, parentheses, pi, e and sqrt, sin, cos, tan, log, log10, exp, floor,
-        ceil, abs, round.
-        """
+        """Evaluate an arithmetic expression exactly, e.g. "(17 * 23) + sqrt(16)": + - * / // % **, parentheses, pi, e, sqrt, sin, cos, tan, log, log10, exp, floor, ceil, abs, round."""  # noqa: E501 - one line: FastMCP sends docstrings as they are
         return calculate(expression)
 
     @server.tool(structured_output=False)
@@ -77,10 +73,7 @@ def build_server(state: State) -> FastMCP:
 
     @server.tool(structured_output=False)
     async def search_conversation(query: str, ctx: Context, limit: int = 5) -> str:
-        """Search the earlier messages of the current conversation for a word or phrase (case-insensitive).
-
-        Returns the newest matching messages, each with its position and who wrote it.
-        """
+        """Search the current conversation's earlier messages for words (case-insensitive); returns the newest matches with their position and author."""  # noqa: E501
         caller = _caller(ctx)
         words = re.findall(r"\w+", query.lower())
         if not words:
