@@ -9,6 +9,7 @@ import sys
 import time
 
 import httpx
+import psycopg
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -97,6 +98,18 @@ async def test_one_answer_at_a_time_per_visitor(make_settings):
     assert second.status_code == 409 and second.json()["error"]["code"] == "CONFLICT"
     assert "already streaming" in second.json()["error"]["message"]
     assert third.status_code == 200
+
+
+async def test_a_running_answer_left_behind_by_a_crashed_process_blocks_no_one_for_long(make_settings, database_url):
+    """A row in active_turns older than the total time limit (+30 s) belongs to no running answer."""
+    with serving(make_settings()) as base_url:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+            client_id = (await client.get("/health")).headers["x-threadline-client"].split(".")[0]
+            async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+                await conn.execute("INSERT INTO active_turns (conversation_id, client_id, started_at) "
+                                   "VALUES (%s, %s, now() - interval '1 day')", (new_conversation_id(), client_id))
+            answered = await client.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
+    assert answered.status_code == 200
 
 
 def _server_process(database_url: str, tmp_path, port: int) -> subprocess.Popen:
