@@ -25,7 +25,7 @@ ANSWER = [
 
 async def _events():
     for event in ANSWER:
-        yield event
+        yield [event]
 
 
 async def chunks_per_second(wire: str, seconds: float = 2.0) -> tuple[float, float]:

@@ -49,7 +49,7 @@ EXTENSIONS = {"ui-message-stream": "sse", "ndjson": "ndjson", "data-stream": "da
 
 async def _events(script):
     for event in script:
-        yield event
+        yield [event]
 
 
 @pytest.mark.parametrize("wire", WIRES)

@@ -102,15 +102,23 @@ class Turn:
             if not isinstance(event, _STRUCTURE):
                 return opening
 
-    async def events(self, opening: list[ev.Event]) -> AsyncIterator[ev.Event]:
-        """The rest of the answer for the response; a response that goes away takes the answer with it."""
+    async def events(self, opening: list[ev.Event]) -> AsyncIterator[list[ev.Event]]:
+        """The rest of the answer for the response, in batches of what is ready: under load the response
+        then makes one write for many events. A response that goes away takes the answer with it."""
         ended = False
+        queue = self.queue
         try:
-            for event in opening:
-                yield event
-            while (event := await self.queue.get()) is not _END:
-                yield event
-            ended = True
+            if opening:
+                yield opening
+            while not ended:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                if any(event is _END for event in batch):
+                    batch = batch[:next(i for i, event in enumerate(batch) if event is _END)]
+                    ended = True
+                if batch:
+                    yield batch
         finally:
             if not ended:
                 self.stop(Stop.DISCONNECTED)

@@ -1,4 +1,7 @@
-"""Every wire an answer can be streamed on; each encodes the same canonical events (events.py)."""
+"""Every wire an answer can be streamed on; each encodes the same canonical events (events.py).
+
+Events arrive in batches, whatever was ready at once, and each batch goes out as one write.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ class Wire:
     name: str
     media_type: str
     headers: dict[str, str]
-    encode: Callable[[AsyncIterable[ev.Event]], AsyncIterator[bytes]]
+    encode: Callable[[AsyncIterable[list[ev.Event]]], AsyncIterator[bytes]]
 
 
 UI_MESSAGE_STREAM = Wire("ui-message-stream", ui_message_stream.MEDIA_TYPE, ui_message_stream.HEADERS,

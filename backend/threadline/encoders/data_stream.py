@@ -72,8 +72,8 @@ class DataStreamEncoder:
         return b""  # text-start/end and reasoning-start/end have no counterpart
 
 
-async def encode(events: AsyncIterable[ev.Event]) -> AsyncIterator[bytes]:
+async def encode(batches: AsyncIterable[list[ev.Event]]) -> AsyncIterator[bytes]:
     encoder = DataStreamEncoder()
-    async for event in events:
-        if line := encoder.encode(event):
-            yield line
+    async for batch in batches:
+        if lines := b"".join([encoder.encode(event) for event in batch]):
+            yield lines

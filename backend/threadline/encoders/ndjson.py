@@ -15,6 +15,6 @@ def encode_event(event: ev.Event) -> bytes:
     return chunk_json(event) + b"\n"
 
 
-async def encode(events: AsyncIterable[ev.Event]) -> AsyncIterator[bytes]:
-    async for event in events:
-        yield encode_event(event)
+async def encode(batches: AsyncIterable[list[ev.Event]]) -> AsyncIterator[bytes]:
+    async for batch in batches:
+        yield b"".join([encode_event(event) for event in batch])
