@@ -58,8 +58,9 @@ def _snippet(text: str, needle: str) -> str:
 
 def build_server(state: State) -> FastMCP:
     """The FastMCP server whose tools read this app's storage and graph through `state`."""
-    server = FastMCP("threadline", instructions="Tools over threadline's own conversations, plus a calculator "
-                     "and a clock.", transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    server = FastMCP("threadline", instructions="Tools over the user's conversations, plus a calculator and a clock.",
+                     # Every request must carry our JWT, which a page on another site cannot attach.
+                     transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
 
     @server.tool(structured_output=False)
     def calculator(expression: str) -> str:
@@ -130,7 +131,7 @@ async def _call_tool(server: FastMCP, params: dict[str, Any]) -> dict[str, Any]:
     return _dump(types.CallToolResult(content=list(result)))
 
 
-async def _answer(server: FastMCP, message: Any) -> dict[str, Any] | None:
+async def _answer(server: FastMCP, tool_names: set[str], message: Any) -> dict[str, Any] | None:
     """The JSON-RPC response to one request, or None for a notification."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
         return _rpc_error(message.get("id") if isinstance(message, dict) else None, INVALID_REQUEST,
@@ -152,8 +153,9 @@ async def _answer(server: FastMCP, message: Any) -> dict[str, Any] | None:
     elif method == "tools/call":
         name, arguments = params.get("name"), params.get("arguments")
         if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
-            return _rpc_error(request_id, INVALID_PARAMS, "Invalid params: tools/call needs a name and an arguments object")
-        if name not in {tool.name for tool in await server.list_tools()}:
+            return _rpc_error(request_id, INVALID_PARAMS,
+                              "Invalid params: tools/call needs a name and an arguments object")
+        if name not in tool_names:
             return _rpc_error(request_id, INVALID_PARAMS, f"Unknown tool: {name}", {"tool": name})
         result = await _call_tool(server, params)
     else:
@@ -168,6 +170,7 @@ def _unauthorized(reason: str, request_id: Any = None) -> tuple[int, dict[str, s
 
 def builtin_routes(server: FastMCP, tokens: McpTokens) -> list:
     """The two endpoints of the built-in server, as Litestar route handlers."""
+    tool_names: set[str] = set()  # all declared in build_server: listed on the first request
 
     @post("/mcp/rpc", include_in_schema=False, status_code=200)
     async def rpc(request: Request) -> Response:
@@ -175,16 +178,22 @@ def builtin_routes(server: FastMCP, tokens: McpTokens) -> list:
         try:
             message = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            return Response(_rpc_error(None, PARSE_ERROR, f"Parse error: {error}"), status_code=400)
-        request_id = message.get("id") if isinstance(message, dict) else None
-        try:
+            message, parse_error = None, error
+        else:
+            parse_error = None
+        try:  # the token first: a caller without one learns nothing, not even that the body is malformed
             caller = tokens.verify(request.headers.get("authorization"))
         except InvalidToken as error:
+            request_id = message.get("id") if isinstance(message, dict) else None
             status, headers, content = _unauthorized(str(error), request_id)
             return Response(content, status_code=status, headers=headers)
+        if parse_error is not None:
+            return Response(_rpc_error(None, PARSE_ERROR, f"Parse error: {parse_error}"), status_code=400)
+        if not tool_names:
+            tool_names.update(tool.name for tool in await server.list_tools())
         reset = _rpc_caller.set(caller)
         try:
-            answer = await _answer(server, message)
+            answer = await _answer(server, tool_names, message)
         finally:
             _rpc_caller.reset(reset)
         return Response(answer, status_code=200) if answer is not None else Response(b"", status_code=202)

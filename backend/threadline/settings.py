@@ -135,7 +135,7 @@ def _mcp_servers(env: Mapping[str, str]) -> tuple[McpServerConfig, ...]:
 def _mcp_secret(env: Mapping[str, str]) -> str | None:
     secret = _optional(env, "MCP_JWT_SECRET")
     if secret is not None and len(secret.encode()) < 32:
-        raise SettingsError("MCP_JWT_SECRET must be at least 32 bytes long (HS256 keys shorter than that are guessable)")
+        raise SettingsError("MCP_JWT_SECRET must be at least 32 bytes long (shorter HS256 keys can be guessed)")
     return secret
 
 
