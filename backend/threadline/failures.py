@@ -7,11 +7,10 @@ wrapped by langchain); this reads the whole exception chain for an HTTP status o
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import dataclass
 
 import httpx
-import openai
-from google.genai import errors as genai_errors
 
 
 @dataclass(frozen=True)
@@ -39,9 +38,11 @@ def _chain(exc: BaseException):
 
 
 def _status(exc: BaseException) -> int | None:
-    if isinstance(exc, openai.APIStatusError):
+    # A provider's library is imported only when its model is in use (about 15 MB each); if it was
+    # never imported, none of its exceptions can be in the chain.
+    if (openai := sys.modules.get("openai")) and isinstance(exc, openai.APIStatusError):
         return exc.status_code
-    if isinstance(exc, genai_errors.APIError):
+    if (genai_errors := sys.modules.get("google.genai.errors")) and isinstance(exc, genai_errors.APIError):
         return exc.code
     if isinstance(exc, httpx.HTTPStatusError):
         return exc.response.status_code
@@ -49,6 +50,9 @@ def _status(exc: BaseException) -> int | None:
 
 
 def classify(exc: BaseException) -> Failure:
+    openai = sys.modules.get("openai")
+    timeouts = (httpx.TimeoutException, asyncio.TimeoutError, TimeoutError) + ((openai.APITimeoutError,) if openai else ())
+    unreachable = (httpx.TransportError, ConnectionError) + ((openai.APIConnectionError,) if openai else ())
     for cause in _chain(exc):
         status = _status(cause)
         if status in (401, 403):
@@ -59,8 +63,8 @@ def classify(exc: BaseException) -> Failure:
             return TIMEOUT
         if status is not None:
             return UNAVAILABLE
-        if isinstance(cause, (openai.APITimeoutError, httpx.TimeoutException, asyncio.TimeoutError, TimeoutError)):
+        if isinstance(cause, timeouts):
             return TIMEOUT
-        if isinstance(cause, (openai.APIConnectionError, httpx.TransportError, ConnectionError)):
+        if isinstance(cause, unreachable):
             return NETWORK_ERROR
     return UNAVAILABLE
