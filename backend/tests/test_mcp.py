@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -331,3 +331,29 @@ async def test_mcp_token_command_mints_a_token_the_server_accepts(make_settings)
         response = await client.post("/mcp/rpc", headers={"authorization": f"Bearer {minted}"}, json=rpc(
             "tools/call", {"name": "list_conversations", "arguments": {}}))
         assert response.json()["result"]["content"][0]["text"] == "You have no conversations yet."
+
+
+async def test_a_server_lost_mid_life_gives_error_results_and_is_reconnected(make_settings):
+    port = _free_port()
+    settings = make_settings(mcp_servers=(McpServerConfig(name="tests", transport="streamable-http",
+                                                          url=f"http://127.0.0.1:{port}/mcp"),))
+
+    async def status() -> str:
+        return (await client.get("/health")).json()["toolServers"]["tests"]["status"]
+
+    first_life = ExitStack()
+    first_life.enter_context(mcp_server_process(port))
+    async with running(settings) as client:
+        assert await status() == "up"
+        first_life.close()  # the server goes away while threadline runs
+        _, _, chunks = await chat(client, None, 'use the add tool with {"a": 1, "b": 1}')
+        error = only_tool(chunks)[-1]
+        assert error["type"] == "tool-output-error" and chunks[-1]["type"] == "finish", error
+        assert await status() == "down", error
+        with mcp_server_process(port):
+            deadline = time.monotonic() + 20
+            while await status() != "up":
+                assert time.monotonic() < deadline, "the server was not reconnected"
+                await asyncio.sleep(0.2)
+            _, _, chunks = await chat(client, None, 'use the add tool with {"a": 1, "b": 1}')
+            assert only_tool(chunks)[-1]["output"] == "2"

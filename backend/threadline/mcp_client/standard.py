@@ -62,9 +62,11 @@ class StandardConnection:
         self._session: ClientSession | None = None
         self._closing = asyncio.Event()
         self._holder: asyncio.Task | None = None
+        self._ended: asyncio.Future[None] | None = None
 
     async def open(self) -> None:
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ended = asyncio.get_running_loop().create_future()  # done when the session is over, for any reason
         self._holder = asyncio.create_task(self._hold(ready), name=f"mcp-{self.name}")
         await ready
 
@@ -88,6 +90,7 @@ class StandardConnection:
                 raise
         finally:
             self._session = None
+            self._ended.set_result(None)
 
     async def list_tools(self) -> list[types.Tool]:
         tools: list[types.Tool] = []
@@ -113,11 +116,30 @@ class StandardConnection:
         # The SDK's own read timeout is a backstop only: `bounded` times out first and sends the cancellation.
         call = session.call_tool(name, arguments, read_timeout_seconds=timedelta(seconds=timeout + 5),
                                  progress_callback=on_progress)
+        # The SDK leaves a call waiting when its session ends under it; end the wait with the session.
+        task = asyncio.current_task()
+
+        def abandon(_: asyncio.Future) -> None:
+            task.cancel()
+
+        self._ended.add_done_callback(abandon)
         try:
             return await bounded(call, timeout=timeout, request_id=request_id, cancel=self.cancel)
+        except asyncio.CancelledError:
+            if self._ended.done() and task.uncancel() == 0:  # our cancel, not the answer being stopped
+                raise McpCallError("the connection was lost during the call", request_id=request_id,
+                                   unreachable=True) from None
+            raise
         except McpError as error:
             raise McpCallError(f"JSON-RPC error {error.error.code}: {error.error.message}", request_id=request_id,
                                code=error.error.code, data=error.error.data) from None
+        except McpCallError:
+            raise
+        except Exception as error:  # noqa: BLE001 - the transport failed under the session: reconnect
+            raise McpCallError(f"the session failed: {_first_cause(error)}", request_id=request_id,
+                               unreachable=True) from None
+        finally:
+            self._ended.remove_done_callback(abandon)
 
     async def cancel(self, request_id: Any, reason: str) -> None:
         if (session := self._session) is None:

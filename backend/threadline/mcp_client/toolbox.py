@@ -75,6 +75,7 @@ class McpToolbox:
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout + 5, connect=5.0))
         self._retrying: asyncio.Task | None = None
         self._lost = asyncio.Event()
+        self._closing: set[asyncio.Task] = set()
         self.tools: list[BaseTool] = []
 
     def _connection(self, config: McpServerConfig) -> Connection:
@@ -99,7 +100,7 @@ class McpToolbox:
             async with asyncio.timeout(10):
                 await connection.open()
                 tools = await connection.list_tools()
-        except (McpCallError, TimeoutError, OSError, Exception) as error:  # noqa: BLE001 - any failure: retry later
+        except Exception as error:  # noqa: BLE001 - whatever the failure, the server is down: retry later
             await connection.close()
             reason = "timed out connecting" if isinstance(error, TimeoutError) else str(error)
             if server.error != reason:
@@ -116,7 +117,9 @@ class McpToolbox:
         for server in self.servers:
             if server.config.name == name and server.error is None:
                 log.warning("MCP server %s: %s", name, why, extra={"mcp_server": name})
-                server.connection, server.tools, server.error = None, [], why
+                lost, server.connection, server.tools, server.error = server.connection, None, [], why
+                self._closing.add(task := asyncio.get_running_loop().create_task(lost.close()))
+                task.add_done_callback(self._closing.discard)
                 self._rebuild()
                 self._lost.set()
 
