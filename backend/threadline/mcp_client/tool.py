@@ -60,7 +60,7 @@ class McpTool(BaseTool):
     def _run(self, *args: Any, **kwargs: Any) -> str:
         raise NotImplementedError("MCP tools are called asynchronously")
 
-    async def _arun(self, *args: Any, run_manager: Any = None, config: Any = None, **arguments: Any) -> str:
+    async def _arun(self, **arguments: Any) -> str:  # no run_manager or config: a tool may have such arguments
         turn, tool_call_id = current_turn.get(), _tool_call_id.get()
         on_progress = None
         if turn is not None and tool_call_id and self.connection.supports_progress:
