@@ -100,6 +100,18 @@ async def test_one_answer_at_a_time_per_visitor(make_settings):
     assert third.status_code == 200
 
 
+async def test_someone_elses_streaming_conversation_is_not_found_and_keeps_streaming(make_settings):
+    with serving(make_settings(**SLOW)) as base_url:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as owner, \
+                httpx.AsyncClient(base_url=base_url, timeout=30) as stranger:
+            conversation_id = new_conversation_id()
+            response, chunks, _ = await stream_some(owner, conversation_id, deltas=1)
+            intrusion = await stranger.post("/api/chat", json=chat_body(conversation_id, "hello"))
+            rest = [chunk async for chunk in chunks]
+    assert intrusion.status_code == 404  # not 409: that would tell the stranger the conversation exists
+    assert rest[-1]["type"] == "finish" and "interrupted" not in rest[-1].get("messageMetadata", {})
+
+
 async def test_a_running_answer_left_behind_by_a_crashed_process_blocks_no_one_for_long(make_settings, database_url):
     """A row in active_turns older than the total time limit (+30 s) belongs to no running answer."""
     with serving(make_settings()) as base_url:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
@@ -39,20 +40,37 @@ class ActiveTurns:
         self.by_client: dict[str, Turn] = {}
         self.recorded: set[str] = set()
 
-    async def begin(self, turn: Turn) -> None:
-        """Register the answer and start it; ApiError 409 when this client already has one running."""
+    async def begin(self, turn: Turn, owned: Awaitable[bool]) -> bool:
+        """Register the answer and start it once `owned` confirms the conversation is the client's.
+
+        False, with nothing started, when it is not theirs; ApiError 409 when this client already has an
+        answer running. Checking ownership and recording the answer are separate writes, made at once.
+        """
         if turn.client_id in self.by_client or turn.conversation_id in self.by_conversation:
+            if not await owned:  # someone else's conversation is "not found", busy or not
+                return False
             raise busy()
         self.by_conversation[turn.conversation_id] = turn
         self.by_client[turn.client_id] = turn
         try:
+            steps = [owned]
             if self.pool is not None and not self.health.down:
-                await self._record(turn)
+                steps.append(self._record(turn))
+            mine, *recorded = await asyncio.gather(*steps, return_exceptions=True)
+            if mine is not True:
+                await self._end(turn)  # forget it, and its row if one was written
+                if isinstance(mine, BaseException):
+                    raise mine
+                return False
+            for outcome in recorded:
+                if isinstance(outcome, BaseException):
+                    raise outcome
         except BaseException:
             self.by_conversation.pop(turn.conversation_id, None)
             self.by_client.pop(turn.client_id, None)
             raise
         turn.start(self._end)
+        return True
 
     async def _record(self, turn: Turn) -> None:
         insert = "INSERT INTO active_turns (conversation_id, client_id) VALUES (%s, %s)"

@@ -99,13 +99,13 @@ class ChatController(Controller):
             if len(text) > MAX_MESSAGE_CHARS:
                 raise _invalid("messages", f"the message is longer than {MAX_MESSAGE_CHARS} characters")
             user_message_id = last.id or new_id()
-        if not await state.storage.conversations.touch(conversation_id, client_id, text):
-            raise not_found()  # someone else's: the same answer as for an id that does not exist
         turn_request = TurnRequest(user_message_id=user_message_id, text=text, regenerate=regenerate,
                                    assistant_message_id=new_id(), model=state.model_label, created_at=ev.timestamp())
         turn = Turn(graph, conversation_id, client_id, turn_request,
                     stream_mode=data.stream_mode or state.settings.stream_mode, timeouts=state.timeouts)
-        await state.active_turns.begin(turn)
+        if not await state.active_turns.begin(turn, owned=state.storage.conversations.touch(
+                conversation_id, client_id, text)):
+            raise not_found()  # someone else's: the same answer as for an id that does not exist
         opening = await turn.opening()
         if opening and isinstance(opening[-1], ev.Error):
             # Nothing was shown yet, so the failure can still be an HTTP status the client checks first.
