@@ -51,8 +51,10 @@ def _status(exc: BaseException) -> int | None:
 
 def classify(exc: BaseException) -> Failure:
     openai = sys.modules.get("openai")
-    timeouts = (httpx.TimeoutException, asyncio.TimeoutError, TimeoutError) + ((openai.APITimeoutError,) if openai else ())
-    unreachable = (httpx.TransportError, ConnectionError) + ((openai.APIConnectionError,) if openai else ())
+    timeouts: tuple[type, ...] = (httpx.TimeoutException, asyncio.TimeoutError, TimeoutError)
+    unreachable: tuple[type, ...] = (httpx.TransportError, ConnectionError)
+    if openai:
+        timeouts, unreachable = timeouts + (openai.APITimeoutError,), unreachable + (openai.APIConnectionError,)
     for cause in _chain(exc):
         status = _status(cause)
         if status in (401, 403):

@@ -17,7 +17,6 @@ import httpx
 from langchain_core.tools import BaseTool
 from mcp import types
 
-from threadline.mcp_client.calls import McpCallError
 from threadline.mcp_client.config import BUILTIN, McpServerConfig
 from threadline.mcp_client.jsonrpc import HttpMcpTransport, JsonRpcConnection
 from threadline.mcp_client.standard import StandardConnection, transport_for
