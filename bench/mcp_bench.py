@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 
 import httpx
 
+from stream_bench import free_port
 from threadline.app import create_app
 from threadline.mcp_client.config import McpServerConfig
 from threadline.mcp_tokens import Caller, McpTokens
@@ -37,12 +37,6 @@ from threadline.settings import Settings
 ROOT = Path(__file__).resolve().parents[1]
 TEST_SERVER = ROOT / "backend" / "tests" / "mcp_test_server.py"
 SECRET = "the benchmark's MCP token key, 32+ bytes long"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager
