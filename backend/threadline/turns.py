@@ -114,8 +114,8 @@ class Turn:
                 batch = [await queue.get()]
                 while not queue.empty():
                     batch.append(queue.get_nowait())
-                if any(event is _END for event in batch):
-                    batch = batch[:next(i for i, event in enumerate(batch) if event is _END)]
+                if _END in batch:  # the last thing the answer's task puts
+                    batch = batch[:batch.index(_END)]
                     ended = True
                 if batch:
                     yield batch
