@@ -79,7 +79,7 @@ def build_graph(
     model_with_tools = model.bind_tools(tools) if tools else model
     system = SystemMessage(content=system_prompt)
 
-    def input_node(state: ChatState) -> dict[str, Any]:
+    async def input_node(state: ChatState) -> dict[str, Any]:
         request = state["request"]
         messages = state.get("messages", [])
         if request["regenerate"]:
@@ -102,11 +102,11 @@ def build_graph(
         response = await model_with_tools.ainvoke([system, *state["messages"]], config)
         return {"messages": [response], "model_calls": state.get("model_calls", 0) + 1}
 
-    def after_process(state: ChatState) -> str:
+    async def after_process(state: ChatState) -> str:
         wants_tools = bool(state["messages"][-1].tool_calls)
         return "tools" if wants_tools and state["model_calls"] < max_model_calls else "respond"
 
-    def respond(state: ChatState) -> dict[str, Any]:
+    async def respond(state: ChatState) -> dict[str, Any]:
         messages = state["messages"]
         last = messages[-1]
         update: list[AnyMessage] = []
