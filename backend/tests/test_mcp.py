@@ -14,6 +14,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -122,6 +123,24 @@ async def test_builtin_rpc_endpoint_speaks_json_rpc_and_checks_the_jwt(make_sett
         garbled = await client.post("/mcp/rpc", content=b"{not json", headers=bearer())
         assert garbled.status_code == 400 and garbled.json()["error"]["code"] == -32700
         assert "Traceback" not in garbled.text
+
+
+async def test_a_tool_reading_its_own_conversation_waits_for_the_answers_checkpoint_writes(make_settings):
+    """LangGraph writes checkpoints in the background; here they are held up by a table lock, and the
+    tool's read must still see the message that started this answer, not the state before it."""
+    settings = make_settings(mcp_secret=SECRET)
+    with serving(settings) as base_url:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+            first, _, _ = await chat(client, None, "My boat is called Pineapple Express")
+            conversation_id = first.headers["x-conversation-id"]
+            async with await psycopg.AsyncConnection.connect(settings.database_url) as blocker:
+                await blocker.execute("LOCK TABLE checkpoint_blobs IN EXCLUSIVE MODE")  # writes wait, reads don't
+                answer = asyncio.create_task(chat(client, conversation_id, "search this conversation for pineapple"))
+                await asyncio.sleep(0.5)
+                assert not answer.done()
+            _, _, chunks = await answer  # leaving the block ended the transaction and its lock
+    output = next(chunk for chunk in chunks if chunk["type"] == "tool-output-available")["output"]
+    assert "#1 user: My boat is called Pineapple Express" in output
 
 
 async def test_builtin_tools_read_only_the_callers_own_conversations(make_settings):

@@ -271,6 +271,9 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         await pool.open(wait=True, timeout=30)
         stack.push_async_callback(pool.close)
         postgres_saver = AsyncPostgresSaver(pool)
+        # The saver guards every query with one lock, which a shared connection needs and a pool does not:
+        # it would queue all conversations' checkpoints behind each other (langgraph issue #7259).
+        postgres_saver.lock = asyncio.Semaphore(pool.max_size)
         await postgres_saver.setup()
         await migrate(pool)
         health = DatabaseHealth()
