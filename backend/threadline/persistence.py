@@ -254,7 +254,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
     if settings.memory_backend == "memory":
         yield Storage(InMemorySaver(), MemoryConversations(), "memory (lost when the server stops)")
         return
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from threadline.postgres_saver import PooledPostgresSaver
 
     url = settings.database_url
     description = "PostgreSQL at DATABASE_URL"
@@ -270,10 +270,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         )
         await pool.open(wait=True, timeout=30)
         stack.push_async_callback(pool.close)
-        postgres_saver = AsyncPostgresSaver(pool)
-        # The saver guards every query with one lock, which a shared connection needs and a pool does not:
-        # it would queue all conversations' checkpoints behind each other (langgraph issue #7259).
-        postgres_saver.lock = asyncio.Semaphore(pool.max_size)
+        postgres_saver = PooledPostgresSaver(pool)
         await postgres_saver.setup()
         await migrate(pool)
         health = DatabaseHealth()
