@@ -21,9 +21,12 @@ def serve() -> int:
     import uvicorn
 
     from threadline.app import create_app
+    from threadline.gc_tuning import tune_for_serving
 
     configure_logging(settings.log_level, settings.log_format)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
+    app = create_app(settings)
+    app.on_startup.append(tune_for_serving)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
                 access_log=False, proxy_headers=False,  # client_address.py decides whom to trust
                 log_config=None)  # uvicorn logs through threadline.logs too
     return 0
