@@ -24,6 +24,7 @@ import uvloop
 from layers_bench import request
 from stream_bench import database_url
 from threadline.demo_model import DemoChatModel
+from threadline.gc_tuning import tune_for_serving
 from threadline.graph import build_graph
 from threadline.persistence import open_storage
 from threadline.runner import TurnTranslator, graph_events
@@ -63,6 +64,7 @@ async def measure(graph, counter: WriteCounter, answers: int) -> dict:
 
 
 async def main(answers: int, rounds: int) -> None:
+    tune_for_serving()  # as `threadline serve` does
     results: dict[str, list[dict]] = {"memory": [], "postgres": []}
     with tempfile.TemporaryDirectory() as data_dir:
         async with AsyncExitStack() as stack:

@@ -20,6 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from threadline.demo_model import DemoChatModel
 from threadline.encoders.ui_message_stream import encode_event
+from threadline.gc_tuning import tune_for_serving
 from threadline.graph import TurnRequest, build_graph
 from threadline.runner import STREAM_MODES, TurnTranslator, graph_events
 
@@ -80,6 +81,7 @@ async def cpu_ms(layer, answers: int) -> float:
 
 
 async def main(answers: int) -> None:
+    tune_for_serving()  # as `threadline serve` does
     print("| layer | CPU per 200-token answer | per token |")
     print("|---|---|---|")
     for name, layer in LAYERS:
