@@ -78,6 +78,7 @@ def build_graph(
     """Compile the graph once at start-up; each conversation is a thread of the checkpointer."""
     model_with_tools = model.bind_tools(tools) if tools else model
     system = SystemMessage(content=system_prompt)
+    # Every node is `async def`: LangGraph would run a plain function in a worker thread.
 
     async def input_node(state: ChatState) -> dict[str, Any]:
         request = state["request"]
