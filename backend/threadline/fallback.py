@@ -6,10 +6,6 @@ in-memory checkpointer and carries on there. For a few seconds after a failure t
 tried at all (a dead server would otherwise cost a pool timeout per write). A background loop writes
 the newest in-memory checkpoint of each such conversation back once the database answers again.
 Whoever is streaming is told through `current_turn` (a `data-warning` chunk).
-
-LangGraph writes checkpoints in the background while the answer goes on, and the pool runs many writes
-at once, so a read of a conversation first waits for that conversation's writes still in flight: a tool
-that reads its own conversation mid-answer sees the steps before it.
 """
 
 from __future__ import annotations
@@ -19,7 +15,6 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
@@ -60,32 +55,6 @@ class DatabaseHealth:
         self.down_until = time.monotonic() + self.pause
 
 
-class WritesInFlight:
-    """Per conversation, how many checkpoint writes have not finished, and who waits for them to."""
-
-    def __init__(self) -> None:
-        self.count: dict[str, int] = {}
-        self.waiting: dict[str, asyncio.Event] = {}
-
-    @asynccontextmanager
-    async def writing(self, thread_id: str) -> AsyncIterator[None]:
-        self.count[thread_id] = self.count.get(thread_id, 0) + 1
-        try:
-            yield
-        finally:
-            if left := self.count.pop(thread_id) - 1:
-                self.count[thread_id] = left
-            elif (event := self.waiting.pop(thread_id, None)) is not None:
-                event.set()
-
-    async def settled(self, thread_id: str) -> None:
-        while thread_id in self.count:
-            await self.waiting.setdefault(thread_id, asyncio.Event()).wait()
-            # LangGraph starts a checkpoint queued behind the one that just ended on the next turn of the
-            # event loop; look again after it.
-            await asyncio.sleep(0)
-
-
 def _thread(config: RunnableConfig) -> str:
     return config["configurable"]["thread_id"]
 
@@ -100,7 +69,6 @@ class FallbackCheckpointer(BaseCheckpointSaver):
         self.remember = remember
         self.unsaved: set[str] = set()  # conversations whose newest state is only in memory
         self.lock = asyncio.Lock()
-        self.in_flight = WritesInFlight()
 
     def get_next_version(self, current: Any, channel: None) -> Any:
         return self.primary.get_next_version(current, channel)
@@ -124,7 +92,6 @@ class FallbackCheckpointer(BaseCheckpointSaver):
         thread_id = _thread(config)
         if thread_id not in self.unsaved and not self.health.down:
             try:
-                await self.in_flight.settled(thread_id)
                 item = await self.primary.aget_tuple(config)
             except DB_ERRORS as exc:
                 self.health.failed("a checkpoint read", exc, conversation_id=thread_id)
@@ -142,8 +109,7 @@ class FallbackCheckpointer(BaseCheckpointSaver):
         thread_id = _thread(config)
         if thread_id not in self.unsaved and not self.health.down:
             try:
-                async with self.in_flight.writing(thread_id):
-                    saved = await self.primary.aput(config, checkpoint, metadata, new_versions)
+                saved = await self.primary.aput(config, checkpoint, metadata, new_versions)
             except DB_ERRORS as exc:
                 self.health.failed("a checkpoint write", exc, conversation_id=thread_id)
             else:
@@ -160,8 +126,7 @@ class FallbackCheckpointer(BaseCheckpointSaver):
         thread_id = _thread(config)
         if thread_id not in self.unsaved and not self.health.down:
             try:
-                async with self.in_flight.writing(thread_id):
-                    return await self.primary.aput_writes(config, writes, task_id, task_path)
+                return await self.primary.aput_writes(config, writes, task_id, task_path)
             except DB_ERRORS as exc:
                 self.health.failed("a checkpoint write", exc, conversation_id=thread_id)
         warn_current_turn()

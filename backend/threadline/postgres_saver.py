@@ -4,7 +4,10 @@ Two changes to the library's saver, each measured with `python3 tasks.py bench c
 
 - It guards every query with one `asyncio.Lock`, which a single shared connection needs and a pool does
   not (langgraph issue #7259): every conversation's checkpoints would queue behind each other. A
-  semaphore the size of the pool takes its place.
+  semaphore the size of the pool takes its place. The lock also kept a read behind the writes queued
+  before it; LangGraph writes checkpoints in the background while the answer goes on, so a read of a
+  conversation now waits for that conversation's writes in flight, and a tool that reads its own
+  conversation mid-answer sees the steps before it.
 - It encodes each checkpoint in a worker thread (`asyncio.to_thread`). A chat's checkpoint takes
   microseconds to encode, and the hand-over to the thread and back costs more: about 1 ms of each
   answer's latency, over nine writes and a read. `aput`, `aput_writes` and `_load_checkpoint_tuple`
@@ -14,7 +17,8 @@ Two changes to the library's saver, each measured with `python3 tasks.py bench c
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -27,10 +31,41 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 
+class WritesInFlight:
+    """Per conversation, how many checkpoint writes have not finished, and who waits for them to."""
+
+    def __init__(self) -> None:
+        self.count: dict[str, int] = {}
+        self.waiting: dict[str, asyncio.Event] = {}
+
+    @asynccontextmanager
+    async def writing(self, thread_id: str) -> AsyncIterator[None]:
+        self.count[thread_id] = self.count.get(thread_id, 0) + 1
+        try:
+            yield
+        finally:
+            if left := self.count.pop(thread_id) - 1:
+                self.count[thread_id] = left
+            elif (event := self.waiting.pop(thread_id, None)) is not None:
+                event.set()
+
+    async def settled(self, thread_id: str) -> None:
+        while thread_id in self.count:
+            await self.waiting.setdefault(thread_id, asyncio.Event()).wait()
+            # LangGraph starts a checkpoint queued behind the one that just ended on the next turn of the
+            # event loop; look again after it.
+            await asyncio.sleep(0)
+
+
 class PooledPostgresSaver(AsyncPostgresSaver):
     def __init__(self, pool: AsyncConnectionPool) -> None:
         super().__init__(pool)
         self.lock = asyncio.Semaphore(pool.max_size)
+        self.in_flight = WritesInFlight()
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        await self.in_flight.settled(config["configurable"]["thread_id"])
+        return await super().aget_tuple(config)
 
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                    new_versions: ChannelVersions) -> RunnableConfig:
@@ -54,7 +89,7 @@ class PooledPostgresSaver(AsyncPostgresSaver):
         blobs = self._dump_blobs(thread_id, checkpoint_ns, blob_values, blob_versions) if blob_versions else None
         row = (thread_id, checkpoint_ns, checkpoint["id"], checkpoint_id, Jsonb(copy),
                Jsonb(get_serializable_checkpoint_metadata(config, metadata)))
-        async with self._cursor(pipeline=True) as cur:
+        async with self.in_flight.writing(thread_id), self._cursor(pipeline=True) as cur:
             if blobs:
                 await cur.executemany(self.UPSERT_CHECKPOINT_BLOBS_SQL, blobs)
             await cur.execute(self.UPSERT_CHECKPOINTS_SQL, row)
@@ -67,7 +102,7 @@ class PooledPostgresSaver(AsyncPostgresSaver):
         configurable = config["configurable"]
         params = self._dump_writes(configurable["thread_id"], configurable["checkpoint_ns"],
                                    configurable["checkpoint_id"], task_id, task_path, writes)
-        async with self._cursor(pipeline=True) as cur:
+        async with self.in_flight.writing(configurable["thread_id"]), self._cursor(pipeline=True) as cur:
             await cur.executemany(query, params)
 
     async def _load_checkpoint_tuple(self, value: DictRow) -> CheckpointTuple:
