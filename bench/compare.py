@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from raw_client import one_answer
+from raw_client import answers_at
 from stream_bench import ROOT, cpu_seconds, database_url, free_port, peak_rss_mb
 
 BENCH = ROOT / "bench"
@@ -79,19 +79,6 @@ def start(peer: Peer, tokens: int, delay_ms: float, extra: dict[str, str] | None
     raise SystemExit(f"{peer.name} did not start")
 
 
-async def load(port: int, tokens: int, concurrency: int, answers: int) -> list:
-    """`concurrency` clients asking one after another until `answers` answers are in."""
-    remaining = iter(range(answers))
-    results: list = []
-
-    async def client() -> None:
-        for _ in remaining:
-            results.append(await one_answer(port, tokens))
-
-    await asyncio.gather(*(client() for _ in range(concurrency)))
-    return results
-
-
 def quantile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else values[0]
 
@@ -102,9 +89,9 @@ def measure(peer: Peer, scenario: str, data_dir: str, extra: dict[str, str] | No
         "open": (40, 50, 1000, 1000)}[scenario]
     process, port = start(peer, tokens, delay, extra)
     try:
-        asyncio.run(load(port, tokens, min(concurrency, 16), 32))  # warm-up
+        asyncio.run(answers_at(port, tokens, min(concurrency, 16), 32))  # warm-up
         cpu_before, client_before, wall = cpu_seconds(process.pid), time.process_time(), time.perf_counter()
-        results = asyncio.run(load(port, tokens, concurrency, answers))
+        results = asyncio.run(answers_at(port, tokens, concurrency, answers))
         wall = time.perf_counter() - wall
         server_cpu = cpu_seconds(process.pid) - cpu_before
         client_cpu = time.process_time() - client_before

@@ -43,3 +43,17 @@ async def one_answer(port: int, tokens: int) -> tuple[float, float, float, int] 
         return f"read: {exc.__class__.__name__}"
     finally:
         writer.close()
+
+
+async def answers_at(port: int, tokens: int, concurrency: int, answers: int) -> list:
+    """`concurrency` clients asking one after another until `answers` answers are in, each a new visitor;
+    one_answer's result for each."""
+    remaining = iter(range(answers))
+    results: list = []
+
+    async def client() -> None:
+        for _ in remaining:
+            results.append(await one_answer(port, tokens))
+
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    return results

@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from raw_client import one_answer
+from raw_client import answers_at
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -83,17 +83,9 @@ def start_server(port: int, data_dir: str, token_delay_ms: float = 0) -> subproc
 
 
 async def round_at(port: int, concurrency: int, requests: int, tokens: int) -> list[tuple]:
-    """`concurrency` clients asking one after another; each request is a new anonymous visitor."""
-    remaining = iter(range(requests))
-    results: list[tuple] = []
-
-    async def visitor() -> None:
-        for _ in remaining:
-            result = await one_answer(port, tokens)
-            assert not isinstance(result, str), result
-            results.append(result)
-
-    await asyncio.gather(*(visitor() for _ in range(concurrency)))
+    """`concurrency` clients asking one after another; every answer must arrive whole."""
+    results = await answers_at(port, tokens, concurrency, requests)
+    assert not (failed := [result for result in results if isinstance(result, str)]), failed[:3]
     return results
 
 
