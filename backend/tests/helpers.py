@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
+import httpx
 from litestar.testing import AsyncTestClient
 
 from threadline.app import create_app
@@ -104,3 +107,31 @@ def read_with_ai4(raw: bytes) -> dict:
                             timeout=60)
     assert result.returncode == 0, result.stderr.decode()
     return json.loads(result.stdout)
+
+
+async def stream_some(client: httpx.AsyncClient, conversation_id: str, deltas: int):
+    """Start a long answer; return the open response, its chunk iterator and the text of the first deltas."""
+    request = client.build_request("POST", "/api/chat", json=chat_body(conversation_id, "count to 300"))
+    response = await client.send(request, stream=True)
+    assert response.status_code == 200
+    chunks = sse_chunks(response)
+    text = ""
+    async for chunk in chunks:
+        if chunk["type"] == "text-delta":
+            text += chunk["delta"]
+            deltas -= 1
+            if deltas == 0:
+                return response, chunks, text
+    raise AssertionError("the answer ended early")
+
+
+async def saved_answer(client: httpx.AsyncClient, conversation_id: str, *, wait: float = 10.0) -> dict:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        response = await client.get(f"/api/conversations/{conversation_id}")
+        assert response.status_code == 200, response.text
+        messages = response.json()["messages"]
+        if len(messages) > 1 and messages[-1]["metadata"].get("finishedAt"):
+            return messages[-1]
+        await asyncio.sleep(0.05)
+    raise AssertionError("the answer was not saved")

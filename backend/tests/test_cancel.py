@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -13,7 +14,7 @@ import psycopg
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from helpers import chat, chat_body, new_conversation_id, serving, sse_chunks
+from helpers import chat, chat_body, new_conversation_id, saved_answer, serving, stream_some
 from standins import _free_port
 from threadline.demo_model import DemoChatModel
 from threadline.graph import TurnRequest, build_graph
@@ -21,34 +22,6 @@ from threadline.history import ui_messages
 from threadline.turns import Stop, Timeouts, Turn
 
 SLOW = {"demo_token_delay_ms": 20.0}
-
-
-async def stream_some(client: httpx.AsyncClient, conversation_id: str, deltas: int):
-    """Start a long answer; return the open response, its chunk iterator and the text of the first deltas."""
-    request = client.build_request("POST", "/api/chat", json=chat_body(conversation_id, "count to 300"))
-    response = await client.send(request, stream=True)
-    assert response.status_code == 200
-    chunks = sse_chunks(response)
-    text = ""
-    async for chunk in chunks:
-        if chunk["type"] == "text-delta":
-            text += chunk["delta"]
-            deltas -= 1
-            if deltas == 0:
-                return response, chunks, text
-    raise AssertionError("the answer ended early")
-
-
-async def saved_answer(client: httpx.AsyncClient, conversation_id: str, *, wait: float = 10.0) -> dict:
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        response = await client.get(f"/api/conversations/{conversation_id}")
-        assert response.status_code == 200, response.text
-        messages = response.json()["messages"]
-        if len(messages) > 1 and messages[-1]["metadata"].get("finishedAt"):
-            return messages[-1]
-        await asyncio.sleep(0.05)
-    raise AssertionError("the answer was not saved")
 
 
 async def test_a_closed_connection_cancels_the_model_and_saves_the_partial_answer(make_settings):
@@ -100,28 +73,20 @@ async def test_one_answer_at_a_time_per_visitor(make_settings):
     assert third.status_code == 200
 
 
-async def test_someone_elses_streaming_conversation_is_not_found_and_keeps_streaming(make_settings):
+async def test_another_visitor_using_a_streaming_conversations_id_gets_a_conversation_of_their_own(make_settings):
     with serving(make_settings(**SLOW)) as base_url:
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as owner, \
                 httpx.AsyncClient(base_url=base_url, timeout=30) as stranger:
             conversation_id = new_conversation_id()
             response, chunks, _ = await stream_some(owner, conversation_id, deltas=1)
-            intrusion = await stranger.post("/api/chat", json=chat_body(conversation_id, "hello"))
+            _, _, theirs = await chat(stranger, conversation_id, "hello")
             rest = [chunk async for chunk in chunks]
-    assert intrusion.status_code == 404  # not 409: that would tell the stranger the conversation exists
+            stop = await stranger.delete(f"/api/chat/{conversation_id}/stream")
+            owners = (await owner.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    assert theirs[-1]["type"] == "finish", "not 409: that would tell the stranger the id is in use"
+    assert stop.status_code == 409, "the stranger cannot stop the owner's answer: theirs has finished"
     assert rest[-1]["type"] == "finish" and "interrupted" not in rest[-1].get("messageMetadata", {})
-
-
-async def test_a_running_answer_left_behind_by_a_crashed_process_blocks_no_one_for_long(make_settings, database_url):
-    """A row in active_turns older than the total time limit (+30 s) belongs to no running answer."""
-    with serving(make_settings()) as base_url:
-        async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
-            client_id = (await client.get("/health")).headers["x-threadline-client"].split(".")[0]
-            async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-                await conn.execute("INSERT INTO active_turns (conversation_id, client_id, started_at) "
-                                   "VALUES (%s, %s, now() - interval '1 day')", (new_conversation_id(), client_id))
-            answered = await client.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
-    assert answered.status_code == 200
+    assert [message["parts"][-1]["text"] for message in owners][0] == "count to 300"
 
 
 def _server_process(database_url: str, tmp_path, port: int) -> subprocess.Popen:
@@ -168,6 +133,82 @@ async def test_a_stop_request_reaches_an_answer_running_in_another_process(datab
     assert answer["metadata"]["interrupted"] == "cancelled" and answer["parts"][-1]["text"].startswith(shown)
 
 
+async def test_deleting_a_conversation_while_another_process_streams_its_answer_leaves_nothing(database_url,
+                                                                                                tmp_path):
+    ports = [_free_port(), _free_port()]
+    processes = [_server_process(database_url, tmp_path, port) for port in ports]
+    try:
+        first, second = (f"http://127.0.0.1:{port}" for port in ports)
+        await asyncio.gather(_wait_up(first), _wait_up(second))
+        conversation_id = new_conversation_id()
+        async with httpx.AsyncClient(base_url=first, timeout=30) as a:
+            identity = (await a.get("/health")).headers["x-threadline-client"]
+            a.headers["x-threadline-client"] = identity
+            response, chunks, _ = await stream_some(a, conversation_id, deltas=3)
+            async with httpx.AsyncClient(base_url=second, timeout=30,
+                                         headers={"x-threadline-client": identity}) as b:
+                deleted = await b.delete(f"/api/conversations/{conversation_id}")
+                rest = [chunk async for chunk in chunks]
+                await asyncio.sleep(0.5)  # time for any late write to land, were there one
+                gone = await b.get(f"/api/conversations/{conversation_id}")
+                listed = [row["id"] for row in (await b.get("/api/conversations")).json()]
+                async with await psycopg.AsyncConnection.connect(database_url) as conn:
+                    left = await (await conn.execute(
+                        "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = %(t)s)"
+                        " + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = %(t)s)"
+                        " + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = %(t)s)",
+                        {"t": f"{identity.split('.')[0]}:{conversation_id}"})).fetchone()
+                _, _, fresh = await chat(b, conversation_id, "hello again")
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=30)
+    assert deleted.status_code == 204
+    assert rest[-1]["type"] == "finish" and rest[-1]["messageMetadata"]["interrupted"] == "cancelled"
+    assert gone.status_code == 404 and conversation_id not in listed, "nothing brought it back"
+    assert "0 earlier messages" in "".join(c.get("delta", "") for c in fresh), "the id starts afresh"
+    assert left[0] == 0, "no checkpoint of it is left in the database"
+
+
+async def test_an_answer_whose_process_is_killed_blocks_no_one_and_its_turn_is_closed(database_url, tmp_path):
+    """`kill -9` mid-answer: PostgreSQL ends the dead process's session, so its running-answer row is stale
+    at once; a server starting up closes the turn (marked interrupted) and the visitor can go on."""
+    ports = [_free_port(), _free_port()]
+    doomed = _server_process(database_url, tmp_path, ports[0])
+    survivor = None
+    try:
+        first, second = (f"http://127.0.0.1:{port}" for port in ports)
+        await _wait_up(first)
+        conversation_id = new_conversation_id()
+        async with httpx.AsyncClient(base_url=first, timeout=30) as a:
+            identity = (await a.get("/health")).headers["x-threadline-client"]
+            a.headers["x-threadline-client"] = identity
+            await a.post("/api/chat", json=chat_body(conversation_id, "calculate 6*7"))
+            await stream_some(a, conversation_id, deltas=3)
+            doomed.send_signal(signal.SIGKILL)
+            doomed.wait(timeout=30)
+        survivor = _server_process(database_url, tmp_path, ports[1])
+        await _wait_up(second)
+        async with httpx.AsyncClient(base_url=second, timeout=30, headers={"x-threadline-client": identity}) as b:
+            closed = await saved_answer(b, conversation_id)
+            started = time.monotonic()
+            stop = await b.post("/api/cancel_stream", json={"conversationId": conversation_id})
+            stop_took = time.monotonic() - started
+            _, _, after = await chat(b, conversation_id, "count to 3")
+            elsewhere = await b.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
+            history = (await b.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    finally:
+        for process in (doomed, survivor):
+            if process is not None and process.poll() is None:
+                process.terminate()
+                process.wait(timeout=30)
+    assert closed["metadata"]["interrupted"] == "server-stopped", "the dead answer's turn is closed"
+    assert stop.status_code == 409 and stop_took < 5, "no stop is reported for an answer that is not running"
+    assert after[-1]["type"] == "finish" and elsewhere.status_code == 200, "the visitor is not locked out"
+    assert [message["role"] for message in history] == ["user", "assistant"] * 3
+    assert "42" in history[1]["parts"][-1]["text"], "finished turns before the kill are kept"
+
+
 async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_works():
     """A calculator that never finishes, so the stop lands while the tools node runs."""
     started = asyncio.Event()
@@ -184,7 +225,8 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
     def turn(text: str) -> Turn:
         request = TurnRequest(user_message_id=new_conversation_id(), text=text, regenerate=False,
                               assistant_message_id=new_conversation_id(), model="demo:demo", created_at="now")
-        return Turn(graph, "conversation", "client", request, stream_mode="messages", timeouts=Timeouts())
+        return Turn(graph, "conversation", "conversation", "client", request, stream_mode="messages",
+                    timeouts=Timeouts())
 
     async def events(running_turn: Turn) -> list:
         done = asyncio.Event()

@@ -40,7 +40,7 @@ async def test_each_visitor_sees_only_their_own_conversations(make_settings):
         assert (await client.post("/api/chat", json=chat_body(bob_chat, "bob again"))).status_code == 200
 
 
-@pytest.mark.parametrize("route", ["read", "continue", "regenerate", "delete"])
+@pytest.mark.parametrize("route", ["read", "regenerate", "delete"])
 async def test_someone_elses_conversation_is_404_like_a_missing_one(make_settings, route):
     theirs = new_conversation_id()
     async with running(make_settings()) as client:
@@ -56,10 +56,6 @@ async def test_someone_elses_conversation_is_404_like_a_missing_one(make_setting
             elif route == "regenerate":
                 response = await client.post("/api/chat", json=chat_body(
                     conversation_id, "private matter", trigger="regenerate-message"))
-            else:
-                response = await client.post("/api/chat", json=chat_body(conversation_id, "let me in"))
-                if conversation_id != theirs:
-                    continue  # a new id simply starts a new conversation of one's own
             answers.append((response.status_code, response.json()))
         as_visitor(client, owner)
         stored = (await client.get(f"/api/conversations/{theirs}")).json()
@@ -67,6 +63,27 @@ async def test_someone_elses_conversation_is_404_like_a_missing_one(make_setting
     assert answers[0] == (404, {"error": {"code": "NOT_FOUND", "message": "Conversation not found"}})
     assert all(answer == answers[0] for answer in answers), "ids cannot be probed"
     assert [message["role"] for message in stored["messages"]] == ["user", "assistant"], "nothing was changed"
+
+
+async def test_conversation_ids_are_scoped_per_visitor(make_settings):
+    """Two visitors' `my-first-chat` are two conversations: an id can be neither claimed nor probed."""
+    async with running(make_settings()) as client:
+        await chat(client, "my-first-chat", "private matter")
+        owner = client.cookies[COOKIE]
+        as_visitor(client, None)
+        _, _, second = await chat(client, "my-first-chat", "let me in")
+        stranger = client.cookies[COOKIE]
+        search = await client.post("/api/chat", json=chat_body("my-first-chat", "search this conversation for private"))
+        strangers = (await client.get("/api/conversations/my-first-chat")).json()
+        as_visitor(client, owner)
+        owners = (await client.get("/api/conversations/my-first-chat")).json()
+        listed = [row["title"] for row in (await client.get("/api/conversations")).json()]
+    assert stranger != owner and second[-1]["type"] == "finish"
+    assert "private matter" not in search.text, "the tools search the visitor's own conversation only"
+    assert [m["parts"][-1]["text"] for m in strangers["messages"] if m["role"] == "user"] == [
+        "let me in", "search this conversation for private"]
+    assert [m["parts"][-1]["text"] for m in owners["messages"] if m["role"] == "user"] == ["private matter"]
+    assert strangers["title"] == "let me in" and listed == ["private matter"]
 
 
 async def test_a_forged_or_tampered_cookie_is_replaced(make_settings):

@@ -4,142 +4,181 @@ In one process a dict is enough. With PostgreSQL every process records its runni
 `active_turns` table (a unique index keeps one per client across processes), and a stop request for
 an answer running elsewhere travels as a NOTIFY on `threadline_cancel` to the process that runs it.
 If the database is down, each process still enforces and cancels what it runs itself.
+
+A row names the database session of the process that runs the answer (its LISTEN connection). When
+that process dies, even by `kill -9`, PostgreSQL ends the session, so the row is known to be stale at
+once: it is cleared, and the conversation's unfinished turn is closed and marked interrupted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from functools import partial
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from threadline.errors import ApiError
-from threadline.fallback import DB_ERRORS, DatabaseHealth
+from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth
+from threadline.refusals import Refused, busy
 from threadline.turns import Stop, Turn
 
 log = logging.getLogger("threadline.active_turns")
 
 CHANNEL = "threadline_cancel"
-
-
-def busy() -> ApiError:
-    return ApiError(409, "CONFLICT", "An answer is already streaming for you. Stop it or wait for it to finish, "
-                    "then send again.")
+SESSION = "pid::text || '@' || extract(epoch FROM backend_start)::text"  # a session, even when its pid is reused
+# A row is stale when the session that wrote it is gone, or, for a row written before this process had
+# its session, when it is older than any answer may run.
+STALE = (f"(session IS NULL AND started_at < now() - make_interval(secs => %(stale_after)s)) OR "
+         f"(session IS NOT NULL AND NOT EXISTS "
+         f"(SELECT 1 FROM pg_stat_activity WHERE {SESSION} = active_turns.session))")
 
 
 class ActiveTurns:
     def __init__(self, pool: AsyncConnectionPool | None, database_url: str | None, health: DatabaseHealth | None,
-                 stale_after: float) -> None:
+                 stale_after: float, recover: Callable[[str, str], Awaitable[None]]) -> None:
+        """`recover(thread_id, why)` closes the unfinished turn of an answer whose process died."""
         self.pool = pool
         self.health = health
         self.database_url = database_url
         self.stale_after = stale_after
-        self.by_conversation: dict[str, Turn] = {}
+        self.recover = recover
+        self.by_thread: dict[str, Turn] = {}
         self.by_client: dict[str, Turn] = {}
         self.recorded: set[str] = set()
+        self.tasks: dict[str, asyncio.Task] = {}  # each answer's task, until it has also pruned its checkpoints
+        self.session: str | None = None  # the LISTEN connection's session: it lives as long as this process
 
-    async def begin(self, turn: Turn, owned: Awaitable[bool]) -> bool:
-        """Register the answer and start it once `owned` confirms the conversation is the client's.
+    async def begin(self, turn: Turn, touch: Callable[[], Awaitable[bool]],
+                    discard: Callable[[], Awaitable[None]]) -> None:
+        """Register the answer and start it once `touch()` has recorded the turn in its conversation.
 
-        False, with nothing started, when it is not theirs; ApiError 409 when this client already has an
-        answer running. Checking ownership and recording the answer are separate writes, made at once.
+        Refused (409) when the client already has an answer running, and whatever `touch` refuses.
+        Recording the conversation and the running answer are separate writes, made at once; when the
+        answer is refused, a conversation the touch created is removed again with `discard()`.
         """
-        if turn.client_id in self.by_client or turn.conversation_id in self.by_conversation:
-            if not await owned:  # someone else's conversation is "not found", busy or not
-                return False
+        if turn.client_id in self.by_client or turn.thread_id in self.by_thread:
             raise busy()
-        self.by_conversation[turn.conversation_id] = turn
+        self.by_thread[turn.thread_id] = turn
         self.by_client[turn.client_id] = turn
-        try:
-            steps = [owned]
-            if self.pool is not None and not self.health.down:
-                steps.append(self._record(turn))
-            mine, *recorded = await asyncio.gather(*steps, return_exceptions=True)
-            if mine is not True:
-                await self._end(turn)  # forget it, and its row if one was written
-                if isinstance(mine, BaseException):
-                    raise mine
-                return False
-            for outcome in recorded:
-                if isinstance(outcome, BaseException):
-                    raise outcome
-        except BaseException:
-            self.by_conversation.pop(turn.conversation_id, None)
-            self.by_client.pop(turn.client_id, None)
-            raise
+        steps = [touch()]
+        if self.pool is not None and not self.health.down:
+            steps.append(self._record(turn))
+        created, *recorded = await asyncio.gather(*steps, return_exceptions=True)
+        failure = next((outcome for outcome in (created, *recorded) if isinstance(outcome, BaseException)), None)
+        if failure is not None:
+            await self._end(turn)  # forget it, and its row if one was written
+            if created is True:
+                await discard()
+            raise failure
         turn.start(self._end)
-        return True
+        self.tasks[turn.thread_id] = turn.task
+        turn.task.add_done_callback(partial(self._forget_task, turn.thread_id))
+
+    def _forget_task(self, thread_id: str, task: asyncio.Task) -> None:
+        if self.tasks.get(thread_id) is task:
+            del self.tasks[thread_id]
 
     async def _record(self, turn: Turn) -> None:
-        insert = "INSERT INTO active_turns (conversation_id, client_id) VALUES (%s, %s)"
+        insert = "INSERT INTO active_turns (thread_id, client_id, session) VALUES (%s, %s, %s)"
         try:
             async with self.pool.connection() as conn:
                 try:
-                    await conn.execute(insert, (turn.conversation_id, turn.client_id))
+                    await conn.execute(insert, (turn.thread_id, turn.client_id, self.session))
                 except psycopg.errors.UniqueViolation:
-                    # Only now look for rows a crashed process left behind: one statement less per answer.
-                    await conn.execute("DELETE FROM active_turns WHERE started_at < now() - make_interval(secs => %s)",
-                                       (self.stale_after,))
-                    await conn.execute(insert, (turn.conversation_id, turn.client_id))
-            self.recorded.add(turn.conversation_id)
+                    # Only now look for rows a dead process left behind: one statement less per answer.
+                    if not await self.clear_stale(conn):
+                        raise
+                    await conn.execute(insert, (turn.thread_id, turn.client_id, self.session))
+            self.recorded.add(turn.thread_id)
         except psycopg.errors.UniqueViolation:
             raise busy() from None
-        except DB_ERRORS as exc:  # PoolTimeout is a psycopg.Error
+        except CONNECTION_ERRORS as exc:  # PoolTimeout is an OperationalError
             self.health.failed("recording a running answer", exc, conversation_id=turn.conversation_id)
 
+    async def clear_stale(self, conn: psycopg.AsyncConnection) -> int:
+        """Remove the rows of answers whose process is gone and close their turns; how many there were."""
+        cursor = await conn.execute(f"DELETE FROM active_turns WHERE {STALE} RETURNING thread_id",
+                                    {"stale_after": self.stale_after})
+        stale = [row["thread_id"] for row in await cursor.fetchall()]
+        for thread_id in stale:
+            log.warning("an answer's server process died mid-answer; closing its turn", extra={"thread_id": thread_id})
+            try:
+                await self.recover(thread_id, "server-stopped")
+            except Exception:
+                log.exception("could not close the turn of an answer whose process died")
+        return len(stale)
+
     async def _end(self, turn: Turn) -> None:
-        self.by_conversation.pop(turn.conversation_id, None)
-        self.by_client.pop(turn.client_id, None)
-        if turn.conversation_id in self.recorded:
-            self.recorded.discard(turn.conversation_id)
+        if self.by_thread.get(turn.thread_id) is turn:
+            del self.by_thread[turn.thread_id]
+        if self.by_client.get(turn.client_id) is turn:
+            del self.by_client[turn.client_id]
+        if turn.thread_id in self.recorded:
+            self.recorded.discard(turn.thread_id)
             try:
                 async with self.pool.connection() as conn:
-                    await conn.execute("DELETE FROM active_turns WHERE conversation_id = %s", (turn.conversation_id,))
-            except DB_ERRORS as exc:
-                log.warning("could not clear a finished answer (%s); it expires by itself", exc)
+                    await conn.execute("DELETE FROM active_turns WHERE thread_id = %s", (turn.thread_id,))
+            except CONNECTION_ERRORS as exc:
+                log.warning("could not clear a finished answer (%s); it is cleared when this process ends", exc)
 
-    async def cancel(self, conversation_id: str, client_id: str) -> bool:
-        """Stop the client's running answer in this conversation and wait until it is saved; False if none runs."""
-        turn = self.by_conversation.get(conversation_id)
+    async def cancel(self, thread_id: str, client_id: str) -> bool:
+        """Stop the client's running answer in this conversation and wait until it is saved; False if none runs.
+
+        Refused (503) when the answer runs in another process that did not confirm the stop in time.
+        """
+        turn = self.by_thread.get(thread_id)
         if turn is not None and turn.client_id == client_id:
             turn.stop(Stop.CANCELLED)
             await turn.finished()
             return True
+        if (task := self.tasks.get(thread_id)) is not None:  # an answer that ended and is still tidying up
+            await asyncio.gather(asyncio.shield(task), return_exceptions=True)
         if self.pool is None or self.health.down:
             return False
-        return await self._cancel_elsewhere(conversation_id, client_id)
+        return await self._cancel_elsewhere(thread_id, client_id)
 
-    async def _cancel_elsewhere(self, conversation_id: str, client_id: str, wait: float = 10.0) -> bool:
-        query = "SELECT 1 FROM active_turns WHERE conversation_id = %s AND client_id = %s"
+    async def _cancel_elsewhere(self, thread_id: str, client_id: str, wait: float = 10.0) -> bool:
+        query = "SELECT 1 FROM active_turns WHERE thread_id = %s AND client_id = %s"
         async with self.pool.connection() as conn:
-            if await (await conn.execute(query, (conversation_id, client_id))).fetchone() is None:
+            if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
                 return False
-            await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, conversation_id))
+            await self.clear_stale(conn)
+            if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
+                return False  # its process had died: nothing was running
+            await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, thread_id))
         deadline = asyncio.get_running_loop().time() + wait
         while asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.05)
             async with self.pool.connection() as conn:
-                if await (await conn.execute(query, (conversation_id, client_id))).fetchone() is None:
-                    break
-        return True
+                if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
+                    return True
+        raise Refused(503, "STOP_UNCONFIRMED", "The server running this answer did not confirm the stop. "
+                      "Please try again.")
 
     async def stop_all(self) -> None:
-        """At shutdown: end every running answer the way a stop does, so each is saved."""
-        turns = list(self.by_conversation.values())
-        for turn in turns:
+        """At shutdown: end every running answer the way a stop does, and wait until each is saved."""
+        for turn in list(self.by_thread.values()):
             turn.stop(Stop.SHUTDOWN)
-        await asyncio.gather(*(turn.finished() for turn in turns), return_exceptions=True)
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
 
     async def listen(self) -> None:
-        """Stop answers of this process that another process was asked to stop; reconnects when the DB returns."""
+        """Hold this process's session, clear what dead processes left, and stop answers another process was
+        asked to stop; reconnects when the database returns."""
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(self.database_url, autocommit=True) as conn:
+                    cursor = await conn.execute(f"SELECT {SESSION} FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+                    self.session = (await cursor.fetchone())[0]
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    async with self.pool.connection() as pooled:
+                        if self.recorded:  # answers recorded under a session that ended with the old connection
+                            await pooled.execute("UPDATE active_turns SET session = %s WHERE thread_id = ANY(%s)",
+                                                 (self.session, list(self.recorded)))
+                        await self.clear_stale(pooled)
                     async for notice in conn.notifies():
-                        if (turn := self.by_conversation.get(notice.payload)) is not None:
+                        if (turn := self.by_thread.get(notice.payload)) is not None:
                             turn.stop(Stop.CANCELLED)
             except (psycopg.Error, OSError) as exc:
                 log.debug("cancel listener reconnecting: %s", exc)

@@ -31,19 +31,23 @@ from threadline.rate_limit import ChatRateLimit
 from threadline.routes.chat import ChatController
 from threadline.routes.conversations import ConversationController
 from threadline.settings import Settings, load_settings
-from threadline.turns import Timeouts, current_turn
+from threadline.turns import Timeouts, current_turn, recover_turn
 
 log = logging.getLogger("threadline")
 
 
 @get("/health", summary="Liveness and what this server runs with")
 async def health(state: State) -> dict[str, Any]:
-    """`degraded` while conversations wait in memory for the database, or while a tool server is down."""
+    """`degraded` while conversations wait in memory for the database, or while a tool server is down.
+
+    `quarantinedConversations` counts conversations PostgreSQL kept refusing (the log says which); they do
+    not make the server degraded, since every other conversation is saved as usual."""
     waiting = state.storage.waiting_to_be_saved()
     tool_servers = state.toolbox.status()
     degraded = waiting or any(server["status"] == "down" for server in tool_servers.values())
     return {"status": "degraded" if degraded else "ok", "model": state.model_label,
-            "storage": state.storage.description, "unsavedConversations": waiting, "toolServers": tool_servers}
+            "storage": state.storage.description, "unsavedConversations": waiting,
+            "quarantinedConversations": state.storage.quarantined(), "toolServers": tool_servers}
 
 
 def turn_token(tokens: McpTokens) -> str:
@@ -94,8 +98,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 builtin_http=httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://threadline"),
                 builtin_token=lambda: turn_token(tokens))
             await toolbox.start()
-            active_turns = app.state.active_turns = ActiveTurns(storage.pool, storage.database_url, storage.health,
-                                                                stale_after=settings.total_timeout + 30)
+            active_turns = app.state.active_turns = ActiveTurns(
+                storage.pool, storage.database_url, storage.health, stale_after=settings.total_timeout + 30,
+                recover=lambda thread_id, why: recover_turn(app.state.graph, thread_id, why))
             background = [asyncio.create_task(storage.keep_saving())]
             if storage.pool is not None:
                 background.append(asyncio.create_task(active_turns.listen()))

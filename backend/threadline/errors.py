@@ -13,6 +13,7 @@ from litestar.openapi import ResponseSpec
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
+from threadline.refusals import Refused
 from threadline.schemas import ErrorBody, ErrorDetail, ErrorInfo
 
 log = logging.getLogger("threadline.errors")
@@ -34,7 +35,8 @@ class ApiError(HTTPException):
 
 
 _DESCRIPTIONS = {400: "The request is not valid", 404: "No such conversation (or not yours)",
-                 406: "None of the wires asked for is supported", 409: "An answer is already streaming, or none is left to stop", 413: "The body is over 1 MB",
+                 406: "None of the wires asked for is supported", 409: "An answer is already streaming, or none is left to stop",
+                 413: "The body is over 1 MB, or a storage limit is reached (CONVERSATION_FULL, TOO_MANY_CONVERSATIONS)",
                  429: "Over the rate limit; Retry-After says when to try again",
                  500: "The model failed before anything was streamed", 503: "The database is unavailable for a moment"}
 
@@ -83,6 +85,11 @@ def handle_http_exception(request: Request, exc: HTTPException) -> Response:
     return _response(status, ErrorInfo(code, message), exc.headers)
 
 
+def handle_refused(request: Request, exc: Refused) -> Response:
+    details = [ErrorDetail(exc.field, exc.message.removeprefix("Invalid request: "))] if exc.field else []
+    return _response(exc.status, ErrorInfo(exc.code, exc.message, details))
+
+
 def handle_database_error(request: Request, exc: Exception) -> Response:
     log.error("database unavailable on %s %s: %s", request.method, request.url.path, exc)
     return _response(503, ErrorInfo("DATABASE_ERROR", "Conversations are unavailable for a moment. Please try again."),
@@ -94,5 +101,5 @@ def handle_unexpected(request: Request, exc: Exception) -> Response:
     return _response(500, ErrorInfo("INTERNAL_ERROR", "Something went wrong on our side. Please try again."))
 
 
-EXCEPTION_HANDLERS = {HTTPException: handle_http_exception, psycopg.Error: handle_database_error,
-                      Exception: handle_unexpected}
+EXCEPTION_HANDLERS = {HTTPException: handle_http_exception, Refused: handle_refused,
+                      psycopg.Error: handle_database_error, Exception: handle_unexpected}

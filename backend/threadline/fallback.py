@@ -6,6 +6,9 @@ in-memory checkpointer and carries on there. For a few seconds after a failure t
 tried at all (a dead server would otherwise cost a pool timeout per write). A background loop writes
 the newest in-memory checkpoint of each such conversation back once the database answers again.
 Whoever is streaming is told through `current_turn` (a `data-warning` chunk).
+
+A write PostgreSQL refuses for what it holds (a data error) is not an outage: it never pauses the
+database for others; that one conversation goes to memory and is retried on its own (`SaveRetries`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from threadline.turns import current_turn
 
 log = logging.getLogger("threadline.fallback")
 
-DB_ERRORS = (psycopg.Error, OSError, TimeoutError)
+# The database cannot be reached: everything waits for it (see DatabaseHealth). Any other psycopg.Error
+# is about what was written (a value PostgreSQL refuses) and concerns that one conversation only.
+CONNECTION_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError, OSError, TimeoutError)
 WARNING_CODE = "DATABASE_UNAVAILABLE"
 WARNING_TEXT = ("Your conversation cannot be saved right now; it goes on, and it will be saved as soon as "
                 "the database is back.")
@@ -55,6 +60,44 @@ class DatabaseHealth:
         self.down_until = time.monotonic() + self.pause
 
 
+class SaveRetries:
+    """Conversations whose save PostgreSQL refused (a data error, not an outage): each is retried on its own
+    with a doubling delay, then quarantined, so one conversation that cannot be saved never holds up others."""
+
+    def __init__(self, first_delay: float = 2.0, attempts: int = 5) -> None:
+        self.first_delay = first_delay
+        self.attempts = attempts
+        self.failing: dict[str, tuple[int, float]] = {}  # key → (failures so far, when to try next)
+        self.quarantined: set[str] = set()
+
+    def due(self, key: str) -> bool:
+        return key not in self.quarantined and time.monotonic() >= self.failing.get(key, (0, 0.0))[1]
+
+    def failed(self, key: str, what: str, exc: BaseException) -> None:
+        failures = self.failing.get(key, (0, 0.0))[0] + 1
+        if failures >= self.attempts:
+            self.failing.pop(key, None)
+            self.quarantined.add(key)
+            log.error("quarantined %s after %d failed attempts at %s (%s): it stays in this process's memory only",
+                      key, failures, what, exc, extra={"conversation_id": key})
+            return
+        delay = self.first_delay * 2 ** (failures - 1)
+        self.failing[key] = (failures, time.monotonic() + delay)
+        log.warning("could not save %s during %s (%s); retrying in %.0f s", key, what, exc, delay,
+                    extra={"conversation_id": key})
+
+    def succeeded(self, key: str) -> None:
+        self.failing.pop(key, None)
+
+    def forget(self, key: str) -> None:
+        self.failing.pop(key, None)
+        self.quarantined.discard(key)
+
+    def refused(self, key: str) -> bool:
+        """Whether the key is held back by a data error rather than by an outage."""
+        return key in self.failing or key in self.quarantined
+
+
 def _thread(config: RunnableConfig) -> str:
     return config["configurable"]["thread_id"]
 
@@ -68,6 +111,7 @@ class FallbackCheckpointer(BaseCheckpointSaver):
         self.latest: OrderedDict[str, CheckpointTuple] = OrderedDict()
         self.remember = remember
         self.unsaved: set[str] = set()  # conversations whose newest state is only in memory
+        self.retries = SaveRetries()
         self.lock = asyncio.Lock()
 
     def get_next_version(self, current: Any, channel: None) -> Any:
@@ -78,6 +122,17 @@ class FallbackCheckpointer(BaseCheckpointSaver):
         self.latest.move_to_end(thread_id)
         if len(self.latest) > self.remember:
             self.latest.popitem(last=False)
+
+    def _uses_primary(self, thread_id: str) -> bool:
+        return thread_id not in self.unsaved and not self.health.down
+
+    def _failed(self, thread_id: str, what: str, exc: psycopg.Error | OSError) -> None:
+        """An outage pauses the database for everyone; a refused value moves only this conversation."""
+        if isinstance(exc, CONNECTION_ERRORS):
+            self.health.failed(what, exc, conversation_id=thread_id)
+            warn_current_turn()
+        else:
+            self.retries.failed(thread_id, what, exc)
 
     async def _move_to_memory(self, thread_id: str) -> None:
         if thread_id in self.unsaved:
@@ -90,16 +145,17 @@ class FallbackCheckpointer(BaseCheckpointSaver):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id = _thread(config)
-        if thread_id not in self.unsaved and not self.health.down:
+        if self._uses_primary(thread_id):
             try:
                 item = await self.primary.aget_tuple(config)
-            except DB_ERRORS as exc:
-                self.health.failed("a checkpoint read", exc, conversation_id=thread_id)
+            except (psycopg.Error, *CONNECTION_ERRORS) as exc:
+                self._failed(thread_id, "a checkpoint read", exc)
             else:
                 if item is not None and "checkpoint_id" not in config["configurable"]:
                     self._keep(thread_id, item)
                 return item
-        warn_current_turn()
+        elif not self.retries.refused(thread_id):
+            warn_current_turn()
         async with self.lock:
             await self._move_to_memory(thread_id)
             return await self.memory.aget_tuple(config)
@@ -107,15 +163,16 @@ class FallbackCheckpointer(BaseCheckpointSaver):
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                    new_versions: ChannelVersions) -> RunnableConfig:
         thread_id = _thread(config)
-        if thread_id not in self.unsaved and not self.health.down:
+        if self._uses_primary(thread_id):
             try:
                 saved = await self.primary.aput(config, checkpoint, metadata, new_versions)
-            except DB_ERRORS as exc:
-                self.health.failed("a checkpoint write", exc, conversation_id=thread_id)
+            except (psycopg.Error, *CONNECTION_ERRORS) as exc:
+                self._failed(thread_id, "a checkpoint write", exc)
             else:
                 self._keep(thread_id, CheckpointTuple(saved, checkpoint, metadata, config))
                 return saved
-        warn_current_turn()
+        elif not self.retries.refused(thread_id):
+            warn_current_turn()
         async with self.lock:
             await self._move_to_memory(thread_id)
             # Every channel, not only the new ones: older values live in the database we cannot reach.
@@ -124,12 +181,13 @@ class FallbackCheckpointer(BaseCheckpointSaver):
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
         thread_id = _thread(config)
-        if thread_id not in self.unsaved and not self.health.down:
+        if self._uses_primary(thread_id):
             try:
                 return await self.primary.aput_writes(config, writes, task_id, task_path)
-            except DB_ERRORS as exc:
-                self.health.failed("a checkpoint write", exc, conversation_id=thread_id)
-        warn_current_turn()
+            except (psycopg.Error, *CONNECTION_ERRORS) as exc:
+                self._failed(thread_id, "a checkpoint write", exc)
+        elif not self.retries.refused(thread_id):
+            warn_current_turn()
         async with self.lock:
             await self._move_to_memory(thread_id)
             await self.memory.aput_writes(config, writes, task_id, task_path)
@@ -139,17 +197,26 @@ class FallbackCheckpointer(BaseCheckpointSaver):
         async for item in source.alist(config, **kwargs):
             yield item
 
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Prune in the database only: a conversation kept in memory has a single checkpoint there anyway."""
+        saved = [thread_id for thread_id in thread_ids if thread_id not in self.unsaved]
+        if saved and not self.health.down:
+            await self.primary.aprune(saved, strategy=strategy)
+
     async def adelete_thread(self, thread_id: str) -> None:
         await self.primary.adelete_thread(thread_id)
-        await self.memory.adelete_thread(thread_id)
-        self.unsaved.discard(thread_id)
-        self.latest.pop(thread_id, None)
+        await self.forget(thread_id)
 
     async def forget(self, thread_id: str) -> None:
         async with self.lock:
             self.unsaved.discard(thread_id)
+            self.retries.forget(thread_id)
             self.latest.pop(thread_id, None)
             await self.memory.adelete_thread(thread_id)
+
+    def waiting_for_database(self) -> set[str]:
+        """Conversations in memory because the database was unreachable (not because it refused them)."""
+        return {thread_id for thread_id in self.unsaved if not self.retries.refused(thread_id)}
 
     async def save_unsaved(self, skip: set[str] = frozenset()) -> int:
         """Write each in-memory conversation's newest checkpoint to the database; how many were saved."""
@@ -158,6 +225,8 @@ class FallbackCheckpointer(BaseCheckpointSaver):
             return 0
         async with self.lock:
             for thread_id in list(self.unsaved - skip):
+                if not self.retries.due(thread_id):
+                    continue
                 item = await self.memory.aget_tuple(_root({"configurable": {"thread_id": thread_id}}))
                 if item is None:
                     self.unsaved.discard(thread_id)
@@ -165,15 +234,19 @@ class FallbackCheckpointer(BaseCheckpointSaver):
                 try:
                     stored = await self.primary.aput(item.parent_config or _root(item.config), item.checkpoint,
                                                      item.metadata, item.checkpoint["channel_versions"])
-                except DB_ERRORS as exc:
+                except CONNECTION_ERRORS as exc:
                     self.health.failed("saving conversations kept in memory", exc)
                     break
+                except psycopg.Error as exc:
+                    self.retries.failed(thread_id, "saving a conversation kept in memory", exc)
+                    continue
                 self.unsaved.discard(thread_id)
+                self.retries.succeeded(thread_id)
                 await self.memory.adelete_thread(thread_id)
                 self._keep(thread_id, CheckpointTuple(stored, item.checkpoint, item.metadata, item.parent_config))
                 saved += 1
         if saved:
-            log.info("database back: saved %d conversation(s) kept in memory", saved)
+            log.info("saved %d conversation(s) kept in memory", saved)
         return saved
 
 

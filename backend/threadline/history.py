@@ -54,4 +54,6 @@ def ui_messages(messages: Sequence[AnyMessage], turns: dict[str, dict], conversa
                 part.update(state="output-error", errorText=outcome.error_text)
             else:
                 part.update(state="output-available", output=outcome.output)
-    return [message for message in result if message["role"] == "user" or message["parts"]]
+    # An answer that showed nothing is left out, unless it was interrupted: the page then says so.
+    return [message for message in result
+            if message["role"] == "user" or message["parts"] or message["metadata"].get("interrupted")]

@@ -25,6 +25,7 @@ from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 
 from threadline import __version__
 from threadline.mcp_tokens import Caller, InvalidToken, McpTokens
+from threadline.persistence import thread_of
 from threadline.tools import calculate, time_in
 
 log = logging.getLogger("threadline.mcp_server")
@@ -82,7 +83,8 @@ def build_server(state: State) -> FastMCP:
         if not caller.conversation_id or not caller.client_id or await state.storage.conversations.get(
                 caller.conversation_id, caller.client_id) is None:
             raise ToolError("no conversation to search: call this tool from within a conversation")
-        snapshot = await state.graph.aget_state({"configurable": {"thread_id": caller.conversation_id}})
+        thread_id = thread_of(caller.client_id, caller.conversation_id)
+        snapshot = await state.graph.aget_state({"configurable": {"thread_id": thread_id}})
         messages = (snapshot.values or {}).get("messages", [])
         last_user = max((i for i, m in enumerate(messages) if m.type == "human"), default=len(messages))
         hits = []

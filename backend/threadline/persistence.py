@@ -1,7 +1,8 @@
 """Where conversations live: PostgreSQL (a given server or an embedded one) or process memory.
 
-LangGraph's checkpointer keeps each conversation's messages; the `conversations` table keeps what a
-list needs (title and times) so listing never has to read checkpoints.
+LangGraph's checkpointer keeps each conversation's messages (only its latest checkpoint, see
+turns.py); the `conversations` table keeps what a list needs (title and times) so listing never has
+to read checkpoints, and the turn counts the storage limits need.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import msgspec
+import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from threadline.fallback import DB_ERRORS, DatabaseHealth, FallbackCheckpointer
+from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, SaveRetries
+from threadline.refusals import Refused
 from threadline.settings import Settings
 
 log = logging.getLogger("threadline.persistence")
@@ -47,6 +50,20 @@ MIGRATIONS = [
         )""",
         "CREATE UNIQUE INDEX active_turns_one_per_client ON active_turns (client_id)",
     ],
+    [  # conversation ids scoped per visitor (persistence.thread_of), turn counts for the storage limits,
+       # and running answers tied to the database session of the process that runs them (active_turns.py)
+        "UPDATE conversations SET client_id = '' WHERE client_id IS NULL",
+        "ALTER TABLE conversations ALTER COLUMN client_id SET NOT NULL",
+        "ALTER TABLE conversations DROP CONSTRAINT conversations_pkey",
+        "ALTER TABLE conversations ADD PRIMARY KEY (client_id, id)",
+        "DROP INDEX conversations_last_message_at",
+        "ALTER TABLE conversations ADD COLUMN turns integer NOT NULL DEFAULT 0",
+        *(f"UPDATE {table} SET thread_id = c.client_id || ':' || c.id FROM conversations c "
+          f"WHERE {table}.thread_id = c.id" for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes")),
+        "DELETE FROM active_turns",
+        "ALTER TABLE active_turns RENAME COLUMN conversation_id TO thread_id",
+        "ALTER TABLE active_turns ADD COLUMN session text",
+    ],
 ]
 TITLE_LENGTH = 80
 
@@ -61,81 +78,125 @@ class Conversation(msgspec.Struct, rename="camel", frozen=True):
 COLUMNS = "id, title, created_at, last_message_at"
 
 
+def thread_of(client_id: str, conversation_id: str) -> str:
+    """The checkpointer's thread for a visitor's conversation: ids are scoped per visitor, so two visitors'
+    `my-first-chat` are two conversations, and nobody can reach, claim or probe another visitor's id."""
+    return f"{client_id}:{conversation_id}"
+
+
 def title_from(text: str) -> str:
-    line = " ".join(text.split())
+    line = " ".join("".join(char for char in text if char.isprintable() or char.isspace()).split())
     return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
 
 
-class PostgresConversations:
-    """Each conversation belongs to the client that started it; others cannot tell it exists.
+class StorageLimits(msgspec.Struct, frozen=True):
+    """What one visitor may store: turns per conversation and conversations in all."""
 
-    While the database is down, owners this process has seen decide, and new conversations are
-    remembered and written when it is back (see `save_pending`).
+    turns_per_conversation: int = 500
+    conversations_per_visitor: int = 500
+
+    def too_many_turns(self) -> Refused:
+        return Refused(413, "CONVERSATION_FULL", f"This conversation has reached its limit of "
+                       f"{self.turns_per_conversation} messages. Start a new conversation to go on.")
+
+    def too_many_conversations(self) -> Refused:
+        return Refused(413, "TOO_MANY_CONVERSATIONS", f"You have reached the limit of "
+                       f"{self.conversations_per_visitor} conversations. Delete one to start another.")
+
+
+def unstorable(exc: BaseException) -> Refused:
+    log.warning("PostgreSQL refused a conversation's record: %s", exc)
+    return Refused(400, "VALIDATION_ERROR", "Invalid request: this message cannot be stored.", "messages")
+
+
+# One statement: continue the visitor's conversation if it has room for a turn, else create it if the
+# visitor has room for a conversation. No row back means one of the two limits was reached.
+TOUCH = """
+WITH continued AS (
+    UPDATE conversations SET last_message_at = now(), turns = turns + %(turns)s
+    WHERE client_id = %(client_id)s AND id = %(id)s AND turns + %(turns)s <= %(max_turns)s
+    RETURNING false AS created
+), started AS (
+    INSERT INTO conversations (client_id, id, title, turns)
+    SELECT %(client_id)s, %(id)s, %(title)s, %(turns)s
+    WHERE NOT EXISTS (SELECT 1 FROM conversations WHERE client_id = %(client_id)s AND id = %(id)s)
+      AND (SELECT count(*) FROM conversations WHERE client_id = %(client_id)s) < %(max_conversations)s
+    ON CONFLICT DO NOTHING
+    RETURNING true AS created
+)
+SELECT created FROM continued UNION ALL SELECT created FROM started
+"""
+
+
+class PostgresConversations:
+    """Each visitor's conversations, with what a list needs (title, times) and the turn count limits use.
+
+    While the database is down, new conversations are remembered and written when it is back (see
+    `save_pending`); a limit cannot be checked then, so none is enforced.
     """
 
-    def __init__(self, pool: AsyncConnectionPool, health: DatabaseHealth) -> None:
+    def __init__(self, pool: AsyncConnectionPool, health: DatabaseHealth, limits: StorageLimits) -> None:
         self.pool = pool
         self.health = health
-        self.owners: dict[str, str] = {}
-        self.pending: dict[str, tuple[str, str]] = {}
+        self.limits = limits
+        self.pending: dict[str, tuple[str, str, str]] = {}  # thread → (client id, conversation id, title)
+        self.retries = SaveRetries()
 
-    async def touch(self, conversation_id: str, client_id: str, first_message: str) -> bool:
-        """Create the conversation on its first message, or mark it as just used; False if it is not theirs."""
+    async def touch(self, conversation_id: str, client_id: str, first_message: str, *, new_turn: bool = True) -> bool:
+        """Record a turn of the visitor's conversation, creating it on its first; True when this created it.
+
+        Refused when a storage limit is reached or PostgreSQL refuses the record's values.
+        """
+        title = title_from(first_message)
         if not self.health.down:
             try:
-                mine = await self._touch(conversation_id, client_id, title_from(first_message))
-            except DB_ERRORS as exc:
+                return await self._touch(conversation_id, client_id, title, 1 if new_turn else 0)
+            except CONNECTION_ERRORS as exc:
                 self.health.failed("recording a conversation", exc, conversation_id=conversation_id)
-            else:
-                if mine:
-                    self._remember_owner(conversation_id, client_id)
-                return mine
-        owner = self.owners.get(conversation_id)
-        if owner is None:
-            self._remember_owner(conversation_id, client_id)
-            self.pending[conversation_id] = (client_id, title_from(first_message))
-        return owner in (None, client_id)
+            except psycopg.Error as exc:
+                raise unstorable(exc) from None
+        self.pending.setdefault(thread_of(client_id, conversation_id), (client_id, conversation_id, title))
+        return False
 
-    async def _touch(self, conversation_id: str, client_id: str, title: str) -> bool:
+    async def _touch(self, conversation_id: str, client_id: str, title: str, turns: int) -> bool:
+        params = {"client_id": client_id, "id": conversation_id, "title": title, "turns": turns,
+                  "max_turns": self.limits.turns_per_conversation,
+                  "max_conversations": self.limits.conversations_per_visitor}
         async with self.pool.connection() as conn:
-            cursor = await conn.execute(
-                "INSERT INTO conversations (id, title, client_id) VALUES (%s, %s, %s) "
-                "ON CONFLICT (id) DO UPDATE SET last_message_at = now() "
-                "WHERE conversations.client_id = EXCLUDED.client_id RETURNING id",
-                (conversation_id, title, client_id),
-            )
-            return await cursor.fetchone() is not None
+            row = await (await conn.execute(TOUCH, params)).fetchone()
+            if row is not None:
+                return row["created"]
+            exists = await (await conn.execute("SELECT 1 FROM conversations WHERE client_id = %s AND id = %s",
+                                               (client_id, conversation_id))).fetchone()
+        raise self.limits.too_many_turns() if exists else self.limits.too_many_conversations()
 
-    def _remember_owner(self, conversation_id: str, client_id: str) -> None:
-        if len(self.owners) > 100_000:
-            self.owners.clear()
-        self.owners[conversation_id] = client_id
-
-    async def save_pending(self) -> set[str]:
-        """Record conversations started while the database was down; returns the ids that proved taken."""
-        taken: set[str] = set()
-        for conversation_id, (client_id, title) in list(self.pending.items()):
+    async def save_pending(self) -> None:
+        """Record conversations started while the database was down; one it refuses waits on its own."""
+        for thread_id, (client_id, conversation_id, title) in list(self.pending.items()):
+            if not self.retries.due(thread_id):
+                continue
             try:
-                mine = await self._touch(conversation_id, client_id, title)
-            except DB_ERRORS as exc:
+                async with self.pool.connection() as conn:
+                    await conn.execute(
+                        "INSERT INTO conversations (client_id, id, title, turns) VALUES (%s, %s, %s, 1) "
+                        "ON CONFLICT (client_id, id) DO UPDATE SET last_message_at = now()",
+                        (client_id, conversation_id, title))
+            except CONNECTION_ERRORS as exc:
                 self.health.failed("recording conversations started while it was down", exc)
-                break
-            del self.pending[conversation_id]
-            if not mine:  # another visitor's id: what was said meanwhile must not land in their conversation
-                self.owners.pop(conversation_id, None)
-                taken.add(conversation_id)
-        return taken
+                return
+            except psycopg.Error as exc:
+                self.retries.failed(thread_id, "recording a conversation started while the database was down", exc)
+                continue
+            self.retries.succeeded(thread_id)
+            del self.pending[thread_id]
 
     async def get(self, conversation_id: str, client_id: str) -> Conversation | None:
         async with self.pool.connection() as conn:
             cursor = await conn.execute(
-                f"SELECT {COLUMNS} FROM conversations WHERE id = %s AND client_id = %s", (conversation_id, client_id)
+                f"SELECT {COLUMNS} FROM conversations WHERE client_id = %s AND id = %s", (client_id, conversation_id)
             )
             row = await cursor.fetchone()
-        if row is None:
-            return None
-        self._remember_owner(conversation_id, client_id)  # whatever this process caches, it knows whose it is
-        return Conversation(**row)
+        return None if row is None else Conversation(**row)
 
     async def list(self, client_id: str, limit: int = 100) -> list[Conversation]:
         async with self.pool.connection() as conn:
@@ -146,46 +207,45 @@ class PostgresConversations:
             return [Conversation(**row) for row in await cursor.fetchall()]
 
     async def delete(self, conversation_id: str, client_id: str) -> bool:
+        self.pending.pop(thread_of(client_id, conversation_id), None)
         async with self.pool.connection() as conn:
             cursor = await conn.execute(
-                "DELETE FROM conversations WHERE id = %s AND client_id = %s", (conversation_id, client_id)
+                "DELETE FROM conversations WHERE client_id = %s AND id = %s", (client_id, conversation_id)
             )
-            deleted = cursor.rowcount > 0
-        if deleted:
-            self.owners.pop(conversation_id, None)
-        return deleted
+            return cursor.rowcount > 0
 
 
 class MemoryConversations:
     """The same interface in process memory, for CHAT_MEMORY_BACKEND=memory."""
 
-    def __init__(self) -> None:
-        self.rows: dict[str, tuple[str, Conversation]] = {}
+    def __init__(self, limits: StorageLimits) -> None:
+        self.limits = limits
+        self.rows: dict[tuple[str, str], tuple[int, Conversation]] = {}
+        self.pending: dict[str, tuple[str, str, str]] = {}  # never anything: memory cannot go away
 
-    async def touch(self, conversation_id: str, client_id: str, first_message: str) -> bool:
+    async def touch(self, conversation_id: str, client_id: str, first_message: str, *, new_turn: bool = True) -> bool:
         now = datetime.now(UTC)
-        owner, known = self.rows.get(conversation_id, (client_id, None))
-        if owner != client_id:
-            return False
-        self.rows[conversation_id] = (client_id, Conversation(
+        turns, known = self.rows.get((client_id, conversation_id), (0, None))
+        turns += 1 if new_turn else 0
+        if known is None and sum(key[0] == client_id for key in self.rows) >= self.limits.conversations_per_visitor:
+            raise self.limits.too_many_conversations()
+        if turns > self.limits.turns_per_conversation:
+            raise self.limits.too_many_turns()
+        self.rows[(client_id, conversation_id)] = (turns, Conversation(
             id=conversation_id, title=known.title if known else title_from(first_message),
             created_at=known.created_at if known else now, last_message_at=now,
         ))
-        return True
+        return known is None
 
     async def get(self, conversation_id: str, client_id: str) -> Conversation | None:
-        owner, conversation = self.rows.get(conversation_id, (None, None))
-        return conversation if owner == client_id else None
+        return self.rows.get((client_id, conversation_id), (0, None))[1]
 
     async def list(self, client_id: str, limit: int = 100) -> list[Conversation]:
-        mine = [conversation for owner, conversation in self.rows.values() if owner == client_id]
+        mine = [conversation for (owner, _), (_, conversation) in self.rows.items() if owner == client_id]
         return sorted(mine, key=lambda row: row.last_message_at, reverse=True)[:limit]
 
     async def delete(self, conversation_id: str, client_id: str) -> bool:
-        if await self.get(conversation_id, client_id) is None:
-            return False
-        del self.rows[conversation_id]
-        return True
+        return self.rows.pop((client_id, conversation_id), None) is not None
 
 
 Conversations = PostgresConversations | MemoryConversations
@@ -201,10 +261,17 @@ class Storage:
     health: DatabaseHealth | None = None
 
     def waiting_to_be_saved(self) -> int:
-        """Conversations kept only in memory (or not yet listed) because the database was down."""
+        """Conversations kept only in memory (or not yet listed) until the database is back."""
         if not isinstance(self.checkpointer, FallbackCheckpointer):
             return 0
-        return len(self.checkpointer.unsaved | set(self.conversations.pending))
+        waiting = {key for key in self.conversations.pending if not self.conversations.retries.refused(key)}
+        return len(self.checkpointer.waiting_for_database() | waiting)
+
+    def quarantined(self) -> int:
+        """Conversations PostgreSQL kept refusing: they live on in this process's memory only (see the log)."""
+        if not isinstance(self.checkpointer, FallbackCheckpointer):
+            return 0
+        return len(self.checkpointer.retries.quarantined | self.conversations.retries.quarantined)
 
     async def keep_saving(self, every: float = 2.0) -> None:
         """Write back what was kept in memory while the database was down, once it answers again."""
@@ -215,10 +282,7 @@ class Storage:
             try:
                 if self.health.down:
                     continue
-                for conversation_id in await self.conversations.save_pending():
-                    log.warning("dropping turns kept in memory for %s: the id belongs to another visitor",
-                                conversation_id)
-                    await self.checkpointer.forget(conversation_id)
+                await self.conversations.save_pending()
                 await self.checkpointer.save_unsaved(skip=set(self.conversations.pending))
             except Exception:
                 log.exception("saving conversations kept in memory failed; will retry")
@@ -232,27 +296,34 @@ def embedded_database_url(data_dir) -> str:
     return server.get_uri()
 
 
-async def migrate(pool: AsyncConnectionPool) -> None:
-    """Apply pending migrations under an advisory lock, so instances starting together do not race."""
-    async with pool.connection() as conn, conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(7261584)")
-        await conn.execute(
-            "CREATE TABLE IF NOT EXISTS threadline_migrations "
-            "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        cursor = await conn.execute("SELECT coalesce(max(version), 0) AS version FROM threadline_migrations")
-        current = (await cursor.fetchone())["version"]
-        for version, statements in enumerate(MIGRATIONS, start=1):
-            if version > current:
-                for statement in statements:
-                    await conn.execute(statement)
-                await conn.execute("INSERT INTO threadline_migrations (version) VALUES (%s)", (version,))
+async def migrate(pool: AsyncConnectionPool, saver: BaseCheckpointSaver) -> None:
+    """Set up LangGraph's tables, then apply our pending migrations, under a session advisory lock, so
+    instances starting together on a new database do not race."""
+    async with pool.connection() as conn:
+        await conn.execute("SELECT pg_advisory_lock(7261584)")
+        try:
+            await saver.setup()
+            async with conn.transaction():
+                await conn.execute(
+                    "CREATE TABLE IF NOT EXISTS threadline_migrations "
+                    "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+                )
+                cursor = await conn.execute("SELECT coalesce(max(version), 0) AS version FROM threadline_migrations")
+                current = (await cursor.fetchone())["version"]
+                for version, statements in enumerate(MIGRATIONS, start=1):
+                    if version > current:
+                        for statement in statements:
+                            await conn.execute(statement)
+                        await conn.execute("INSERT INTO threadline_migrations (version) VALUES (%s)", (version,))
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(7261584)")
 
 
 @asynccontextmanager
 async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
+    limits = StorageLimits(settings.max_turns_per_conversation, settings.max_conversations_per_visitor)
     if settings.memory_backend == "memory":
-        yield Storage(InMemorySaver(), MemoryConversations(), "memory (lost when the server stops)")
+        yield Storage(InMemorySaver(), MemoryConversations(limits), "memory (lost when the server stops)")
         return
     from threadline.postgres_saver import PooledPostgresSaver
 
@@ -271,8 +342,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         await pool.open(wait=True, timeout=30)
         stack.push_async_callback(pool.close)
         postgres_saver = PooledPostgresSaver(pool)
-        await postgres_saver.setup()
-        await migrate(pool)
+        await migrate(pool, postgres_saver)
         health = DatabaseHealth()
-        yield Storage(FallbackCheckpointer(postgres_saver, health), PostgresConversations(pool, health), description,
-                      pool=pool, database_url=url, health=health)
+        yield Storage(FallbackCheckpointer(postgres_saver, health), PostgresConversations(pool, health, limits),
+                      description, pool=pool, database_url=url, health=health)

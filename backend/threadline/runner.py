@@ -175,10 +175,10 @@ class TurnTranslator:
 
 
 async def graph_events(
-    graph: CompiledStateGraph, conversation_id: str, request: TurnRequest, translator: TurnTranslator
+    graph: CompiledStateGraph, thread_id: str, request: TurnRequest, translator: TurnTranslator
 ) -> AsyncIterator[ev.Event]:
     """Run the graph for one turn and yield what the answer shows, between `start` and `finish`."""
-    config = {"configurable": {"thread_id": conversation_id}}
+    config = {"configurable": {"thread_id": thread_id}}
     async for mode, payload in graph.astream({"request": request}, config, stream_mode=STREAM_MODES):
         if mode == "messages":
             message, metadata = payload

@@ -7,7 +7,9 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-Id = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,128}$", description="letters, digits, _ and -")]
+# `(?!\n)$`: in Python's regex `$` alone also matches before a final newline, and an id ends up in headers.
+ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}(?!\n)$"
+Id = Annotated[str, msgspec.Meta(pattern=ID_PATTERN, description="letters, digits, _ and -")]
 MAX_MESSAGE_CHARS = 10_000
 
 

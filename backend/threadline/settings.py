@@ -41,6 +41,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     client_id_secret: str | None = None
     cors_origins: tuple[str, ...] = ()
     rate_limit: str = "10/minute"
+    api_rate_limit: str = "600/minute"
     rate_limit_storage: str = "memory://"
     trusted_proxies: tuple[str, ...] = DEFAULT_TRUSTED_PROXIES
     first_token_timeout: float = 10.0
@@ -54,6 +55,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     mcp_servers: tuple[McpServerConfig, ...] = DEFAULT_SERVERS
     mcp_tool_timeout: float = 10.0
     mcp_secret: str | None = None
+    max_turns_per_conversation: int = 500
+    max_conversations_per_visitor: int = 500
+    max_connections: int = 1000
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+
+
+DEFAULTS = Settings()
 
 
 def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
@@ -89,14 +98,14 @@ def _origins(env: Mapping[str, str]) -> tuple[str, ...]:
     return origins
 
 
-def _rate_limit(env: Mapping[str, str]) -> str:
+def _rate_limit(env: Mapping[str, str], name: str, default: str) -> str:
     from limits import parse
 
-    value = env.get("CHAT_RATE_LIMIT", "").strip() or "10/minute"
+    value = env.get(name, "").strip() or default
     try:
         parse(value)
     except ValueError:
-        raise SettingsError(f"CHAT_RATE_LIMIT must look like 10/minute or 100/hour (got {value!r})") from None
+        raise SettingsError(f"{name} must look like 10/minute or 100/hour (got {value!r})") from None
     return value
 
 
@@ -175,7 +184,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         demo_token_delay_ms=_number(env, "CHAT_DEMO_TOKEN_DELAY_MS", float, 15.0, 0.0, 10_000.0),
         client_id_secret=_optional(env, "THREADLINE_SECRET"),
         cors_origins=_origins(env),
-        rate_limit=_rate_limit(env),
+        rate_limit=_rate_limit(env, "CHAT_RATE_LIMIT", DEFAULTS.rate_limit),
+        api_rate_limit=_rate_limit(env, "API_RATE_LIMIT", DEFAULTS.api_rate_limit),
         rate_limit_storage=_rate_limit_storage(env),
         trusted_proxies=_networks(env),
         first_token_timeout=_number(env, "CHAT_FIRST_TOKEN_TIMEOUT", float, 10.0, 0.1, 3600.0),
@@ -189,4 +199,11 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         mcp_servers=_mcp_servers(env),
         mcp_tool_timeout=_number(env, "MCP_TOOL_TIMEOUT", float, 10.0, 0.1, 3600.0),
         mcp_secret=_mcp_secret(env),
+        max_turns_per_conversation=_number(env, "CHAT_MAX_TURNS", int, DEFAULTS.max_turns_per_conversation,
+                                           1, 1_000_000),
+        max_conversations_per_visitor=_number(env, "CHAT_MAX_CONVERSATIONS", int,
+                                              DEFAULTS.max_conversations_per_visitor, 1, 1_000_000),
+        max_connections=_number(env, "THREADLINE_MAX_CONNECTIONS", int, DEFAULTS.max_connections, 1, 1_000_000),
+        header_timeout=_number(env, "THREADLINE_HEADER_TIMEOUT", float, DEFAULTS.header_timeout, 0.1, 3600.0),
+        body_timeout=_number(env, "THREADLINE_BODY_TIMEOUT", float, DEFAULTS.body_timeout, 0.1, 3600.0),
     )

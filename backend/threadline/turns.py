@@ -20,7 +20,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from threadline import events as ev
 from threadline.failures import TIMEOUT, Failure, classify
-from threadline.graph import TurnRequest, usage_since
+from threadline.graph import TurnRequest, last_user_index, usage_since
 from threadline.runner import TurnTranslator, graph_events
 
 log = logging.getLogger("threadline.turns")
@@ -47,9 +47,10 @@ class Timeouts:
 
 
 class Turn:
-    def __init__(self, graph: CompiledStateGraph, conversation_id: str, client_id: str, request: TurnRequest, *,
-                 stream_mode: str, timeouts: Timeouts) -> None:
+    def __init__(self, graph: CompiledStateGraph, thread_id: str, conversation_id: str, client_id: str,
+                 request: TurnRequest, *, stream_mode: str, timeouts: Timeouts) -> None:
         self.graph = graph
+        self.thread_id = thread_id
         self.conversation_id = conversation_id
         self.client_id = client_id
         self.request = request
@@ -70,10 +71,12 @@ class Turn:
         self.task = asyncio.get_running_loop().create_task(self._run(on_done), context=context)
 
     def stop(self, reason: Stop) -> None:
-        """Ask the answer to end now; it closes itself and saves what it has."""
-        if self._interruptible and self.stop_reason is None and self.task and not self.task.done():
+        """Ask the answer to end now; it closes itself and saves what it has. A stop that arrives before the
+        answer's task started ends it as soon as it starts."""
+        if self._interruptible and self.stop_reason is None and not (self.task and self.task.done()):
             self.stop_reason = reason
-            self.task.cancel()
+            if self.task:
+                self.task.cancel()
 
     async def finished(self) -> None:
         if self.task:
@@ -135,7 +138,9 @@ class Turn:
         put(ev.Start(message_id=request["assistant_message_id"], conversation_id=self.conversation_id,
                      model=request["model"], created_at=request["created_at"]))
         try:
-            async for event in graph_events(self.graph, self.conversation_id, request, self.translator):
+            if self.stop_reason is not None:
+                raise asyncio.CancelledError
+            async for event in graph_events(self.graph, self.thread_id, request, self.translator):
                 self._last_event = loop.time()
                 if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
                     self._output_seen = True
@@ -160,6 +165,19 @@ class Turn:
                 timer.cancel()
             put(_END)
             await on_done(self)
+            await self._keep_latest_checkpoint()
+
+    async def _keep_latest_checkpoint(self) -> None:
+        """Drop the conversation's older checkpoints: each holds every message again, so keeping them all
+        would grow storage with the square of a conversation's length. Nothing reads them: history, stops
+        and regeneration all start from the latest one. Runs after the answer has ended."""
+        try:
+            await self.graph.checkpointer.aprune([self.thread_id])
+        except NotImplementedError:
+            pass  # LangGraph's in-memory saver (CHAT_MEMORY_BACKEND=memory) cannot prune
+        except Exception:
+            log.warning("could not prune old checkpoints", exc_info=True,
+                        extra={"conversation_id": self.conversation_id})
 
     def _check_idle(self) -> None:
         """One timer per turn, re-armed when it fires, instead of a timer reset on every token."""
@@ -200,25 +218,44 @@ class Turn:
             log.exception("could not save an interrupted answer", extra={"conversation_id": self.conversation_id})
 
     async def _save_interrupted(self, why: str, finish_reason: str, finished_at: str) -> None:
-        """Add the partial answer after what the checkpoint holds, closing tool calls that never got a result."""
-        config = {"configurable": {"thread_id": self.conversation_id}}
-        snapshot = await self.graph.aget_state(config)
-        messages = snapshot.values.get("messages", [])
-        turns = snapshot.values.get("turns", {})
-        user_id = next((key for key, turn in turns.items()
-                        if turn.get("assistantId") == self.request["assistant_message_id"]), None)
-        if user_id is None:
-            return  # stopped before the turn began: nothing was shown, nothing to keep
-        update: list[Any] = []
-        answered = {message.tool_call_id for message in messages if isinstance(message, ToolMessage)}
-        last = messages[-1] if messages else None
-        if isinstance(last, AIMessage):
-            update += [ToolMessage(content=f"Not run: the answer was interrupted ({why}).", tool_call_id=call["id"],
-                                   name=call["name"], status="error")
-                       for call in last.tool_calls if call["id"] not in answered]
-        if (partial := self.translator.partial_message()) is not None:
-            update.append(partial)
-        start = next(index for index, message in enumerate(messages) if message.id == user_id)
-        record = {"finishedAt": finished_at, "finishReason": finish_reason, "interrupted": why,
-                  "usage": usage_since(messages, start)}
-        await self.graph.aupdate_state(config, {"messages": update, "turns": {user_id: record}}, as_node="respond")
+        await close_turn(self.graph, self.thread_id, why, finish_reason, finished_at,
+                         partial=self.translator.partial_message(),
+                         assistant_id=self.request["assistant_message_id"])
+
+
+async def close_turn(graph: CompiledStateGraph, thread_id: str, why: str, finish_reason: str, finished_at: str, *,
+                     partial: AIMessage | None = None, assistant_id: str | None = None) -> None:
+    """Add the partial answer after what the checkpoint holds, closing tool calls that never got a result,
+    and mark the turn interrupted. Without `assistant_id`, the newest turn that never finished is closed
+    (an answer whose server process died)."""
+    config = {"configurable": {"thread_id": thread_id}}
+    snapshot = await graph.aget_state(config)
+    messages = snapshot.values.get("messages", [])
+    turns = snapshot.values.get("turns", {})
+    if assistant_id is not None:
+        user_id = next((key for key, turn in turns.items() if turn.get("assistantId") == assistant_id), None)
+    else:
+        index = last_user_index(messages)
+        user_id = messages[index].id if index is not None else None
+        if user_id is not None and "finishedAt" in turns.get(user_id, {}):
+            user_id = None  # the newest turn did finish
+    if user_id is None:
+        return  # stopped before the turn began: nothing was shown, nothing to keep
+    update: list[Any] = []
+    answered = {message.tool_call_id for message in messages if isinstance(message, ToolMessage)}
+    last = messages[-1] if messages else None
+    if isinstance(last, AIMessage):
+        update += [ToolMessage(content=f"Not run: the answer was interrupted ({why}).", tool_call_id=call["id"],
+                               name=call["name"], status="error")
+                   for call in last.tool_calls if call["id"] not in answered]
+    if partial is not None:
+        update.append(partial)
+    start = next(index for index, message in enumerate(messages) if message.id == user_id)
+    record = {"finishedAt": finished_at, "finishReason": finish_reason, "interrupted": why,
+              "usage": usage_since(messages, start)}
+    await graph.aupdate_state(config, {"messages": update, "turns": {user_id: record}}, as_node="respond")
+
+
+async def recover_turn(graph: CompiledStateGraph, thread_id: str, why: str) -> None:
+    """Close the unfinished turn of an answer whose process died, so the conversation can go on."""
+    await close_turn(graph, thread_id, why, "other", ev.timestamp())

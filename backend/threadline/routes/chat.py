@@ -17,6 +17,7 @@ from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 from threadline.errors import ApiError, error_responses, json_only, not_found
 from threadline.graph import TurnRequest, last_user_index
 from threadline.routes.conversations import ConversationId
+from threadline.persistence import thread_of
 from threadline.schemas import MAX_MESSAGE_CHARS, CancelRequest, CancelResult, ChatRequest, ErrorDetail
 from threadline.turns import Turn
 
@@ -53,12 +54,36 @@ async def _check_rate(request: Request, state: State) -> None:
                        headers={"retry-after": str(seconds)}, retry_after=seconds)
 
 
+def _user_text(data: ChatRequest) -> str:
+    """The new user message's text, refused when it is empty, too long or holds what PostgreSQL cannot store."""
+    last = data.messages[-1]
+    if last.role != "user":
+        raise _invalid("messages", "the last message must have role 'user'")
+    text = last.text.strip()
+    if not text:
+        raise _invalid("messages", "the message is empty")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise _invalid("messages", f"the message is longer than {MAX_MESSAGE_CHARS} characters")
+    if "\x00" in text:
+        raise _invalid("messages", "the message contains a NUL character (U+0000), which cannot be stored")
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        raise _invalid("messages", "the message contains an unpaired surrogate, which is not valid Unicode") from None
+    return text
+
+
 async def _cancel(state: State, conversation_id: str, client_id: str) -> CancelResult:
+    """A running answer is stopped even before its conversation is recorded; otherwise 404 or 409. The answer
+    is looked for again once the conversation is found: it may have started while the stop was on its way."""
+    thread_id = thread_of(client_id, conversation_id)
+    if await state.active_turns.cancel(thread_id, client_id):
+        return CancelResult(cancelled=True, conversation_id=conversation_id)
     if await state.storage.conversations.get(conversation_id, client_id) is None:
         raise not_found()
-    if not await state.active_turns.cancel(conversation_id, client_id):
-        raise ApiError(409, "CONFLICT", "No answer is streaming in this conversation: it has already finished.")
-    return CancelResult(cancelled=True, conversation_id=conversation_id)
+    if await state.active_turns.cancel(thread_id, client_id):
+        return CancelResult(cancelled=True, conversation_id=conversation_id)
+    raise ApiError(409, "CONFLICT", "No answer is streaming in this conversation: it has already finished.")
 
 
 class ChatController(Controller):
@@ -77,12 +102,14 @@ class ChatController(Controller):
         wire = choose_wire(request)
         await _check_rate(request, state)
         conversation_id = data.id or new_id()
+        thread_id = thread_of(client_id, conversation_id)
+        conversations = state.storage.conversations
         graph = state.graph
         regenerate = data.trigger == "regenerate-message"
         if regenerate:
-            if await state.storage.conversations.get(conversation_id, client_id) is None:
+            if await conversations.get(conversation_id, client_id) is None:
                 raise not_found()
-            snapshot = await graph.aget_state({"configurable": {"thread_id": conversation_id}})
+            snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
             messages = snapshot.values.get("messages", [])
             index = last_user_index(messages)
             if index is None:
@@ -90,22 +117,15 @@ class ChatController(Controller):
             text = messages[index].text
             user_message_id = messages[index].id
         else:
-            last = data.messages[-1]
-            if last.role != "user":
-                raise _invalid("messages", "the last message must have role 'user'")
-            text = last.text.strip()
-            if not text:
-                raise _invalid("messages", "the message is empty")
-            if len(text) > MAX_MESSAGE_CHARS:
-                raise _invalid("messages", f"the message is longer than {MAX_MESSAGE_CHARS} characters")
-            user_message_id = last.id or new_id()
+            text = _user_text(data)
+            user_message_id = data.messages[-1].id or new_id()
         turn_request = TurnRequest(user_message_id=user_message_id, text=text, regenerate=regenerate,
                                    assistant_message_id=new_id(), model=state.model_label, created_at=ev.timestamp())
-        turn = Turn(graph, conversation_id, client_id, turn_request,
+        turn = Turn(graph, thread_id, conversation_id, client_id, turn_request,
                     stream_mode=data.stream_mode or state.settings.stream_mode, timeouts=state.timeouts)
-        if not await state.active_turns.begin(turn, owned=state.storage.conversations.touch(
-                conversation_id, client_id, text)):
-            raise not_found()  # someone else's: the same answer as for an id that does not exist
+        await state.active_turns.begin(
+            turn, touch=lambda: conversations.touch(conversation_id, client_id, text, new_turn=not regenerate),
+            discard=lambda: conversations.delete(conversation_id, client_id))
         opening = await turn.opening()
         if opening and isinstance(opening[-1], ev.Error):
             # Nothing was shown yet, so the failure can still be an HTTP status the client checks first.

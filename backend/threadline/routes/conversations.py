@@ -9,10 +9,10 @@ from litestar.params import Parameter
 
 from threadline.errors import error_responses, not_found
 from threadline.history import ui_messages
-from threadline.persistence import Conversation
-from threadline.schemas import ConversationDetail
+from threadline.persistence import Conversation, thread_of
+from threadline.schemas import ID_PATTERN, ConversationDetail
 
-ConversationId = Parameter(pattern=r"^[A-Za-z0-9_-]{1,128}$", description="The conversation (thread) id")
+ConversationId = Parameter(pattern=ID_PATTERN, description="The conversation id (yours: ids are scoped per visitor)")
 
 
 class ConversationController(Controller):
@@ -30,15 +30,20 @@ class ConversationController(Controller):
         conversation = await state.storage.conversations.get(conversation_id, client_id)
         if conversation is None:
             raise not_found()
-        snapshot = await state.graph.aget_state({"configurable": {"thread_id": conversation_id}})
+        snapshot = await state.graph.aget_state({"configurable": {"thread_id": thread_of(client_id, conversation_id)}})
         values = snapshot.values or {}
         messages = ui_messages(values.get("messages", []), values.get("turns", {}), conversation_id)
         return ConversationDetail(id=conversation.id, title=conversation.title, messages=messages,
                                   created_at=conversation.created_at, last_message_at=conversation.last_message_at)
 
-    @delete("/{conversation_id:str}", summary="Delete a conversation and its history",
+    @delete("/{conversation_id:str}", summary="Delete a conversation and its history, stopping its answer",
             responses=error_responses(400, 404, 503))
-    async def delete_conversation(self, state: State, client_id: NamedDependency[str], conversation_id: str = ConversationId) -> None:
+    async def delete_conversation(self, state: State, client_id: NamedDependency[str],
+                                  conversation_id: str = ConversationId) -> None:
+        """An answer still streaming is stopped first (in whichever process runs it) and its last writes are
+        awaited, so nothing it saves can bring the conversation back."""
+        thread_id = thread_of(client_id, conversation_id)
+        await state.active_turns.cancel(thread_id, client_id)
         if not await state.storage.conversations.delete(conversation_id, client_id):
             raise not_found()
-        await state.storage.checkpointer.adelete_thread(conversation_id)
+        await state.storage.checkpointer.adelete_thread(thread_id)

@@ -1,0 +1,173 @@
+"""What a hostile probe found: input PostgreSQL cannot store, ids with a trailing newline, storage that grew with
+the square of a conversation, limits per visitor, and requests refused without leaving anything behind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import psycopg
+import pytest
+
+from helpers import chat, chat_body, new_conversation_id, running, serving, stream_some
+from threadline.fallback import SaveRetries
+from threadline.persistence import thread_of
+
+POISON = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "x\u0000"}]}]}
+
+
+async def test_a_nul_character_is_refused_and_persistence_stays_healthy_across_a_restart(make_settings):
+    settings = make_settings()
+    kept = new_conversation_id()
+    async with running(settings) as client:
+        poisoned = await client.post("/api/chat", json={**POISON, "id": new_conversation_id()})
+        surrogate = await client.post("/api/chat", content=b'{"messages":[{"role":"user","parts":'
+                                      b'[{"type":"text","text":"x\\ud800"}]}]}',
+                                      headers={"content-type": "application/json"})
+        await chat(client, kept, "an ordinary message")
+        health = (await client.get("/health")).json()
+        identity = client.cookies["threadline_client"]
+    async with running(settings) as client:  # a new process: only the database remembers
+        client.headers["x-threadline-client"] = identity
+        after_restart = await client.get(f"/api/conversations/{kept}")
+    assert poisoned.status_code == 400 and "NUL" in poisoned.json()["error"]["message"]
+    assert surrogate.status_code == 400 and "surrogate" in surrogate.json()["error"]["message"]
+    assert health["status"] == "ok" and health["unsavedConversations"] == 0
+    assert after_restart.status_code == 200 and len(after_restart.json()["messages"]) == 2
+
+
+@pytest.fixture
+async def refusing_database(database_url):
+    """PostgreSQL itself refusing some values, through CHECK constraints: a data error, not an outage."""
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        yield conn
+        await conn.execute("ALTER TABLE conversations DROP CONSTRAINT IF EXISTS no_forbidden_titles")
+        await conn.execute("ALTER TABLE checkpoints DROP CONSTRAINT IF EXISTS no_poisoned_threads")
+
+
+async def test_a_value_postgres_refuses_affects_one_conversation_and_never_pauses_the_database(
+        make_settings, refusing_database):
+    poisoned, clean = f"poison-{new_conversation_id()}", new_conversation_id()
+    async with running(make_settings()) as client:
+        await chat(client, "warm-up", "hello")  # creates the tables' rows before the constraints apply
+        await refusing_database.execute("ALTER TABLE conversations ADD CONSTRAINT no_forbidden_titles "
+                                        "CHECK (title NOT LIKE '%forbidden-title%') NOT VALID")
+        await refusing_database.execute("ALTER TABLE checkpoints ADD CONSTRAINT no_poisoned_threads "
+                                        "CHECK (thread_id NOT LIKE '%:poison-%') NOT VALID")
+        refused = await client.post("/api/chat", json=chat_body(new_conversation_id(), "forbidden-title here"))
+        _, _, answered = await chat(client, poisoned, "my checkpoints cannot be stored")
+        _, _, continued = await chat(client, poisoned, "and again")
+        _, _, other = await chat(client, clean, "mine can")
+        health = (await client.get("/health")).json()
+        client_id = client.cookies["threadline_client"].split(".")[0]
+    rows = await (await refusing_database.execute(
+        "SELECT thread_id FROM checkpoints WHERE thread_id IN (%s, %s)",
+        (thread_of(client_id, poisoned), thread_of(client_id, clean)))).fetchall()
+    assert refused.status_code == 400 and refused.json()["error"]["message"] == (
+        "Invalid request: this message cannot be stored.")
+    assert answered[-1]["type"] == "finish" and "seen" not in json.dumps(answered)
+    assert "2 earlier messages" not in json.dumps(continued) and continued[-1]["type"] == "finish"
+    assert not [chunk for chunk in other if chunk["type"] == "data-warning"], "the database was never paused"
+    assert health["status"] == "ok" and health["unsavedConversations"] == 0, health
+    assert {row[0] for row in rows} == {thread_of(client_id, clean)}
+
+
+def test_a_conversation_postgres_keeps_refusing_is_retried_with_back_off_then_quarantined():
+    retries = SaveRetries(first_delay=0.0, attempts=3)
+    error = psycopg.errors.CheckViolation("refused")
+    assert retries.due("a")
+    retries.failed("a", "a write", error)
+    retries.failed("a", "a write", error)
+    assert retries.refused("a") and retries.due("a") and not retries.quarantined
+    retries.failed("a", "a write", error)
+    assert retries.quarantined == {"a"} and not retries.due("a"), "given up on: never retried again"
+    slow = SaveRetries(first_delay=60.0)
+    slow.failed("b", "a write", error)
+    assert not slow.due("b") and slow.due("c"), "one conversation's back-off holds up no other"
+
+
+async def test_ids_with_a_trailing_newline_are_refused_everywhere(make_settings):
+    async with running(make_settings()) as client:
+        body = await client.post("/api/chat", json=chat_body("x\n", "hello"))
+        message_id = await client.post("/api/chat", json={
+            "id": new_conversation_id(), "messages": [{"id": "m1\n", "role": "user", "parts": [{"type": "text",
+                                                                                               "text": "hi"}]}]})
+        path = await client.get("/api/conversations/x%0A")
+        stop = await client.post("/api/cancel_stream", json={"conversationId": "x\n"})
+        listed = (await client.get("/api/conversations")).json()
+    for response in (body, message_id, path, stop):
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert listed == []
+
+
+async def stored_bytes(database_url: str, thread_id: str) -> int:
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        row = await (await conn.execute(
+            "SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM checkpoints c WHERE thread_id = %(t)s)"
+            " + (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM checkpoint_blobs b WHERE thread_id = %(t)s)"
+            " + (SELECT coalesce(sum(pg_column_size(w.*)), 0) FROM checkpoint_writes w WHERE thread_id = %(t)s)",
+            {"t": thread_id})).fetchone()
+    return row[0]
+
+
+async def test_stored_bytes_per_turn_stay_flat_as_a_conversation_grows(make_settings, database_url):
+    conversation_id = new_conversation_id()
+    sizes = []
+    async with running(make_settings(rate_limit="1000/minute")) as client:
+        client_id = (await client.get("/health")).headers["x-threadline-client"].split(".")[0]
+        for turn in range(1, 31):
+            await chat(client, conversation_id, f"turn {turn} " + "x" * 2000)
+            if turn % 10 == 0:
+                await asyncio.sleep(0.2)  # the answer prunes its old checkpoints once it has ended
+                sizes.append(await stored_bytes(database_url, thread_of(client_id, conversation_id)))
+    growth = [later - earlier for earlier, later in zip(sizes, sizes[1:])]
+    assert growth[1] < growth[0] * 1.3, f"bytes stored after 10, 20, 30 turns: {sizes}"
+    assert sizes[0] < 10 * 4000, "about one copy of each message, not one per checkpoint"
+
+
+async def test_storage_limits_per_conversation_and_per_visitor(make_settings):
+    first, second = new_conversation_id(), new_conversation_id()
+    async with running(make_settings(max_turns_per_conversation=2, max_conversations_per_visitor=2)) as client:
+        await chat(client, first, "one")
+        await chat(client, first, "two")
+        full = await client.post("/api/chat", json=chat_body(first, "three"))
+        regenerated = await client.post("/api/chat", json=chat_body(first, "two", trigger="regenerate-message"))
+        await chat(client, second, "another")
+        too_many = await client.post("/api/chat", json=chat_body(new_conversation_id(), "and another"))
+        await client.delete(f"/api/conversations/{second}")
+        room_again = await client.post("/api/chat", json=chat_body(new_conversation_id(), "after a delete"))
+    assert full.status_code == 413 and full.json()["error"]["code"] == "CONVERSATION_FULL"
+    assert "limit of 2 messages" in full.json()["error"]["message"]
+    assert regenerated.status_code == 200, "a regenerated answer is not a new turn"
+    assert too_many.status_code == 413 and too_many.json()["error"]["code"] == "TOO_MANY_CONVERSATIONS"
+    assert room_again.status_code == 200
+
+
+async def test_a_request_refused_as_busy_leaves_no_conversation_behind(make_settings):
+    with serving(make_settings(demo_token_delay_ms=20.0)) as base_url:
+        client = httpx.AsyncClient(base_url=base_url, timeout=30)
+        streaming, refused_id = new_conversation_id(), new_conversation_id()
+        response, _, _ = await stream_some(client, streaming, deltas=1)
+        busy = await client.post("/api/chat", json=chat_body(refused_id, "hello"))
+        listed = [row["id"] for row in (await client.get("/api/conversations")).json()]
+        await client.post("/api/cancel_stream", json={"conversationId": streaming})
+        await response.aclose()
+    assert busy.status_code == 409
+    assert listed == [streaming], "the refused request created no conversation"
+
+
+async def test_a_stop_sent_right_after_a_submit_stops_the_answer(make_settings):
+    with serving(make_settings(demo_token_delay_ms=20.0)) as base_url:
+        client = httpx.AsyncClient(base_url=base_url, timeout=30)
+        await client.get("/health")
+        conversation_id = new_conversation_id()
+        started = asyncio.create_task(client.post("/api/chat", json=chat_body(conversation_id, "count to 300")))
+        for _ in range(200):  # as soon as the server knows of the answer, even before its conversation is recorded
+            stop = await client.post("/api/cancel_stream", json={"conversationId": conversation_id})
+            if stop.status_code != 404:
+                break
+        answer = await started
+    assert stop.status_code == 200, stop.text
+    assert '"interrupted":"cancelled"' in answer.text, "the stop reached the answer instead of it running to the end"
