@@ -50,7 +50,8 @@ class Peer:
 
 def peers(data_dir: str) -> list[Peer]:
     threadline_env = {"CHAT_MODEL_PROVIDER": "demo", "THREADLINE_DATA_DIR": data_dir, "LOG_LEVEL": "WARNING",
-                      "CHAT_RATE_LIMIT": "1000000/minute"}
+                      "CHAT_RATE_LIMIT": "1000000/minute",
+                      "API_RATE_LIMIT": "1000000/minute", "THREADLINE_MAX_CONNECTIONS": "100000"}
     if url := database_url():
         threadline_env["DATABASE_URL"] = url
     return [

@@ -63,7 +63,8 @@ def start_server(port: int, data_dir: str, token_delay_ms: float = 0) -> subproc
     # The load comes from one address, so the per-address rate limit is lifted for the run.
     env = dict(os.environ, CHAT_MODEL_PROVIDER="demo", CHAT_DEMO_TOKEN_DELAY_MS=str(token_delay_ms),
                THREADLINE_PORT=str(port), THREADLINE_DATA_DIR=data_dir, LOG_LEVEL="WARNING",
-               CHAT_RATE_LIMIT="1000000/minute")
+               CHAT_RATE_LIMIT="1000000/minute", API_RATE_LIMIT="1000000/minute",
+               THREADLINE_MAX_CONNECTIONS="100000")
     if url := database_url():
         env["DATABASE_URL"] = url
     command = [sys.executable, "-m", "threadline", "serve"]

@@ -15,6 +15,7 @@ import httpx
 from litestar.testing import AsyncTestClient
 
 from threadline.app import create_app
+from threadline.http_limits import server_config
 from threadline.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,8 +80,9 @@ def serving(settings: Settings) -> Iterator[str]:
     from standins import _free_port
 
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning",
-                                           proxy_headers=False))
+    server = uvicorn.Server(server_config(create_app(settings), host="127.0.0.1", port=port, log_level="warning",
+                                          max_connections=settings.max_connections,
+                                          header_timeout=settings.header_timeout))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -15,7 +15,7 @@ from threadline.settings import Settings
 def api_schema(database_url, tmp_path_factory):
     app_settings = Settings(model_provider="demo", model_name="demo", database_url=database_url,
                             demo_token_delay_ms=0.0, data_dir=tmp_path_factory.mktemp("fuzz"),
-                            rate_limit="10000/minute")
+                            rate_limit="10000/minute", api_rate_limit="100000/minute")
     with serving(app_settings) as base_url:
         yield schemathesis.openapi.from_url(f"{base_url}/schema/openapi.json")
 

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import time
 
 import httpx
 import psycopg
 import pytest
 
 from helpers import chat, chat_body, new_conversation_id, running, serving, stream_some
+from standins import _free_port
+from threadline.client_address import ClientAddress
 from threadline.fallback import SaveRetries
+from threadline.mcp_client.config import McpServerConfig
 from threadline.persistence import thread_of
 
 POISON = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "x\u0000"}]}]}
@@ -171,3 +176,85 @@ async def test_a_stop_sent_right_after_a_submit_stops_the_answer(make_settings):
         answer = await started
     assert stop.status_code == 200, stop.text
     assert '"interrupted":"cancelled"' in answer.text, "the stop reached the answer instead of it running to the end"
+
+
+async def test_health_names_tool_servers_without_their_credentials(make_settings, caplog):
+    url = f"http://user:hunter2@127.0.0.1:{_free_port()}/mcp?key=s3cret"
+    settings = make_settings(mcp_servers=(McpServerConfig(name="private", transport="streamable-http", url=url),))
+    async with running(settings) as client:
+        health = await client.get("/health")
+    logged = "\n".join(record.getMessage() for record in caplog.records if "private" in record.getMessage())
+    assert health.json()["toolServers"]["private"] == {"status": "down", "tools": []}
+    assert "hunter2" not in health.text and "s3cret" not in health.text
+    assert "MCP server private is down" in logged and "hunter2" not in logged and "s3cret" not in logged
+
+
+
+@pytest.mark.parametrize("forwarded, key", [
+    ("::ffff:198.51.100.7", "198.51.100.7"),
+    ("198.51.100.7%1", "198.51.100.7"),
+    ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+    ("2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"),
+    ("198.051.100.007", "127.0.0.1"),  # not an address (leading zeros): the peer's key
+    ("not-an-address", "127.0.0.1"),
+])
+def test_one_rate_limit_key_per_client_however_its_address_is_written(forwarded, key):
+    scope = {"type": "http", "client": ("127.0.0.1", 40000), "headers": [(b"x-forwarded-for", forwarded.encode())]}
+    assert ClientAddress(["127.0.0.1/32"]).of(scope) == key
+    assert ClientAddress([]).of({**scope, "client": ("::ffff:127.0.0.1", 1)}) == "127.0.0.1"
+
+
+async def test_every_endpoint_has_a_generous_rate_limit(make_settings):
+    async with running(make_settings(api_rate_limit="5/minute")) as client:
+        statuses = [(await client.get("/api/conversations")).status_code for _ in range(6)]
+        limited = await client.get("/health")
+    assert statuses == [200] * 5 + [429]
+    assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+    assert limited.json()["error"]["code"] == "RATE_LIMITED"
+
+
+async def test_malformed_requests_are_400_not_500(make_settings):
+    deep = b"[" * 5000 + b"]" * 5000
+    json_headers = {"content-type": "application/json"}
+    async with running(make_settings()) as client:
+        answers = {
+            "invalid utf-8": await client.post("/api/chat", headers=json_headers, content=b'{"messages":[{"role":'
+                                               b'"user","parts":[{"type":"text","text":"\xff\xfe"}]}]}'),
+            "deep json": await client.post("/api/chat", headers=json_headers, content=deep),
+            "nul path": await client.get("/%00"),
+        }
+        rpc = await client.post("/mcp/rpc", headers=json_headers, content=deep)
+        token = await client.get("/health", headers={"x-threadline-client": b"ab\xe9.c\xffd"})
+    for what, response in answers.items():
+        assert response.status_code == 400, (what, response.text)
+        assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert rpc.status_code == 401, "the token is checked before anything is said about the body"
+    assert token.status_code == 200 and token.headers["x-threadline-client"].isascii(), "a new identity"
+
+
+def _raw_exchange(base_url: str, payload: bytes, wait: float) -> tuple[bytes, float]:
+    """Send `payload` on a raw connection, then read until the server answers or closes; (reply, seconds)."""
+    host, port = base_url.removeprefix("http://").split(":")
+    started = time.monotonic()
+    with socket.create_connection((host, int(port)), timeout=wait) as connection:
+        connection.sendall(payload)
+        reply = b""
+        try:
+            while chunk := connection.recv(4096):
+                reply += chunk
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return reply, time.monotonic() - started
+
+
+async def test_slow_or_silent_clients_are_cut_off(make_settings):
+    with serving(make_settings(header_timeout=0.5, body_timeout=0.5)) as base_url:
+        silent = await asyncio.to_thread(_raw_exchange, base_url, b"", 10)
+        partial_headers = await asyncio.to_thread(_raw_exchange, base_url, b"GET /health HTTP/1.1\r\nHost: x\r\n", 10)
+        partial_body = await asyncio.to_thread(_raw_exchange, base_url, (
+            b"POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+            b'{"messages":'), 10)
+    assert silent == (b"", pytest.approx(0.5, abs=1.5))
+    assert partial_headers[0] == b"" and partial_headers[1] < 2
+    assert partial_body[0].startswith(b"HTTP/1.1 408") and b"REQUEST_TIMEOUT" in partial_body[0]
+    assert partial_body[1] < 2

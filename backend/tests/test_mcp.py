@@ -291,8 +291,7 @@ async def test_servers_down_at_start_are_reported_and_retried(make_settings):
             health = (await client.get("/health")).json()
             assert health["status"] == "degraded"
             assert health["toolServers"]["threadline"]["status"] == "up"
-            assert health["toolServers"]["badjwt"] == {"transport": "jsonrpc-http", "status": "down", "tools": [],
-                                                       "error": "JSON-RPC error -32001: Unauthorized"}
+            assert health["toolServers"]["badjwt"] == {"status": "down", "tools": []}
             assert health["toolServers"]["later"]["status"] == "down"
             _, _, chunks = await chat(client, None, "calculate 2+2")  # the servers that are up still serve
             assert only_tool(chunks)[-1]["output"] == "4"

@@ -62,7 +62,7 @@ def servers(database_url, tmp_path_factory):
     from threadline.settings import Settings
 
     standin = standins.start("openai")
-    common = dict(database_url=database_url, rate_limit="10000/minute", demo_token_delay_ms=10.0)
+    common = dict(database_url=database_url, rate_limit="10000/minute", api_rate_limit="100000/minute", demo_token_delay_ms=10.0)
     demo = Settings(model_provider="demo", model_name="demo", data_dir=tmp_path_factory.mktemp("demo"), **common)
     openai = Settings(model_provider="openai", model_name="gpt-standin", openai_api_key="sk-test",
                       openai_base_url=standin.base_url, data_dir=tmp_path_factory.mktemp("openai"), **common)

@@ -21,13 +21,14 @@ from threadline.active_turns import ActiveTurns
 from threadline.client_address import ClientAddress
 from threadline.errors import EXCEPTION_HANDLERS
 from threadline.graph import build_graph
+from threadline.http_limits import RequestLimits
 from threadline.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.mcp_client.toolbox import McpToolbox
 from threadline.mcp_server import build_server, builtin_routes
 from threadline.mcp_tokens import Caller, McpTokens, tokens_for
 from threadline.models import build_chat_model
 from threadline.persistence import open_storage
-from threadline.rate_limit import ChatRateLimit
+from threadline.rate_limit import RateLimit
 from threadline.routes.chat import ChatController
 from threadline.routes.conversations import ConversationController
 from threadline.settings import Settings, load_settings
@@ -48,6 +49,12 @@ async def health(state: State) -> dict[str, Any]:
     return {"status": "degraded" if degraded else "ok", "model": state.model_label,
             "storage": state.storage.description, "unsavedConversations": waiting,
             "quarantinedConversations": state.storage.quarantined(), "toolServers": tool_servers}
+
+
+async def limit_every_request(request: Request) -> None:
+    """A generous limit on every endpoint (API_RATE_LIMIT), besides the chat's own (CHAT_RATE_LIMIT)."""
+    state = request.app.state
+    await state.api_rate_limit.check(state.client_address.of(request.scope))
 
 
 def turn_token(tokens: McpTokens) -> str:
@@ -76,7 +83,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
     state = State({
         "settings": settings,
         "model_label": f"{settings.model_provider}:{settings.model_name}",
-        "rate_limit": ChatRateLimit(settings.rate_limit, settings.rate_limit_storage),
+        "rate_limit": RateLimit(settings.rate_limit, settings.rate_limit_storage),
+        "api_rate_limit": RateLimit(settings.api_rate_limit, settings.rate_limit_storage, namespace="api"),
         "client_address": ClientAddress(settings.trusted_proxies),
         "timeouts": Timeouts(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout),
     })
@@ -121,12 +129,14 @@ def create_app(settings: Settings | None = None) -> Litestar:
         log.warning("no chat page: %s has no index.html (tasks.py serve builds it)", settings.frontend_dir)
     return Litestar(
         route_handlers=route_handlers,
-        middleware=[DefineMiddleware(ClientIdentityMiddleware, signer=signer)],
+        middleware=[DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
+                    DefineMiddleware(ClientIdentityMiddleware, signer=signer)],
         dependencies={"client_id": Provide(client_id_of, sync_to_thread=False)},
         cors_config=cors_config(settings.cors_origins),
         lifespan=[lifespan],
         state=state,
         exception_handlers=EXCEPTION_HANDLERS,
+        before_request=limit_every_request,
         openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
         request_max_body_size=1_048_576,
         logging_config=None,  # threadline.logs configures logging; Litestar's own would replace it

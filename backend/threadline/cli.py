@@ -22,13 +22,15 @@ def serve() -> int:
 
     from threadline.app import create_app
     from threadline.gc_tuning import tune_for_serving
+    from threadline.http_limits import server_config
 
     configure_logging(settings.log_level, settings.log_format)
     app = create_app(settings)
     app.on_startup.append(tune_for_serving)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
-                access_log=False, proxy_headers=False,  # client_address.py decides whom to trust
-                log_config=None)  # uvicorn logs through threadline.logs too
+    config = server_config(app, host=settings.host, port=settings.port, max_connections=settings.max_connections,
+                           header_timeout=settings.header_timeout, log_level=settings.log_level.lower(),
+                           access_log=False, log_config=None)  # uvicorn logs through threadline.logs too
+    uvicorn.Server(config).run()
     return 0
 
 

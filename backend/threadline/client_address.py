@@ -16,34 +16,44 @@ from litestar.types import Scope
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
+def rate_key(address: str) -> str | None:
+    """One key per client however its address is written: an IPv4-mapped IPv6 address is its IPv4 address,
+    a zone id is dropped, and IPv6 addresses share their /64 (one subscriber's usual allocation, which
+    otherwise hands out 2^64 fresh keys). None when it is not an address at all."""
+    try:
+        ip = ipaddress.ip_address(address.strip().split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
 class ClientAddress:
     def __init__(self, trusted_proxies: Iterable[str]) -> None:
         self.trusted: tuple[Network, ...] = tuple(ipaddress.ip_network(item, strict=False) for item in trusted_proxies)
 
     def is_trusted(self, address: str) -> bool:
         try:
-            ip = ipaddress.ip_address(address)
+            ip = ipaddress.ip_address(address.split("%", 1)[0])
         except ValueError:
             return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
         return any(ip in network for network in self.trusted)
 
     def of(self, scope: Scope) -> str:
+        """The rate-limit key of the caller: the client behind our trusted proxies, else the peer itself. A
+        forwarded value that is not an address is not a key: the peer's is used instead."""
         peer = scope["client"][0] if scope.get("client") else "unknown"
+        peer_key = rate_key(peer) or peer
         if not self.is_trusted(peer):
-            return peer
+            return peer_key
         hops = [hop.strip() for name, value in scope["headers"] if name == b"x-forwarded-for"
                 for hop in value.decode("latin-1").split(",")]
         for hop in reversed(hops):
-            if not hop:
-                continue
             if not self.is_trusted(hop):
-                return _normalised(hop)
-        return _normalised(hops[0]) if hops and hops[0] else peer
-
-
-def _normalised(address: str) -> str:
-    """One spelling per address; a value that is not an address is kept as sent, still a distinct key."""
-    try:
-        return str(ipaddress.ip_address(address))
-    except ValueError:
-        return address[:64]
+                return rate_key(hop) or peer_key
+        return (rate_key(hops[0]) if hops else None) or peer_key

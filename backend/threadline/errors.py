@@ -87,7 +87,17 @@ def handle_http_exception(request: Request, exc: HTTPException) -> Response:
 
 def handle_refused(request: Request, exc: Refused) -> Response:
     details = [ErrorDetail(exc.field, exc.message.removeprefix("Invalid request: "))] if exc.field else []
-    return _response(exc.status, ErrorInfo(exc.code, exc.message, details))
+    headers = {"retry-after": str(exc.retry_after)} if exc.retry_after is not None else {}
+    if exc.status == 408:
+        headers["connection"] = "close"  # the rest of a late body must not be read as the next request
+    return _response(exc.status, ErrorInfo(exc.code, exc.message, details, exc.retry_after), headers)
+
+
+def handle_undecodable_body(request: Request, exc: Exception) -> Response:
+    """msgspec raises these while decoding a body: bytes that are not UTF-8, or JSON nested too deeply."""
+    why = "it is not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else "it is nested too deeply"
+    return _response(400, ErrorInfo("VALIDATION_ERROR", f"Invalid request: the body cannot be read: {why}",
+                                    [ErrorDetail("body", why)]))
 
 
 def handle_database_error(request: Request, exc: Exception) -> Response:
@@ -102,4 +112,5 @@ def handle_unexpected(request: Request, exc: Exception) -> Response:
 
 
 EXCEPTION_HANDLERS = {HTTPException: handle_http_exception, Refused: handle_refused,
+                      UnicodeDecodeError: handle_undecodable_body, RecursionError: handle_undecodable_body,
                       psycopg.Error: handle_database_error, Exception: handle_unexpected}

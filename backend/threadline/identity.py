@@ -35,7 +35,8 @@ class Signer:
     def verify(self, token: str | None) -> str | None:
         """The client id in a token, or None when the token is missing, malformed or tampered with."""
         client_id, _, signature = (token or "").partition(".")
-        if client_id and signature and hmac.compare_digest(signature, self._signature(client_id)):
+        if client_id and signature and (token or "").isascii() and hmac.compare_digest(
+                signature, self._signature(client_id)):
             return client_id
         return None
 

@@ -179,7 +179,7 @@ def builtin_routes(server: FastMCP, tokens: McpTokens) -> list:
         body = await request.body()
         try:
             message = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
             message, parse_error = None, error
         else:
             parse_error = None
@@ -190,7 +190,8 @@ def builtin_routes(server: FastMCP, tokens: McpTokens) -> list:
             status, headers, content = _unauthorized(str(error), request_id)
             return Response(content, status_code=status, headers=headers)
         if parse_error is not None:
-            return Response(_rpc_error(None, PARSE_ERROR, f"Parse error: {parse_error}"), status_code=400)
+            reason = "nested too deeply" if isinstance(parse_error, RecursionError) else parse_error
+            return Response(_rpc_error(None, PARSE_ERROR, f"Parse error: {reason}"), status_code=400)
         if not tool_names:
             tool_names.update(tool.name for tool in await server.list_tools())
         reset = _rpc_caller.set(caller)

@@ -1,4 +1,4 @@
-"""Chat requests per client address, a moving window kept in memory or shared through Redis.
+"""Requests per client address, a moving window kept in memory or shared through Redis.
 
 The key is the client's network address (see client_address.py), not its anonymous client id: a
 visitor who drops the cookie would otherwise get a fresh allowance with every request.
@@ -14,12 +14,17 @@ from limits import parse
 from limits.storage import storage_from_string
 from limits.aio.strategies import MovingWindowRateLimiter
 
+from threadline.refusals import Refused
+
 log = logging.getLogger("threadline.rate_limit")
 
 
-class ChatRateLimit:
-    def __init__(self, limit: str, storage_url: str) -> None:
+class RateLimit:
+    """Requests per client address in one namespace: `chat` for answers, `api` for every other request."""
+
+    def __init__(self, limit: str, storage_url: str, namespace: str = "chat") -> None:
         self.item = parse(limit)
+        self.namespace = namespace
         if storage_url.startswith(("redis://", "rediss://")):
             storage = storage_from_string(f"async+{storage_url}", implementation="redispy")
             self.description = f"{limit} per client address, shared through Redis"
@@ -31,10 +36,17 @@ class ChatRateLimit:
     async def hit(self, address: str) -> float | None:
         """Count one request; None when allowed, else the seconds until the next one would be."""
         try:
-            if await self.limiter.hit(self.item, "chat", address):
+            if await self.limiter.hit(self.item, self.namespace, address):
                 return None
-            reset_at, _remaining = await self.limiter.get_window_stats(self.item, "chat", address)
+            reset_at, _remaining = await self.limiter.get_window_stats(self.item, self.namespace, address)
         except Exception:  # a rate-limit store that is down must not take the chat down with it
             log.warning("rate limit store unavailable; request allowed", exc_info=True)
             return None
         return max(1.0, math.ceil(reset_at - time.time()))
+
+    async def check(self, address: str) -> None:
+        """Count one request; Refused (429, with the seconds to wait) when over the limit."""
+        if (retry_after := await self.hit(address)) is not None:
+            seconds = int(retry_after)
+            raise Refused(429, "RATE_LIMITED", f"Too many requests. Try again in {seconds} s.", retry_after=seconds)
+

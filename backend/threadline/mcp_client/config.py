@@ -84,3 +84,11 @@ def parse_servers(raw: str, env: Mapping[str, str]) -> tuple[McpServerConfig, ..
     if len(set(names)) != len(names):
         raise McpConfigError("MCP_SERVERS: server names must be unique")
     return tuple(checked)
+
+
+_URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^/@\s]*@)?([^\s?#]*)(\?[^\s#]*)?")
+
+
+def redacted(text: str) -> str:
+    """Text with every URL's credentials and query string hidden, for logs and tool errors."""
+    return _URL.sub(lambda url: url[1] + ("***@" if url[2] else "") + url[3] + ("?***" if url[4] else ""), text)

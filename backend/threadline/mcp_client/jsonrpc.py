@@ -17,6 +17,7 @@ from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 
 from threadline import __version__
 from threadline.mcp_client.calls import McpCallError, bounded
+from threadline.mcp_client.config import redacted
 
 
 class HttpMcpTransport:
@@ -43,7 +44,7 @@ class HttpMcpTransport:
         except httpx.TimeoutException as error:
             raise McpCallError(f"no answer from {self.url}: {type(error).__name__}", request_id=request_id) from error
         except httpx.HTTPError as error:
-            raise McpCallError(f"cannot reach {self.url}: {error}", request_id=request_id,
+            raise McpCallError(f"cannot reach {redacted(self.url)}: {redacted(str(error))}", request_id=request_id,
                                unreachable=True) from error
         try:
             reply = response.json()

@@ -17,7 +17,7 @@ import httpx
 from langchain_core.tools import BaseTool
 from mcp import types
 
-from threadline.mcp_client.config import BUILTIN, McpServerConfig
+from threadline.mcp_client.config import BUILTIN, McpServerConfig, redacted
 from threadline.mcp_client.jsonrpc import HttpMcpTransport, JsonRpcConnection
 from threadline.mcp_client.standard import StandardConnection, transport_for
 from threadline.mcp_client.tool import McpTool
@@ -101,7 +101,7 @@ class McpToolbox:
                 tools = await connection.list_tools()
         except Exception as error:  # noqa: BLE001 - whatever the failure, the server is down: retry later
             await connection.close()
-            reason = "timed out connecting" if isinstance(error, TimeoutError) else str(error)
+            reason = "timed out connecting" if isinstance(error, TimeoutError) else redacted(str(error))
             if server.error != reason:
                 log.warning("MCP server %s is down: %s (retrying in the background)", server.config.name, reason,
                             extra={"mcp_server": server.config.name})
@@ -155,10 +155,10 @@ class McpToolbox:
         self._on_change(tools)
 
     def status(self) -> dict[str, dict[str, Any]]:
-        return {server.config.name: {"transport": server.config.transport,
-                                     "status": "up" if server.connection else "down",
+        """What /health shows anyone: each server's name, up or down, and its tools; why one is down goes to the
+        log only (with credentials and query strings redacted)."""
+        return {server.config.name: {"status": "up" if server.connection else "down",
                                      "tools": [tool.name for tool in server.tools]}
-                | ({"error": server.error} if server.error else {})
                 for server in self.servers}
 
     async def close(self) -> None:

@@ -46,14 +46,6 @@ def _invalid(field: str, message: str) -> ApiError:
     return ApiError(400, "VALIDATION_ERROR", f"Invalid request: {message}", [ErrorDetail(field, message)])
 
 
-async def _check_rate(request: Request, state: State) -> None:
-    retry_after = await state.rate_limit.hit(state.client_address.of(request.scope))
-    if retry_after is not None:
-        seconds = int(retry_after)
-        raise ApiError(429, "RATE_LIMITED", f"Too many requests. Try again in {seconds} s.",
-                       headers={"retry-after": str(seconds)}, retry_after=seconds)
-
-
 def _user_text(data: ChatRequest) -> str:
     """The new user message's text, refused when it is empty, too long or holds what PostgreSQL cannot store."""
     last = data.messages[-1]
@@ -100,7 +92,7 @@ class ChatController(Controller):
                    client_id: NamedDependency[str]) -> Stream:
         """Only the last message is read: the history comes from the conversation's checkpoint."""
         wire = choose_wire(request)
-        await _check_rate(request, state)
+        await state.rate_limit.check(state.client_address.of(request.scope))
         conversation_id = data.id or new_id()
         thread_id = thread_of(client_id, conversation_id)
         conversations = state.storage.conversations
