@@ -51,12 +51,17 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    """A fresh browser context per test: a new visitor with no cookies and no conversations."""
+    """A fresh browser context per test: a new visitor with no cookies and no conversations. Whatever the test
+    does, the page's Content-Security-Policy must never block the page's own code or styles."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     page.set_default_timeout(15_000)
+    blocked = []
+    page.on("console", lambda message: blocked.append(message.text)
+            if "Content Security Policy" in message.text else None)
     yield page
     context.close()
+    assert not blocked, blocked
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -97,6 +97,21 @@ def test_markdown_renders_lists_code_and_links_but_never_raw_html(page: Page, se
     assert page.evaluate("window.pwned") is None
 
 
+def test_an_image_in_an_answer_is_a_link_and_never_loaded(page: Page, server: str):
+    """A prompt-injected answer must not leak the conversation through an image URL the browser fetches."""
+    requested = []
+    page.on("request", lambda request: requested.append(request.url) if "leak" in request.url else None)
+    response = page.goto(server)
+    assert "img-src 'self' data:" in response.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    ask(page, "![the secret](http://127.0.0.1:9/leak.png?q=secret)")
+    wait_until_answered(page)
+    link = assistant(page).get_by_role("link", name="Image: the secret")
+    expect(link).to_have_attribute("href", "http://127.0.0.1:9/leak.png?q=secret")
+    expect(assistant(page).locator("img")).to_have_count(0)
+    assert requested == []
+
+
 def test_tool_calls_are_cards_that_expand_to_arguments_and_result(page: Page, server: str):
     open_page(page, server)
     ask(page, "calculate 6*7")

@@ -258,3 +258,18 @@ async def test_slow_or_silent_clients_are_cut_off(make_settings):
     assert partial_headers[0] == b"" and partial_headers[1] < 2
     assert partial_body[0].startswith(b"HTTP/1.1 408") and b"REQUEST_TIMEOUT" in partial_body[0]
     assert partial_body[1] < 2
+
+
+async def test_every_response_carries_the_security_headers(make_settings, tmp_path):
+    (tmp_path / "page").mkdir()
+    (tmp_path / "page" / "index.html").write_text("<!doctype html><title>page</title>")
+    settings = make_settings(frontend_dir=tmp_path / "page", cors_origins=("http://localhost:3000",))
+    async with running(settings) as client:
+        responses = [await client.get("/"), await client.get("/api/conversations"),
+                     await client.get("/api/conversations/missing")]
+    for response in responses:
+        policy = response.headers["content-security-policy"]
+        assert "default-src 'self'" in policy and "img-src 'self' data:" in policy
+        assert "frame-ancestors 'none'" in policy and "connect-src 'self' http://localhost:3000" in policy
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["referrer-policy"] == "strict-origin-when-cross-origin"

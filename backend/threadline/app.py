@@ -30,6 +30,7 @@ from threadline.models import build_chat_model
 from threadline.persistence import open_storage
 from threadline.rate_limit import RateLimit
 from threadline.routes.chat import ChatController
+from threadline.security_headers import SecurityHeaders
 from threadline.routes.conversations import ConversationController
 from threadline.settings import Settings, load_settings
 from threadline.turns import Timeouts, current_turn, recover_turn
@@ -129,7 +130,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         log.warning("no chat page: %s has no index.html (tasks.py serve builds it)", settings.frontend_dir)
     return Litestar(
         route_handlers=route_handlers,
-        middleware=[DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
+        middleware=[DefineMiddleware(SecurityHeaders, cors_origins=settings.cors_origins),
+                    DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
                     DefineMiddleware(ClientIdentityMiddleware, signer=signer)],
         dependencies={"client_id": Provide(client_id_of, sync_to_thread=False)},
         cors_config=cors_config(settings.cors_origins),

@@ -7,10 +7,17 @@ export type ToolProgress = { toolCallId: string; progress: number; total?: numbe
 type Part = ChatMessage['parts'][number];
 type ToolPart = Extract<Part, { toolCallId: string }>;
 
+// An image in an answer is shown as a link, never loaded: a prompt-injected answer could otherwise send
+// the conversation to any host in an image URL the browser fetches by itself.
 const markdownComponents: Components = {
   a: ({ children, href }) => (
     <a href={href} target="_blank" rel="noopener noreferrer">
       {children}
+    </a>
+  ),
+  img: ({ src, alt }) => (
+    <a className="image-link" href={typeof src === 'string' ? src : undefined} target="_blank" rel="noopener noreferrer">
+      {`Image: ${alt || src}`}
     </a>
   ),
 };
