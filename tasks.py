@@ -3,7 +3,7 @@
 
     python3 tasks.py serve   install what is missing, then run the server (demo model unless configured)
     python3 tasks.py test    install what is missing, then run every test
-    python3 tasks.py bench [stream|compare|load|encode|mcp|layers|checkpoint]
+    python3 tasks.py bench [stream|compare|load|encode|mcp|layers|checkpoint|storage]
                              install what is missing, then run a benchmark in bench/
 
 Dependencies come from the lock files (requirements.lock, conformance/ and frontend/package-lock.json)
@@ -119,11 +119,11 @@ def test(args: list[str]) -> int:
 
 BENCHMARKS = {"stream": "stream_bench.py", "compare": "compare.py", "load": "load_bench.py",
               "encode": "encode_bench.py", "mcp": "mcp_bench.py", "layers": "layers_bench.py",
-              "checkpoint": "checkpoint_bench.py"}
+              "checkpoint": "checkpoint_bench.py", "storage": "storage_bench.py"}
 
 
 def bench(args: list[str]) -> int:
-    """`bench [stream|compare|load|encode|mcp|layers|checkpoint] [options]`: one of the benchmarks in bench/ (stream by default)."""
+    """`bench [stream|compare|load|encode|mcp|layers|checkpoint|storage] [options]`: one of the benchmarks in bench/ (stream by default)."""
     ensure_python()
     name = args.pop(0) if args and args[0] in BENCHMARKS else "stream"
     if name == "compare":

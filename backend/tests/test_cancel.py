@@ -13,6 +13,7 @@ import httpx
 import psycopg
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from helpers import chat, chat_body, new_conversation_id, saved_answer, serving, stream_some
 from standins import _free_port
@@ -209,7 +210,7 @@ async def test_an_answer_whose_process_is_killed_blocks_no_one_and_its_turn_is_c
     assert "42" in history[1]["parts"][-1]["text"], "finished turns before the kill are kept"
 
 
-async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_works():
+async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_works(caplog):
     """A calculator that never finishes, so the stop lands while the tools node runs."""
     started = asyncio.Event()
 
@@ -220,7 +221,8 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
         await asyncio.sleep(3600)
         return "never"
 
-    graph = build_graph(DemoChatModel(token_delay=0), [calculator], InMemorySaver(), system_prompt="", max_model_calls=3)
+    strict = InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=None))  # what LangGraph will enforce
+    graph = build_graph(DemoChatModel(token_delay=0), [calculator], strict, system_prompt="", max_model_calls=3)
 
     def turn(text: str) -> Turn:
         request = TurnRequest(user_message_id=new_conversation_id(), text=text, regenerate=False,
@@ -251,3 +253,6 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
     saved = ui_messages(state["messages"], state["turns"], "conversation")
     part = next(part for part in saved[1]["parts"] if part["type"] == "tool-calculator")
     assert part["state"] == "output-error" and "interrupted" in part["errorText"]
+    assert saved[1]["metadata"]["interrupted"] == "cancelled"
+    assert not [record for record in caplog.records if "threadline" in record.getMessage()], \
+        "the checkpoint holds plain data only, which LangGraph's strict deserializing loads"

@@ -27,7 +27,7 @@ def test_the_forwarded_address_counts_only_behind_a_trusted_proxy():
     assert address.of(scope("10.1.2.3", "198.51.100.1, 10.9.9.9")) == "198.51.100.1", "chained trusted proxies"
     assert address.of(scope("10.1.2.3", "10.9.9.9")) == "10.9.9.9", "all hops trusted: the leftmost"
     assert address.of(scope("10.1.2.3")) == "10.1.2.3"
-    assert address.of(scope("10.1.2.3", "2001:DB8::1")) == "2001:db8::1"
+    assert address.of(scope("10.1.2.3", "2001:DB8::1")) == "2001:db8::/64"
     assert ClientAddress([]).of(scope("127.0.0.1", "198.51.100.1")) == "127.0.0.1"
 
 
@@ -79,7 +79,8 @@ def _redis_available() -> bool:
 @pytest.mark.skipif(not _redis_available(), reason="no Redis on 127.0.0.1:6379 (.ci/run starts one)")
 async def test_processes_sharing_redis_share_one_limit(make_settings):
     settings = make_settings(rate_limit="3/minute", rate_limit_storage="redis://127.0.0.1:6379/0")
-    address = f"2001:db8::{uuid.uuid4().hex[:4]}:{uuid.uuid4().hex[:4]}"  # a fresh limit; keys expire by themselves
+    # A fresh /64 (IPv6 addresses share their /64's limit), so a fresh limit; keys expire by themselves.
+    address = f"2001:db8:{uuid.uuid4().hex[:4]}:{uuid.uuid4().hex[:4]}::1"
     with serving(settings) as first, serving(settings) as second:
         statuses = [await _post(base, address) for base in (first, second, first, second)]
     assert statuses == [200, 200, 200, 429]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from functools import partial
 
 import psycopg
@@ -46,7 +47,7 @@ class ActiveTurns:
         self.recover = recover
         self.by_thread: dict[str, Turn] = {}
         self.by_client: dict[str, Turn] = {}
-        self.recorded: set[str] = set()
+        self.recorded: dict[Turn, datetime] = {}  # each running answer's row, by when it was written
         self.tasks: dict[str, asyncio.Task] = {}  # each answer's task, until it has also pruned its checkpoints
         self.session: str | None = None  # the LISTEN connection's session: it lives as long as this process
 
@@ -81,21 +82,33 @@ class ActiveTurns:
             del self.tasks[thread_id]
 
     async def _record(self, turn: Turn) -> None:
-        insert = "INSERT INTO active_turns (thread_id, client_id, session) VALUES (%s, %s, %s)"
+        insert = ("INSERT INTO active_turns (thread_id, client_id, session) VALUES (%s, %s, %s) "
+                  "RETURNING started_at")
+        params = (turn.thread_id, turn.client_id, self.session)
         try:
             async with self.pool.connection() as conn:
                 try:
-                    await conn.execute(insert, (turn.thread_id, turn.client_id, self.session))
+                    cursor = await conn.execute(insert, params)
                 except psycopg.errors.UniqueViolation:
-                    # Only now look for rows a dead process left behind: one statement less per answer.
-                    if not await self.clear_stale(conn):
+                    # Only now look for rows left behind: one statement less per answer.
+                    if not (await self._clear_ended_here(conn, turn) or await self.clear_stale(conn)):
                         raise
-                    await conn.execute(insert, (turn.thread_id, turn.client_id, self.session))
-            self.recorded.add(turn.thread_id)
+                    cursor = await conn.execute(insert, params)
+                self.recorded[turn] = (await cursor.fetchone())["started_at"]
         except psycopg.errors.UniqueViolation:
             raise busy() from None
         except CONNECTION_ERRORS as exc:  # PoolTimeout is an OperationalError
             self.health.failed("recording a running answer", exc, conversation_id=turn.conversation_id)
+
+    async def _clear_ended_here(self, conn: psycopg.AsyncConnection, turn: Turn) -> int:
+        """Remove this client's rows of answers this process ran and has ended, whose own removal is still on
+        its way: the next message right after an answer must not be refused."""
+        if self.session is None:
+            return 0
+        running = [thread_id for thread_id, other in self.by_thread.items() if other is not turn]
+        cursor = await conn.execute("DELETE FROM active_turns WHERE client_id = %s AND session = %s "
+                                    "AND NOT thread_id = ANY(%s)", (turn.client_id, self.session, running))
+        return cursor.rowcount
 
     async def clear_stale(self, conn: psycopg.AsyncConnection) -> int:
         """Remove the rows of answers whose process is gone and close their turns; how many there were."""
@@ -115,11 +128,11 @@ class ActiveTurns:
             del self.by_thread[turn.thread_id]
         if self.by_client.get(turn.client_id) is turn:
             del self.by_client[turn.client_id]
-        if turn.thread_id in self.recorded:
-            self.recorded.discard(turn.thread_id)
-            try:
+        if (started_at := self.recorded.pop(turn, None)) is not None:
+            try:  # this answer's row only: the next answer in the conversation may have written its own
                 async with self.pool.connection() as conn:
-                    await conn.execute("DELETE FROM active_turns WHERE thread_id = %s", (turn.thread_id,))
+                    await conn.execute("DELETE FROM active_turns WHERE thread_id = %s AND started_at = %s",
+                                       (turn.thread_id, started_at))
             except CONNECTION_ERRORS as exc:
                 log.warning("could not clear a finished answer (%s); it is cleared when this process ends", exc)
 
@@ -175,7 +188,7 @@ class ActiveTurns:
                     async with self.pool.connection() as pooled:
                         if self.recorded:  # answers recorded under a session that ended with the old connection
                             await pooled.execute("UPDATE active_turns SET session = %s WHERE thread_id = ANY(%s)",
-                                                 (self.session, list(self.recorded)))
+                                                 (self.session, [turn.thread_id for turn in self.recorded]))
                         await self.clear_stale(pooled)
                     async for notice in conn.notifies():
                         if (turn := self.by_thread.get(notice.payload)) is not None:

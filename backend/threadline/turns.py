@@ -153,7 +153,9 @@ class Turn:
             self._interruptible = False
             log.log(logging.WARNING if self.stop_reason is Stop.TIMEOUT else logging.INFO, "answer stopped: %s",
                     self.stop_reason.value, extra={"conversation_id": self.conversation_id})
-            await self._interrupt(self.stop_reason, TIMEOUT if self.stop_reason is Stop.TIMEOUT else None)
+            # The plain string, not the enum: the checkpoint stores it, and LangGraph will refuse to load
+            # types it does not know.
+            await self._interrupt(self.stop_reason.value, TIMEOUT if self.stop_reason is Stop.TIMEOUT else None)
         except Exception as exc:
             self._interruptible = False
             failure = classify(exc)

@@ -1,0 +1,87 @@
+"""What one conversation stores in PostgreSQL as it grows: every checkpoint kept, against the latest only.
+
+    python3 tasks.py bench storage [--turns 1000] [--chars 200]
+
+One conversation answers `--turns` turns of `--chars`-character messages (demo model, zero delay, no
+HTTP) with threadline's PostgreSQL storage, in a scratch database on DATABASE_URL's server (else the
+local one on 127.0.0.1:5432). "every checkpoint" is LangGraph's default, what threadline stored before;
+"latest only" prunes after each turn as threadline does now (turns.py). Printed at 10, 100 and 1,000
+turns: the bytes the conversation's checkpoint rows take (`pg_column_size`, so after PostgreSQL's own
+compression) and those bytes per turn, which stay flat only when storage grows linearly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import string
+import time
+import urllib.parse
+import uuid
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+import psycopg
+
+from stream_bench import LOCAL_POSTGRES, database_url
+from threadline.demo_model import DemoChatModel
+from threadline.graph import TurnRequest, build_graph
+from threadline.persistence import open_storage
+from threadline.runner import TurnTranslator, graph_events
+from threadline.settings import Settings
+
+MARKS = (10, 100, 1000)
+ALPHABET = string.ascii_lowercase + " " * 5
+SIZE = ("SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM checkpoints c WHERE thread_id = %(t)s)"
+        " + (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM checkpoint_blobs b WHERE thread_id = %(t)s)"
+        " + (SELECT coalesce(sum(pg_column_size(w.*)), 0) FROM checkpoint_writes w WHERE thread_id = %(t)s)")
+
+
+async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
+    """Stored bytes of one conversation after each mark."""
+    sizes = {}
+    with TemporaryDirectory() as data_dir:
+        settings = Settings(model_provider="demo", database_url=url, data_dir=Path(data_dir))
+        async with open_storage(settings) as storage, await psycopg.AsyncConnection.connect(url) as conn:
+            graph = build_graph(DemoChatModel(token_delay=0), [], storage.checkpointer, system_prompt="",
+                                max_model_calls=1)
+            thread_id = uuid.uuid4().hex
+            words = random.Random(7)
+            for turn in range(1, turns + 1):
+                text = "".join(words.choices(ALPHABET, k=chars))  # text compresses about as much as prose
+                request = TurnRequest(user_message_id=uuid.uuid4().hex, text=text, regenerate=False,
+                                      assistant_message_id=uuid.uuid4().hex, model="demo", created_at="now")
+                async for _ in graph_events(graph, thread_id, request, TurnTranslator(events_mode=False)):
+                    pass
+                if prune:
+                    await storage.checkpointer.aprune([thread_id])
+                if turn in MARKS:
+                    sizes[turn] = (await (await conn.execute(SIZE, {"t": thread_id})).fetchone())[0]
+    return sizes
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--chars", type=int, default=200, help="characters in each user message")
+    args = parser.parse_args()
+    server = database_url() or LOCAL_POSTGRES
+    name = f"threadline_storage_bench_{uuid.uuid4().hex[:8]}"
+    async with await psycopg.AsyncConnection.connect(server, autocommit=True) as admin:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    url = urllib.parse.urlsplit(server)._replace(path=f"/{name}").geturl()
+    try:
+        print(f"{args.turns} turns of {args.chars}-character messages; bytes stored (bytes per turn)")
+        for label, prune in (("every checkpoint", False), ("latest only", True)):
+            started = time.perf_counter()
+            sizes = await grow(url, args.turns, args.chars, prune)
+            cells = "  ".join(f"{turn:>5} turns: {size:>12,} ({size // turn:>9,})" for turn, size in sizes.items())
+            print(f"{label:>16}: {cells}   [{time.perf_counter() - started:.0f} s]", flush=True)
+    finally:
+        async with await psycopg.AsyncConnection.connect(server, autocommit=True) as admin:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
