@@ -106,7 +106,12 @@ def serve(args: list[str]) -> int:
     if "CHAT_MODEL_PROVIDER" not in env:
         env["CHAT_MODEL_PROVIDER"] = "demo"
         say("CHAT_MODEL_PROVIDER is not set: using the offline demo model (see README to use Gemini or OpenAI)")
-    return subprocess.call([str(BIN / "threadline"), "serve", *args], cwd=ROOT, env=env)
+    server = subprocess.Popen([str(BIN / "threadline"), "serve", *args], cwd=ROOT, env=env)
+    while True:
+        try:
+            return server.wait()
+        except KeyboardInterrupt:
+            pass  # Ctrl+C reached the server too: wait for it to shut down and print its own last lines
 
 
 def test(args: list[str]) -> int:

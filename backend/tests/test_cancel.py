@@ -11,6 +11,7 @@ import time
 
 import httpx
 import psycopg
+import pytest
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -107,63 +108,60 @@ async def _wait_up(base_url: str) -> None:
     raise AssertionError(f"{base_url} did not start")
 
 
-async def test_a_stop_request_reaches_an_answer_running_in_another_process(database_url, tmp_path):
+@pytest.fixture
+async def two_servers(database_url, tmp_path):
+    """Two server processes on one database, sharing one secret (in tmp_path); their base URLs."""
     ports = [_free_port(), _free_port()]
-    processes = [_server_process(database_url, tmp_path, port) for port in ports]  # one secret, in tmp_path
+    processes = [_server_process(database_url, tmp_path, port) for port in ports]
     try:
-        first, second = (f"http://127.0.0.1:{port}" for port in ports)
-        await asyncio.gather(_wait_up(first), _wait_up(second))
-        conversation_id = new_conversation_id()
-        async with httpx.AsyncClient(base_url=first, timeout=30) as a:
-            identity = (await a.get("/health")).headers["x-threadline-client"]
-            a.headers["x-threadline-client"] = identity
-            response, chunks, shown = await stream_some(a, conversation_id, deltas=3)
-            async with httpx.AsyncClient(base_url=second, timeout=30,
-                                         headers={"x-threadline-client": identity}) as b:
-                busy = await b.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
-                stop = await b.delete(f"/api/chat/{conversation_id}/stream")
-                rest = [chunk async for chunk in chunks]
-                answer = await saved_answer(b, conversation_id)
+        urls = [f"http://127.0.0.1:{port}" for port in ports]
+        await asyncio.gather(*(_wait_up(url) for url in urls))
+        yield urls
     finally:
         for process in processes:
             process.terminate()
             process.wait(timeout=30)
+
+
+async def test_a_stop_request_reaches_an_answer_running_in_another_process(two_servers):
+    first, second = two_servers
+    conversation_id = new_conversation_id()
+    async with httpx.AsyncClient(base_url=first, timeout=30) as a:
+        identity = (await a.get("/health")).headers["x-threadline-client"]
+        a.headers["x-threadline-client"] = identity
+        response, chunks, shown = await stream_some(a, conversation_id, deltas=3)
+        async with httpx.AsyncClient(base_url=second, timeout=30, headers={"x-threadline-client": identity}) as b:
+            busy = await b.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
+            stop = await b.delete(f"/api/chat/{conversation_id}/stream")
+            rest = [chunk async for chunk in chunks]
+            answer = await saved_answer(b, conversation_id)
     assert busy.status_code == 409, "one answer at a time holds across processes"
     assert stop.status_code == 200
     assert rest[-1]["type"] == "finish" and rest[-1]["messageMetadata"]["interrupted"] == "cancelled"
     assert answer["metadata"]["interrupted"] == "cancelled" and answer["parts"][-1]["text"].startswith(shown)
 
 
-async def test_deleting_a_conversation_while_another_process_streams_its_answer_leaves_nothing(database_url,
-                                                                                                tmp_path):
-    ports = [_free_port(), _free_port()]
-    processes = [_server_process(database_url, tmp_path, port) for port in ports]
-    try:
-        first, second = (f"http://127.0.0.1:{port}" for port in ports)
-        await asyncio.gather(_wait_up(first), _wait_up(second))
-        conversation_id = new_conversation_id()
-        async with httpx.AsyncClient(base_url=first, timeout=30) as a:
-            identity = (await a.get("/health")).headers["x-threadline-client"]
-            a.headers["x-threadline-client"] = identity
-            response, chunks, _ = await stream_some(a, conversation_id, deltas=3)
-            async with httpx.AsyncClient(base_url=second, timeout=30,
-                                         headers={"x-threadline-client": identity}) as b:
-                deleted = await b.delete(f"/api/conversations/{conversation_id}")
-                rest = [chunk async for chunk in chunks]
-                await asyncio.sleep(0.5)  # time for any late write to land, were there one
-                gone = await b.get(f"/api/conversations/{conversation_id}")
-                listed = [row["id"] for row in (await b.get("/api/conversations")).json()]
-                async with await psycopg.AsyncConnection.connect(database_url) as conn:
-                    left = await (await conn.execute(
-                        "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = %(t)s)"
-                        " + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = %(t)s)"
-                        " + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = %(t)s)",
-                        {"t": f"{identity.split('.')[0]}:{conversation_id}"})).fetchone()
-                _, _, fresh = await chat(b, conversation_id, "hello again")
-    finally:
-        for process in processes:
-            process.terminate()
-            process.wait(timeout=30)
+async def test_deleting_a_conversation_while_another_process_streams_its_answer_leaves_nothing(two_servers,
+                                                                                                database_url):
+    first, second = two_servers
+    conversation_id = new_conversation_id()
+    async with httpx.AsyncClient(base_url=first, timeout=30) as a:
+        identity = (await a.get("/health")).headers["x-threadline-client"]
+        a.headers["x-threadline-client"] = identity
+        response, chunks, _ = await stream_some(a, conversation_id, deltas=3)
+        async with httpx.AsyncClient(base_url=second, timeout=30, headers={"x-threadline-client": identity}) as b:
+            deleted = await b.delete(f"/api/conversations/{conversation_id}")
+            rest = [chunk async for chunk in chunks]
+            await asyncio.sleep(0.5)  # time for any late write to land, were there one
+            gone = await b.get(f"/api/conversations/{conversation_id}")
+            listed = [row["id"] for row in (await b.get("/api/conversations")).json()]
+            async with await psycopg.AsyncConnection.connect(database_url) as conn:
+                left = await (await conn.execute(
+                    "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = %(t)s)"
+                    " + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = %(t)s)"
+                    " + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = %(t)s)",
+                    {"t": f"{identity.split('.')[0]}:{conversation_id}"})).fetchone()
+            _, _, fresh = await chat(b, conversation_id, "hello again")
     assert deleted.status_code == 204
     assert rest[-1]["type"] == "finish" and rest[-1]["messageMetadata"]["interrupted"] == "cancelled"
     assert gone.status_code == 404 and conversation_id not in listed, "nothing brought it back"
