@@ -88,8 +88,10 @@ def ensure_chromium() -> None:
     if os.environ.get("CHROMIUM_PATH") or any(shutil.which(name) for name in CHROMIUM_NAMES):
         return
     if shutil.which("apt-get") is None:
-        say("no Chromium found and no apt-get to install it: the browser tests will be skipped "
-            "(install Chromium or set CHROMIUM_PATH)")
+        say(
+            "no Chromium found and no apt-get to install it: the browser tests will be skipped "
+            "(install Chromium or set CHROMIUM_PATH)"
+        )
         return
     say("Chromium is missing: installing it with apt-get for the browser tests")
     sudo = [] if os.geteuid() == 0 else ["sudo"]
@@ -114,21 +116,48 @@ def serve(args: list[str]) -> int:
             pass  # Ctrl+C reached the server too: wait for it to shut down and print its own last lines
 
 
+CHECKS = {  # each fails the test command; the configuration of each is in pyproject.toml
+    "ruff check": ["ruff", "check", "--quiet", "."],
+    "ruff format": ["ruff", "format", "--check", "--quiet", "."],
+    "import directions": ["lint-imports", "--no-cache"],
+}
+
+
+def check() -> int:
+    """Lint, formatting and the direction of imports, before any test runs; says what failed."""
+    for name, command in CHECKS.items():
+        result = subprocess.run([str(BIN / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True)
+        if result.returncode != 0:
+            print(result.stdout + result.stderr)
+            say(f"{name} failed")
+            return 1
+    return 0
+
+
 def test(args: list[str]) -> int:
     ensure_python()
     ensure_node(ROOT / "conformance")
     ensure_frontend()
     ensure_chromium()
+    if failed := check():
+        return failed
     return subprocess.call([str(PYTHON), "-m", "pytest", *args], cwd=ROOT)
 
 
-BENCHMARKS = {"stream": "stream_bench.py", "compare": "compare.py", "load": "load_bench.py",
-              "encode": "encode_bench.py", "mcp": "mcp_bench.py", "layers": "layers_bench.py",
-              "checkpoint": "checkpoint_bench.py", "storage": "storage_bench.py"}
+BENCHMARKS = {
+    "stream": "stream_bench.py",
+    "compare": "compare.py",
+    "load": "load_bench.py",
+    "encode": "encode_bench.py",
+    "mcp": "mcp_bench.py",
+    "layers": "layers_bench.py",
+    "checkpoint": "checkpoint_bench.py",
+    "storage": "storage_bench.py",
+}
 
 
 def bench(args: list[str]) -> int:
-    """`bench [stream|compare|load|encode|mcp|layers|checkpoint|storage] [options]`: one of the benchmarks in bench/ (stream by default)."""
+    """`bench [stream|compare|...|storage] [options]`: one of the benchmarks in bench/ (stream by default)."""
     ensure_python()
     name = args.pop(0) if args and args[0] in BENCHMARKS else "stream"
     if name == "compare":

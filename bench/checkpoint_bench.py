@@ -20,7 +20,6 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 import uvloop
-
 from layers_bench import request
 from stream_bench import database_url
 from threadline.demo_model import DemoChatModel
@@ -43,6 +42,7 @@ class WriteCounter:
         async def counted(*args, **kwargs):
             self.writes += 1
             return await write(*args, **kwargs)
+
         return counted
 
 
@@ -70,28 +70,42 @@ async def main(answers: int, rounds: int) -> None:
         async with AsyncExitStack() as stack:
             graphs = {}
             for backend in results:
-                settings = Settings(model_provider="demo", model_name="demo", memory_backend=backend,
-                                    data_dir=Path(data_dir), database_url=database_url())
+                settings = Settings(
+                    model_provider="demo",
+                    model_name="demo",
+                    memory_backend=backend,
+                    data_dir=Path(data_dir),
+                    database_url=database_url(),
+                )
                 storage = await stack.enter_async_context(open_storage(settings))
                 counter = WriteCounter(storage.checkpointer)
-                graph = build_graph(DemoChatModel(token_delay=0), [], storage.checkpointer, system_prompt="",
-                                    max_model_calls=2)
+                graph = build_graph(
+                    DemoChatModel(token_delay=0), [], storage.checkpointer, system_prompt="", max_model_calls=2
+                )
                 await measure(graph, counter, 30)  # warm-up
                 graphs[backend] = graph, counter
             for _ in range(rounds):  # interleaved, so both see the same machine
                 for backend, (graph, counter) in graphs.items():
                     results[backend].append(await measure(graph, counter, answers))
-    memory, postgres = ({key: statistics.median(r[key] for r in rounds_) for key in rounds_[0]}
-                        for rounds_ in results.values())
-    print(f"| per turn (200-token answer, one at a time; medians of {rounds} rounds) | in memory | PostgreSQL "
-          "| added by PostgreSQL |")
+    memory, postgres = (
+        {key: statistics.median(r[key] for r in rounds_) for key in rounds_[0]} for rounds_ in results.values()
+    )
+    print(
+        f"| per turn (200-token answer, one at a time; medians of {rounds} rounds) | in memory | PostgreSQL "
+        "| added by PostgreSQL |"
+    )
     print("|---|---|---|---|")
-    print(f"| checkpoint writes (checkpoints and pending writes) | {memory['writes']:.0f} | {postgres['writes']:.0f} "
-          "| |")
-    print(f"| answer latency p50 | {memory['latency']:.2f} ms | {postgres['latency']:.2f} ms | "
-          f"{postgres['latency'] - memory['latency']:.2f} ms |")
-    print(f"| CPU per answer | {memory['cpu']:.2f} ms | {postgres['cpu']:.2f} ms | "
-          f"{postgres['cpu'] - memory['cpu']:.2f} ms |")
+    print(
+        f"| checkpoint writes (checkpoints and pending writes) | {memory['writes']:.0f} | {postgres['writes']:.0f} | |"
+    )
+    print(
+        f"| answer latency p50 | {memory['latency']:.2f} ms | {postgres['latency']:.2f} ms | "
+        f"{postgres['latency'] - memory['latency']:.2f} ms |"
+    )
+    print(
+        f"| CPU per answer | {memory['cpu']:.2f} ms | {postgres['cpu']:.2f} ms | "
+        f"{postgres['cpu'] - memory['cpu']:.2f} ms |"
+    )
 
 
 if __name__ == "__main__":

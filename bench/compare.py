@@ -33,7 +33,6 @@ import time
 from dataclasses import dataclass, field
 
 import httpx
-
 from raw_client import answers_at
 from stream_bench import ROOT, cpu_seconds, database_url, free_port, peak_rss_mb
 
@@ -49,9 +48,14 @@ class Peer:
 
 
 def peers(data_dir: str) -> list[Peer]:
-    threadline_env = {"CHAT_MODEL_PROVIDER": "demo", "THREADLINE_DATA_DIR": data_dir, "LOG_LEVEL": "WARNING",
-                      "CHAT_RATE_LIMIT": "1000000/minute",
-                      "API_RATE_LIMIT": "1000000/minute", "THREADLINE_MAX_CONNECTIONS": "100000"}
+    threadline_env = {
+        "CHAT_MODEL_PROVIDER": "demo",
+        "THREADLINE_DATA_DIR": data_dir,
+        "LOG_LEVEL": "WARNING",
+        "CHAT_RATE_LIMIT": "1000000/minute",
+        "API_RATE_LIMIT": "1000000/minute",
+        "THREADLINE_MAX_CONNECTIONS": "100000",
+    }
     if url := database_url():
         threadline_env["DATABASE_URL"] = url
     return [
@@ -61,10 +65,20 @@ def peers(data_dir: str) -> list[Peer]:
     ]
 
 
-def start(peer: Peer, tokens: int, delay_ms: float, extra: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
+def start(
+    peer: Peer, tokens: int, delay_ms: float, extra: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, int]:
     port = free_port()
-    env = {**os.environ, **peer.env, **(extra or {}), "PORT": str(port), "THREADLINE_PORT": str(port),
-           "TOKENS": str(tokens), "DELAY_MS": str(delay_ms), "CHAT_DEMO_TOKEN_DELAY_MS": str(delay_ms)}
+    env = {
+        **os.environ,
+        **peer.env,
+        **(extra or {}),
+        "PORT": str(port),
+        "THREADLINE_PORT": str(port),
+        "TOKENS": str(tokens),
+        "DELAY_MS": str(delay_ms),
+        "CHAT_DEMO_TOKEN_DELAY_MS": str(delay_ms),
+    }
     command = peer.command
     if shutil.which("taskset") and (os.cpu_count() or 1) > 1:
         command = ["taskset", "-c", "0", *command]
@@ -86,8 +100,11 @@ def quantile(values: list[float], q: int) -> float:
 
 def measure(peer: Peer, scenario: str, data_dir: str, extra: dict[str, str] | None = None) -> dict:
     tokens, delay, concurrency, answers = {
-        "c1": (200, 0, 1, 60), "c64": (200, 0, 64, 320), "paced": (20, 20, 1, 60),
-        "open": (40, 50, 1000, 1000)}[scenario]
+        "c1": (200, 0, 1, 60),
+        "c64": (200, 0, 64, 320),
+        "paced": (20, 20, 1, 60),
+        "open": (40, 50, 1000, 1000),
+    }[scenario]
     process, port = start(peer, tokens, delay, extra)
     try:
         asyncio.run(answers_at(port, tokens, min(concurrency, 16), 32))  # warm-up
@@ -127,10 +144,12 @@ def draw(results: dict, names: list[str]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [("answers/s, 200 tokens, c=64", "c64", "answers_per_s"),
-              ("first text-delta p50 (ms), one at a time, 20 ms between tokens", "paced", "first_delta_p50"),
-              ("1000 open streams: p95 total (s)", "open", "total_p95"),
-              ("1000 open streams: peak RSS (MB)", "open", "peak_rss_mb")]
+    panels = [
+        ("answers/s, 200 tokens, c=64", "c64", "answers_per_s"),
+        ("first text-delta p50 (ms), one at a time, 20 ms between tokens", "paced", "first_delta_p50"),
+        ("1000 open streams: p95 total (s)", "open", "total_p95"),
+        ("1000 open streams: peak RSS (MB)", "open", "peak_rss_mb"),
+    ]
     figure, axes = plt.subplots(1, len(panels), figsize=(16, 3.6))
     colors = ["#6b7280", "#9ca3af", "#2563eb"]
     for axis, (title, scenario, key) in zip(axes, panels):
@@ -159,35 +178,42 @@ def main() -> None:
         rounds: dict[str, dict[str, list[dict]]] = {peer.name: {} for peer in everyone}
         rounds["threadline, memory checkpointer"] = {}
         for round_number in range(args.rounds):
-            order = everyone[round_number % len(everyone):] + everyone[:round_number % len(everyone)]
+            order = everyone[round_number % len(everyone) :] + everyone[: round_number % len(everyone)]
             for scenario in ("c1", "c64", "paced", "open"):
                 for peer in order:
                     print(f"round {round_number + 1}: {peer.name}, {scenario}", file=sys.stderr, flush=True)
                     rounds[peer.name].setdefault(scenario, []).append(measure(peer, scenario, data_dir))
             memory = everyone[-1]
             rounds["threadline, memory checkpointer"].setdefault("c1", []).append(
-                measure(memory, "c1", data_dir, {"CHAT_MEMORY_BACKEND": "memory"}))
-    results = {name: {scenario: median_of(values) for scenario, values in scenarios.items()}
-               for name, scenarios in rounds.items()}
+                measure(memory, "c1", data_dir, {"CHAT_MEMORY_BACKEND": "memory"})
+            )
+    results = {
+        name: {scenario: median_of(values) for scenario, values in scenarios.items()}
+        for name, scenarios in rounds.items()
+    }
     report(results)
     draw(results, [peer.name for peer in everyone])
 
 
 def report(results: dict) -> None:
     sdk = results["AI SDK 7 (Node)"]
-    print("\n| peer | c | first byte p50 | first text-delta p50 | total p50 | answers/s | × AI SDK | chunks/s "
-          "| CPU/answer | CPU/token | peak RSS | errors |")
+    print(
+        "\n| peer | c | first byte p50 | first text-delta p50 | total p50 | answers/s | × AI SDK | chunks/s "
+        "| CPU/answer | CPU/token | peak RSS | errors |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, scenarios in results.items():
         for scenario in ("c1", "c64"):
             if scenario not in scenarios:
                 continue
             r = scenarios[scenario]
-            print(f"| {name} | {scenario[1:]} | {r['first_byte_p50']:.1f} ms | {r['first_delta_p50']:.1f} ms | "
-                  f"{r['total_p50']:.1f} ms | {r['answers_per_s']:.1f} | "
-                  f"{r['answers_per_s'] / sdk[scenario]['answers_per_s']:.2f} | {r['chunks_per_s']:,.0f} | "
-                  f"{r['cpu_per_answer_ms']:.2f} ms | {r['cpu_per_token_us']:.1f} µs | {r['peak_rss_mb']:.0f} MB | "
-                  f"{r['errors']:.0f} |")
+            print(
+                f"| {name} | {scenario[1:]} | {r['first_byte_p50']:.1f} ms | {r['first_delta_p50']:.1f} ms | "
+                f"{r['total_p50']:.1f} ms | {r['answers_per_s']:.1f} | "
+                f"{r['answers_per_s'] / sdk[scenario]['answers_per_s']:.2f} | {r['chunks_per_s']:,.0f} | "
+                f"{r['cpu_per_answer_ms']:.2f} ms | {r['cpu_per_token_us']:.1f} µs | {r['peak_rss_mb']:.0f} MB | "
+                f"{r['errors']:.0f} |"
+            )
     print("\n| peer | 1000 open streams: errors | p95 total (ideal 2.0 s) | peak RSS |")
     print("|---|---|---|---|")
     for name, scenarios in results.items():
@@ -203,10 +229,14 @@ def report(results: dict) -> None:
             print(f"| {name} | {first:.1f} ms | {first - floor:+.1f} ms |")
     ours = results["threadline"]
     memory = results["threadline, memory checkpointer"]["c1"]
-    print(f"\ncheckpoints cost {ours['c1']['total_p50'] - memory['total_p50']:.1f} ms per turn "
-          "(total p50 at c=1, PostgreSQL vs memory).")
-    print(f"load generator CPU: {max(r['client_cpu'] for s in results.values() for r in s.values()):.0%} of a core "
-          "at most")
+    print(
+        f"\ncheckpoints cost {ours['c1']['total_p50'] - memory['total_p50']:.1f} ms per turn "
+        "(total p50 at c=1, PostgreSQL vs memory)."
+    )
+    print(
+        f"load generator CPU: {max(r['client_cpu'] for s in results.values() for r in s.values()):.0%} of a core "
+        "at most"
+    )
 
 
 if __name__ == "__main__":

@@ -16,9 +16,11 @@ from threadline.encoders import WIRES
 
 ANSWER = [
     ev.Start(message_id="m1", conversation_id="c1", model="demo:demo", created_at="2026-01-01T00:00:00.000Z"),
-    ev.StepStart(), ev.TextStart(id="text-1"),
+    ev.StepStart(),
+    ev.TextStart(id="text-1"),
     *(ev.TextDelta(id="text-1", delta=f" token{n}") for n in range(200)),
-    ev.TextEnd(id="text-1"), ev.StepFinish(),
+    ev.TextEnd(id="text-1"),
+    ev.StepFinish(),
     ev.Finish(finish_reason="stop", finished_at="2026-01-01T00:00:01.000Z"),
 ]
 

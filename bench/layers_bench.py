@@ -17,7 +17,6 @@ import uuid
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-
 from threadline.demo_model import DemoChatModel
 from threadline.encoders.ui_message_stream import encode_event
 from threadline.gc_tuning import tune_for_serving
@@ -30,8 +29,14 @@ graph = build_graph(model, [], InMemorySaver(), system_prompt="", max_model_call
 
 
 def request() -> TurnRequest:
-    return TurnRequest(user_message_id=uuid.uuid4().hex, text=PROMPT, regenerate=False, assistant_message_id="a",
-                       model="demo", created_at="2026-01-01T00:00:00.000Z")
+    return TurnRequest(
+        user_message_id=uuid.uuid4().hex,
+        text=PROMPT,
+        regenerate=False,
+        assistant_message_id="a",
+        model="demo",
+        created_at="2026-01-01T00:00:00.000Z",
+    )
 
 
 def thread() -> dict:

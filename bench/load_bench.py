@@ -32,9 +32,13 @@ async def level(port: int, streams: int) -> dict:
     results = await asyncio.gather(*(one_answer(port, TOKENS) for _ in range(streams)))
     done = [result for result in results if not isinstance(result, str)]
     errors = [result for result in results if isinstance(result, str)]
-    return {"streams": streams, "errors": len(errors), "first_errors": sorted(set(errors))[:3],
-            "p95_first_token": p95([r[1] for r in done]) if done else float("nan"),
-            "p95_total": p95([r[2] for r in done]) if done else float("nan")}
+    return {
+        "streams": streams,
+        "errors": len(errors),
+        "first_errors": sorted(set(errors))[:3],
+        "p95_first_token": p95([r[1] for r in done]) if done else float("nan"),
+        "p95_total": p95([r[2] for r in done]) if done else float("nan"),
+    }
 
 
 def main() -> None:
@@ -53,9 +57,11 @@ def main() -> None:
             print(f"{'streams':>8} {'errors':>7} {'p95 first token':>16} {'p95 total':>10} {'peak RSS':>9}")
             for streams in args.levels:
                 result = asyncio.run(level(port, streams))
-                print(f"{streams:>8} {result['errors']:>7} {result['p95_first_token'] * 1000:>14.0f}ms "
-                      f"{result['p95_total']:>9.2f}s {peak_rss_mb(server.pid):>7.0f}MB"
-                      + (f"  e.g. {result['first_errors']}" if result["errors"] else ""))
+                print(
+                    f"{streams:>8} {result['errors']:>7} {result['p95_first_token'] * 1000:>14.0f}ms "
+                    f"{result['p95_total']:>9.2f}s {peak_rss_mb(server.pid):>7.0f}MB"
+                    + (f"  e.g. {result['first_errors']}" if result["errors"] else "")
+                )
         finally:
             server.terminate()
             server.wait(timeout=60)

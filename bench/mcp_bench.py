@@ -27,7 +27,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-
 from stream_bench import free_port
 from threadline.app import create_app
 from threadline.mcp_client.config import McpServerConfig
@@ -41,8 +40,9 @@ SECRET = "the benchmark's MCP token key, 32+ bytes long"
 
 @contextmanager
 def process(command: list[str], ready_url: str, env: dict[str, str] | None = None):
-    child = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        command, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -51,7 +51,7 @@ def process(command: list[str], ready_url: str, env: dict[str, str] | None = Non
         except httpx.TransportError:
             if time.monotonic() > deadline or child.poll() is not None:
                 child.kill()
-                raise SystemExit(f"{command} did not start")
+                raise SystemExit(f"{command} did not start") from None
             time.sleep(0.1)
     try:
         yield
@@ -76,20 +76,42 @@ async def run(calls: int) -> None:
     threadline_port, test_port = free_port(), free_port()
     servers = [
         McpServerConfig(name="builtin", transport="builtin"),
-        McpServerConfig(name="jsonrpc", transport="jsonrpc-http", url=f"http://127.0.0.1:{threadline_port}/mcp/rpc",
-                        jwt=McpTokens(SECRET.encode()).mint(Caller(), ttl=3600)),
+        McpServerConfig(
+            name="jsonrpc",
+            transport="jsonrpc-http",
+            url=f"http://127.0.0.1:{threadline_port}/mcp/rpc",
+            jwt=McpTokens(SECRET.encode()).mint(Caller(), ttl=3600),
+        ),
         McpServerConfig(name="streamable", transport="streamable-http", url=f"http://127.0.0.1:{test_port}/mcp"),
         McpServerConfig(name="stdio", transport="stdio", command=sys.executable, args=(str(TEST_SERVER), "stdio")),
     ]
-    server_env = {"CHAT_MODEL_PROVIDER": "demo", "CHAT_MEMORY_BACKEND": "memory", "MCP_JWT_SECRET": SECRET,
-                  "THREADLINE_PORT": str(threadline_port), "LOG_LEVEL": "WARNING", "MCP_SERVERS": "[]"}
-    with tempfile.TemporaryDirectory() as data_dir, \
-            process([sys.executable, "-m", "threadline", "serve"], f"http://127.0.0.1:{threadline_port}/health",
-                    server_env | {"THREADLINE_DATA_DIR": data_dir}), \
-            process([sys.executable, str(TEST_SERVER), "streamable-http", str(test_port)],
-                    f"http://127.0.0.1:{test_port}/mcp"):
-        settings = Settings(model_provider="demo", model_name="demo", memory_backend="memory",
-                            data_dir=Path(data_dir), mcp_servers=tuple(servers), mcp_secret=SECRET)
+    server_env = {
+        "CHAT_MODEL_PROVIDER": "demo",
+        "CHAT_MEMORY_BACKEND": "memory",
+        "MCP_JWT_SECRET": SECRET,
+        "THREADLINE_PORT": str(threadline_port),
+        "LOG_LEVEL": "WARNING",
+        "MCP_SERVERS": "[]",
+    }
+    with (
+        tempfile.TemporaryDirectory() as data_dir,
+        process(
+            [sys.executable, "-m", "threadline", "serve"],
+            f"http://127.0.0.1:{threadline_port}/health",
+            server_env | {"THREADLINE_DATA_DIR": data_dir},
+        ),
+        process(
+            [sys.executable, str(TEST_SERVER), "streamable-http", str(test_port)], f"http://127.0.0.1:{test_port}/mcp"
+        ),
+    ):
+        settings = Settings(
+            model_provider="demo",
+            model_name="demo",
+            memory_backend="memory",
+            data_dir=Path(data_dir),
+            mcp_servers=tuple(servers),
+            mcp_secret=SECRET,
+        )
         app = create_app(settings)
         async with app.lifespan():  # on this event loop, so the toolbox's connections are usable from here
             toolbox = app.state.toolbox
@@ -98,21 +120,34 @@ async def run(calls: int) -> None:
             if down:
                 raise SystemExit(f"servers down: {down}")
             tools = {(tool.server, tool.remote_name): tool for tool in toolbox.tools}
-            plan = [("builtin", "calculator", {"expression": "1"}), ("jsonrpc", "calculator", {"expression": "1"}),
-                    ("streamable", "noop", {}), ("stdio", "noop", {})]
+            plan = [
+                ("builtin", "calculator", {"expression": "1"}),
+                ("jsonrpc", "calculator", {"expression": "1"}),
+                ("streamable", "noop", {}),
+                ("stdio", "noop", {}),
+            ]
             rows = []
             for server, remote, arguments in plan:
                 timings = await measure(tools[(server, remote)], arguments, calls)
                 quantiles = statistics.quantiles(timings, n=100)
-                rows.append({"transport": next(s.transport for s in servers if s.name == server), "tool": remote,
-                             "calls": calls, "p50_ms": round(quantiles[49], 2), "p95_ms": round(quantiles[94], 2),
-                             "max_ms": round(max(timings), 2)})
+                rows.append(
+                    {
+                        "transport": next(s.transport for s in servers if s.name == server),
+                        "tool": remote,
+                        "calls": calls,
+                        "p50_ms": round(quantiles[49], 2),
+                        "p95_ms": round(quantiles[94], 2),
+                        "max_ms": round(max(timings), 2),
+                    }
+                )
     print(f"\nMCP no-op tool round trip, {calls} calls each, through the graph's tool object\n")
     print("| transport | tool | p50 | p95 | max |")
     print("|---|---|---|---|---|")
     for row in rows:
-        print(f"| {row['transport']} | `{row['tool']}` | {row['p50_ms']:.2f} ms | {row['p95_ms']:.2f} ms "
-              f"| {row['max_ms']:.2f} ms |")
+        print(
+            f"| {row['transport']} | `{row['tool']}` | {row['p50_ms']:.2f} ms | {row['p95_ms']:.2f} ms "
+            f"| {row['max_ms']:.2f} ms |"
+        )
     print("\n" + json.dumps(rows))
 
 

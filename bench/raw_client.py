@@ -10,16 +10,23 @@ import uuid
 
 async def one_answer(port: int, tokens: int) -> tuple[float, float, float, int] | str:
     """(first byte, first text-delta, total, text-deltas) in seconds, or what went wrong."""
-    body = json.dumps({"id": f"b{uuid.uuid4().hex[:16]}", "trigger": "submit-message",
-                       "messages": [{"role": "user", "parts": [{"type": "text", "text": f"count to {tokens}"}]}]})
+    body = json.dumps(
+        {
+            "id": f"b{uuid.uuid4().hex[:16]}",
+            "trigger": "submit-message",
+            "messages": [{"role": "user", "parts": [{"type": "text", "text": f"count to {tokens}"}]}],
+        }
+    )
     started = time.perf_counter()
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
     except OSError as exc:
         return f"connect: {exc.__class__.__name__}"
     try:
-        writer.write(f"POST /api/chat HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}".encode())
+        writer.write(
+            f"POST /api/chat HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}".encode()
+        )
         received = b""
         first_byte = first_delta = None
         while chunk := await reader.read(65536):

@@ -23,7 +23,6 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 import psycopg
-
 from stream_bench import LOCAL_POSTGRES, database_url
 from threadline.demo_model import DemoChatModel
 from threadline.graph import TurnRequest, build_graph
@@ -33,9 +32,11 @@ from threadline.settings import Settings
 
 MARKS = (10, 100, 1000)
 ALPHABET = string.ascii_lowercase + " " * 5
-SIZE = ("SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM checkpoints c WHERE thread_id = %(t)s)"
-        " + (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM checkpoint_blobs b WHERE thread_id = %(t)s)"
-        " + (SELECT coalesce(sum(pg_column_size(w.*)), 0) FROM checkpoint_writes w WHERE thread_id = %(t)s)")
+SIZE = (
+    "SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM checkpoints c WHERE thread_id = %(t)s)"
+    " + (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM checkpoint_blobs b WHERE thread_id = %(t)s)"
+    " + (SELECT coalesce(sum(pg_column_size(w.*)), 0) FROM checkpoint_writes w WHERE thread_id = %(t)s)"
+)
 
 
 async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
@@ -44,14 +45,21 @@ async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
     with TemporaryDirectory() as data_dir:
         settings = Settings(model_provider="demo", database_url=url, data_dir=Path(data_dir))
         async with open_storage(settings) as storage, await psycopg.AsyncConnection.connect(url) as conn:
-            graph = build_graph(DemoChatModel(token_delay=0), [], storage.checkpointer, system_prompt="",
-                                max_model_calls=1)
+            graph = build_graph(
+                DemoChatModel(token_delay=0), [], storage.checkpointer, system_prompt="", max_model_calls=1
+            )
             thread_id = uuid.uuid4().hex
             words = random.Random(7)
             for turn in range(1, turns + 1):
                 text = "".join(words.choices(ALPHABET, k=chars))  # text compresses about as much as prose
-                request = TurnRequest(user_message_id=uuid.uuid4().hex, text=text, regenerate=False,
-                                      assistant_message_id=uuid.uuid4().hex, model="demo", created_at="now")
+                request = TurnRequest(
+                    user_message_id=uuid.uuid4().hex,
+                    text=text,
+                    regenerate=False,
+                    assistant_message_id=uuid.uuid4().hex,
+                    model="demo",
+                    created_at="now",
+                )
                 async for _ in graph_events(graph, thread_id, request, TurnTranslator(events_mode=False)):
                     pass
                 if prune:

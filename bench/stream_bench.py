@@ -24,7 +24,6 @@ from pathlib import Path
 
 import httpx
 import psycopg
-
 from raw_client import answers_at
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,10 +60,17 @@ def peak_rss_mb(pid: int) -> float:
 
 def start_server(port: int, data_dir: str, token_delay_ms: float = 0) -> subprocess.Popen:
     # The load comes from one address, so the per-address rate limit is lifted for the run.
-    env = dict(os.environ, CHAT_MODEL_PROVIDER="demo", CHAT_DEMO_TOKEN_DELAY_MS=str(token_delay_ms),
-               THREADLINE_PORT=str(port), THREADLINE_DATA_DIR=data_dir, LOG_LEVEL="WARNING",
-               CHAT_RATE_LIMIT="1000000/minute", API_RATE_LIMIT="1000000/minute",
-               THREADLINE_MAX_CONNECTIONS="100000")
+    env = dict(
+        os.environ,
+        CHAT_MODEL_PROVIDER="demo",
+        CHAT_DEMO_TOKEN_DELAY_MS=str(token_delay_ms),
+        THREADLINE_PORT=str(port),
+        THREADLINE_DATA_DIR=data_dir,
+        LOG_LEVEL="WARNING",
+        CHAT_RATE_LIMIT="1000000/minute",
+        API_RATE_LIMIT="1000000/minute",
+        THREADLINE_MAX_CONNECTIONS="100000",
+    )
     if url := database_url():
         env["DATABASE_URL"] = url
     command = [sys.executable, "-m", "threadline", "serve"]
@@ -105,8 +111,10 @@ def main() -> None:
         server = start_server(port, data_dir)
         try:
             asyncio.run(round_at(port, 8, 32, args.tokens))  # warm-up: imports, pools, caches
-            print(f"{'c':>4} {'answers':>8} {'ttfb p50':>9} {'1st delta p50':>14} {'p95':>7} {'total p50':>10} "
-                  f"{'answers/s':>10} {'tokens/s':>9} {'srv CPU/answer':>15} {'client CPU':>11}")
+            print(
+                f"{'c':>4} {'answers':>8} {'ttfb p50':>9} {'1st delta p50':>14} {'p95':>7} {'total p50':>10} "
+                f"{'answers/s':>10} {'tokens/s':>9} {'srv CPU/answer':>15} {'client CPU':>11}"
+            )
             for concurrency in args.concurrency:
                 cpu_before, client_before, wall = cpu_seconds(server.pid), time.process_time(), time.perf_counter()
                 results = asyncio.run(round_at(port, concurrency, args.requests, args.tokens))
@@ -115,10 +123,12 @@ def main() -> None:
                 client_cpu = time.process_time() - client_before
                 ttfb, first, total, deltas = (list(column) for column in zip(*results))
                 assert all(count == args.tokens for count in deltas), "every answer has all its tokens"
-                print(f"{concurrency:>4} {len(results):>8} {ms(ttfb, 50):>7.1f}ms {ms(first, 50):>12.1f}ms "
-                      f"{ms(first, 95):>5.1f}ms {ms(total, 50):>8.1f}ms {len(results) / wall:>10.1f} "
-                      f"{sum(deltas) / wall:>9.0f} {server_cpu / len(results) * 1000:>13.2f}ms "
-                      f"{client_cpu / wall * 100:>10.0f}%")
+                print(
+                    f"{concurrency:>4} {len(results):>8} {ms(ttfb, 50):>7.1f}ms {ms(first, 50):>12.1f}ms "
+                    f"{ms(first, 95):>5.1f}ms {ms(total, 50):>8.1f}ms {len(results) / wall:>10.1f} "
+                    f"{sum(deltas) / wall:>9.0f} {server_cpu / len(results) * 1000:>13.2f}ms "
+                    f"{client_cpu / wall * 100:>10.0f}%"
+                )
             print(f"server peak RSS: {peak_rss_mb(server.pid):.0f} MB")
         finally:
             server.terminate()

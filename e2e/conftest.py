@@ -11,9 +11,8 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
-
 from launch import CHROMIUM_FLAGS, RESULTS, ROOT, chromium_path, threadline_server
+from playwright.sync_api import Browser, Page, sync_playwright
 from testdb import fresh_database
 
 
@@ -24,17 +23,24 @@ def e2e_database(tmp_path_factory) -> Iterator[str]:
 
 
 # The built-in tools, plus the test MCP server over stdio for a tool that reports progress.
-MCP_SERVERS = json.dumps([
-    {"name": "threadline", "transport": "builtin"},
-    {"name": "tests", "transport": "stdio", "command": sys.executable,
-     "args": [str(ROOT / "backend" / "tests" / "mcp_test_server.py"), "stdio"]},
-])
+MCP_SERVERS = json.dumps(
+    [
+        {"name": "threadline", "transport": "builtin"},
+        {
+            "name": "tests",
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": [str(ROOT / "backend" / "tests" / "mcp_test_server.py"), "stdio"],
+        },
+    ]
+)
 
 
 @pytest.fixture(scope="session")
 def server(e2e_database, tmp_path_factory) -> Iterator[str]:
-    with threadline_server(e2e_database, tmp_path_factory.mktemp("server"), CHAT_RATE_LIMIT="1000/minute",
-                           MCP_SERVERS=MCP_SERVERS) as url:
+    with threadline_server(
+        e2e_database, tmp_path_factory.mktemp("server"), CHAT_RATE_LIMIT="1000/minute", MCP_SERVERS=MCP_SERVERS
+    ) as url:
         yield url
 
 
@@ -57,8 +63,9 @@ def page(browser: Browser) -> Iterator[Page]:
     page = context.new_page()
     page.set_default_timeout(15_000)
     blocked = []
-    page.on("console", lambda message: blocked.append(message.text)
-            if "Content Security Policy" in message.text else None)
+    page.on(
+        "console", lambda message: blocked.append(message.text) if "Content Security Policy" in message.text else None
+    )
     yield page
     context.close()
     assert not blocked, blocked

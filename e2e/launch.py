@@ -13,13 +13,18 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from standins import _free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "test-results"
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def chromium_path() -> str | None:
@@ -32,9 +37,16 @@ def threadline_server(database_url: str, data_dir: Path, **env: str) -> Iterator
     if not (ROOT / "frontend" / "dist" / "index.html").exists():
         pytest.fail("the chat page is not built: run the tests with `python3 tasks.py test`")
     port = _free_port()
-    environment = {**os.environ, "CHAT_MODEL_PROVIDER": "demo", "DATABASE_URL": database_url,
-                   "THREADLINE_PORT": str(port), "THREADLINE_DATA_DIR": str(data_dir), "LOG_LEVEL": "WARNING",
-                   "CHAT_DEMO_TOKEN_DELAY_MS": "30", **env}
+    environment = {
+        **os.environ,
+        "CHAT_MODEL_PROVIDER": "demo",
+        "DATABASE_URL": database_url,
+        "THREADLINE_PORT": str(port),
+        "THREADLINE_DATA_DIR": str(data_dir),
+        "LOG_LEVEL": "WARNING",
+        "CHAT_DEMO_TOKEN_DELAY_MS": "30",
+        **env,
+    }
     process = subprocess.Popen([sys.executable, "-m", "threadline", "serve"], env=environment, cwd=ROOT)
     base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
-
 import standins
 from launch import threadline_server
+from playwright.sync_api import Page, expect
 
 SEND = "Send"
 
@@ -35,12 +34,15 @@ def assistant(page: Page):
 
 def record(page: Page, selector: str) -> None:
     """Remember every text the elements matching `selector` show, even for a moment."""
-    page.evaluate("""selector => {
+    page.evaluate(
+        """selector => {
         window.seen = [];
         new MutationObserver(() => document.querySelectorAll(selector).forEach(
             element => window.seen.push(element.textContent))).observe(document.body,
             {subtree: true, childList: true, characterData: true, attributes: true});
-    }""", selector)
+    }""",
+        selector,
+    )
 
 
 def test_an_empty_conversation_welcomes_the_user(page: Page, server: str):
@@ -83,8 +85,11 @@ def test_user_right_assistant_left_each_with_a_timestamp(page: Page, server: str
 
 def test_markdown_renders_lists_code_and_links_but_never_raw_html(page: Page, server: str):
     open_page(page, server)
-    ask(page, 'look\n\n- apples\n- pears\n\n```\nprint("hi")\n```\n\n[docs](https://example.com) '
-              '<img src=x onerror="window.pwned=1"> **bold**')
+    ask(
+        page,
+        'look\n\n- apples\n- pears\n\n```\nprint("hi")\n```\n\n[docs](https://example.com) '
+        '<img src=x onerror="window.pwned=1"> **bold**',
+    )
     wait_until_answered(page)
     answer = assistant(page)
     expect(answer.locator("li")).to_have_text(["apples", "pears"])
@@ -250,9 +255,15 @@ def test_the_page_works_with_the_keyboard_alone(page: Page, server: str):
 def failing_model_server(e2e_database, tmp_path_factory):
     """threadline on the OpenAI stand-in, which fails on request ("fail 500", "break after N", "flaky")."""
     standin = standins.start("openai")
-    with threadline_server(e2e_database, tmp_path_factory.mktemp("failing"), CHAT_MODEL_PROVIDER="openai",
-                           OPENAI_BASE_URL=standin.base_url, OPENAI_API_KEY="sk-test",
-                           CHAT_RATE_LIMIT="1000/minute", CHAT_IDLE_TIMEOUT="2") as url:
+    with threadline_server(
+        e2e_database,
+        tmp_path_factory.mktemp("failing"),
+        CHAT_MODEL_PROVIDER="openai",
+        OPENAI_BASE_URL=standin.base_url,
+        OPENAI_API_KEY="sk-test",
+        CHAT_RATE_LIMIT="1000/minute",
+        CHAT_IDLE_TIMEOUT="2",
+    ) as url:
         yield url
     standin.stop()
 
@@ -280,8 +291,7 @@ def test_too_many_requests_says_when_to_try_again(page: Page, e2e_database, tmp_
             ask(page, text)
             wait_until_answered(page)
         ask(page, "three")
-        expect(page.get_by_role("alert")).to_have_text(
-            re.compile(r"Too many requests — try again in \d+ s\.\s*Retry"))
+        expect(page.get_by_role("alert")).to_have_text(re.compile(r"Too many requests — try again in \d+ s\.\s*Retry"))
 
 
 def test_a_running_tool_shows_as_running_then_failed_when_the_answer_times_out(page: Page, failing_model_server: str):

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from testdb import fresh_database
 from threadline.settings import Settings
 
@@ -24,8 +23,13 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture
 def make_settings(database_url: str, tmp_path: Path):
     def make(**overrides) -> Settings:
-        values = dict(model_provider="demo", model_name="demo", database_url=database_url,
-                      demo_token_delay_ms=0.0, data_dir=tmp_path / "data")
+        values = dict(
+            model_provider="demo",
+            model_name="demo",
+            database_url=database_url,
+            demo_token_delay_ms=0.0,
+            data_dir=tmp_path / "data",
+        )
         return Settings(**(values | overrides))
 
     return make

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import httpx
 from litestar.testing import AsyncTestClient
-
 from threadline.app import create_app
 from threadline.http_limits import server_config
 from threadline.settings import Settings
@@ -37,8 +36,11 @@ def parse_sse(raw: bytes) -> list[dict]:
 
 
 def chat_body(conversation_id: str | None, text: str, **extra) -> dict:
-    body = {"messages": [{"id": f"u{uuid.uuid4().hex[:10]}", "role": "user",
-                          "parts": [{"type": "text", "text": text}]}], "trigger": "submit-message", **extra}
+    body = {
+        "messages": [{"id": f"u{uuid.uuid4().hex[:10]}", "role": "user", "parts": [{"type": "text", "text": text}]}],
+        "trigger": "submit-message",
+        **extra,
+    }
     if conversation_id:
         body["id"] = conversation_id
     return body
@@ -59,8 +61,9 @@ def read_with_ai(raw: bytes) -> dict:
     """Parse a stream with the real `ai` npm package (see conformance/read-ui-stream.mjs)."""
     if not (CONFORMANCE / "node_modules" / "ai").exists():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True)
-    result = subprocess.run(["node", str(CONFORMANCE / "read-ui-stream.mjs")], input=raw, capture_output=True,
-                            timeout=60)
+    result = subprocess.run(
+        ["node", str(CONFORMANCE / "read-ui-stream.mjs")], input=raw, capture_output=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr.decode()
     return json.loads(result.stdout)
 
@@ -76,13 +79,19 @@ def serving(settings: Settings) -> Iterator[str]:
     import time
 
     import uvicorn
-
     from standins import _free_port
 
     port = _free_port()
-    server = uvicorn.Server(server_config(create_app(settings), host="127.0.0.1", port=port, log_level="warning",
-                                          max_connections=settings.max_connections,
-                                          header_timeout=settings.header_timeout))
+    server = uvicorn.Server(
+        server_config(
+            create_app(settings),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            max_connections=settings.max_connections,
+            header_timeout=settings.header_timeout,
+        )
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -105,8 +114,9 @@ async def sse_chunks(response) -> AsyncIterator[dict]:
 
 def read_with_ai4(raw: bytes) -> dict:
     """Parse an AI SDK 4 data stream with the real ai@4 client code (see conformance/read-data-stream.mjs)."""
-    result = subprocess.run(["node", str(CONFORMANCE / "read-data-stream.mjs")], input=raw, capture_output=True,
-                            timeout=60)
+    result = subprocess.run(
+        ["node", str(CONFORMANCE / "read-data-stream.mjs")], input=raw, capture_output=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr.decode()
     return json.loads(result.stdout)
 

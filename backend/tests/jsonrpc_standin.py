@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litestar import Litestar, Request, Response, post
-
 from standins import serve_in_thread
 
 TOKEN = "stand-in-jwt"
@@ -45,24 +44,41 @@ def _app(standin: JsonRpcStandIn) -> Litestar:
         standin.received.append(message)
         request_id = message.get("id")
         if request.headers.get("authorization") != f"Bearer {TOKEN}":
-            return Response({"jsonrpc": "2.0", "id": request_id,
-                             "error": {"code": -32001, "message": "Unauthorized"}}, status_code=401)
+            return Response(
+                {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32001, "message": "Unauthorized"}},
+                status_code=401,
+            )
         if request_id is None:
             return Response(b"", status_code=202)
         method, params = message["method"], message.get("params", {})
         result: Any = {}
         if method == "initialize":
-            result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "stand-in", "version": "1"}}
+            result = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "stand-in", "version": "1"},
+            }
         elif method == "tools/list":
-            result = {"tools": [{"name": name, "description": about,
-                                 "inputSchema": {"type": "object", "properties": {"key": {"type": "string"}}}}
-                                for name, about in TOOLS.items()]}
+            result = {
+                "tools": [
+                    {
+                        "name": name,
+                        "description": about,
+                        "inputSchema": {"type": "object", "properties": {"key": {"type": "string"}}},
+                    }
+                    for name, about in TOOLS.items()
+                ]
+            }
         elif method == "tools/call":
             name = params["name"]
             if name == "rpc_error":
-                return Response({"jsonrpc": "2.0", "id": request_id, "error": {
-                    "code": -32050, "message": "Lookup backend offline", "data": {"retryable": True}}})
+                return Response(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "error": {"code": -32050, "message": "Lookup backend offline", "data": {"retryable": True}},
+                    }
+                )
             if name == "wrong_id":
                 return Response({"jsonrpc": "2.0", "id": request_id + 1000, "result": {"content": []}})
             if name == "garbage":

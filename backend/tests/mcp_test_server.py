@@ -14,8 +14,11 @@ import anyio
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.transport_security import TransportSecuritySettings
 
-server = FastMCP("test-tools", transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-                 log_level="WARNING")
+server = FastMCP(
+    "test-tools",
+    transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    log_level="WARNING",
+)
 stopped_early: list[float] = []
 
 

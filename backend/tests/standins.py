@@ -50,7 +50,7 @@ def decide(user_texts: list[str], tool_result: str | None, has_tools: bool) -> R
     if has_tools and "loop" in last:
         return Reply(tool=("calculator", {"expression": "1+1"}))
     if has_tools and last.lower().startswith("calculate "):
-        return Reply(tool=("calculator", {"expression": last[len("calculate "):]}))
+        return Reply(tool=("calculator", {"expression": last[len("calculate ") :]}))
     return Reply(text=f"Echo: {last} (user messages seen: {len(user_texts)})")
 
 
@@ -97,17 +97,33 @@ def _openai_app(standin: StandIn) -> Litestar:
         body = await request.json()
         standin.requests.append(body)
         messages = body["messages"]
-        users = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
-                 for m in messages if m["role"] == "user"]
+        users = [
+            m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+            for m in messages
+            if m["role"] == "user"
+        ]
         tool_result = messages[-1]["content"] if messages[-1]["role"] == "tool" else None
         reply = standin.decide(users, tool_result, bool(body.get("tools")))
         if reply.status != 200:
-            return _status_error(reply.status, {"error": {"message": f"stand-in status {reply.status}",
-                                                          "type": "standin_error", "code": str(reply.status)}})
+            return _status_error(
+                reply.status,
+                {
+                    "error": {
+                        "message": f"stand-in status {reply.status}",
+                        "type": "standin_error",
+                        "code": str(reply.status),
+                    }
+                },
+            )
 
         def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict | None = None) -> bytes:
-            payload = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": int(time.time()),
-                       "model": body["model"], "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            payload = {
+                "id": "chatcmpl-standin",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": body["model"],
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
             if usage:
                 payload["choices"], payload["usage"] = [], usage
             return b"data: " + json.dumps(payload).encode() + b"\n\n"
@@ -117,8 +133,18 @@ def _openai_app(standin: StandIn) -> Litestar:
             if reply.tool:
                 name, args = reply.tool
                 arguments = json.dumps(args)
-                yield chunk({"tool_calls": [{"index": 0, "id": f"call_{len(standin.requests)}", "type": "function",
-                                             "function": {"name": name, "arguments": arguments[:5]}}]})
+                yield chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": f"call_{len(standin.requests)}",
+                                "type": "function",
+                                "function": {"name": name, "arguments": arguments[:5]},
+                            }
+                        ]
+                    }
+                )
                 if reply.fault:
                     await _fault(reply)
                 yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments[5:]}}]})
@@ -145,12 +171,21 @@ def _gemini_app(standin: StandIn) -> Litestar:
         contents = body["contents"]
         users = [part["text"] for c in contents if c["role"] == "user" for part in c["parts"] if "text" in part]
         last_parts = contents[-1]["parts"]
-        tool_result = next((json.dumps(p["functionResponse"]["response"]) for p in last_parts
-                            if "functionResponse" in p), None)
+        tool_result = next(
+            (json.dumps(p["functionResponse"]["response"]) for p in last_parts if "functionResponse" in p), None
+        )
         reply = standin.decide(users, tool_result, bool(body.get("tools")))
         if reply.status != 200:
-            return _status_error(reply.status, {"error": {"code": reply.status, "status": "STANDIN_ERROR",
-                                                          "message": f"stand-in status {reply.status}"}})
+            return _status_error(
+                reply.status,
+                {
+                    "error": {
+                        "code": reply.status,
+                        "status": "STANDIN_ERROR",
+                        "message": f"stand-in status {reply.status}",
+                    }
+                },
+            )
 
         def chunk(parts: list[dict[str, Any]], finish: str | None = None) -> bytes:
             candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}

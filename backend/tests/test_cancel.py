@@ -12,11 +12,10 @@ import time
 import httpx
 import psycopg
 import pytest
+from helpers import chat, chat_body, new_conversation_id, saved_answer, serving, stream_some
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
-from helpers import chat, chat_body, new_conversation_id, saved_answer, serving, stream_some
 from standins import _free_port
 from threadline.demo_model import DemoChatModel
 from threadline.graph import TurnRequest, build_graph
@@ -77,8 +76,10 @@ async def test_one_answer_at_a_time_per_visitor(make_settings):
 
 async def test_another_visitor_using_a_streaming_conversations_id_gets_a_conversation_of_their_own(make_settings):
     with serving(make_settings(**SLOW)) as base_url:
-        async with httpx.AsyncClient(base_url=base_url, timeout=30) as owner, \
-                httpx.AsyncClient(base_url=base_url, timeout=30) as stranger:
+        async with (
+            httpx.AsyncClient(base_url=base_url, timeout=30) as owner,
+            httpx.AsyncClient(base_url=base_url, timeout=30) as stranger,
+        ):
             conversation_id = new_conversation_id()
             response, chunks, _ = await stream_some(owner, conversation_id, deltas=1)
             _, _, theirs = await chat(stranger, conversation_id, "hello")
@@ -92,8 +93,15 @@ async def test_another_visitor_using_a_streaming_conversations_id_gets_a_convers
 
 
 def _server_process(database_url: str, tmp_path, port: int) -> subprocess.Popen:
-    env = {**os.environ, "CHAT_MODEL_PROVIDER": "demo", "DATABASE_URL": database_url, "THREADLINE_PORT": str(port),
-           "CHAT_DEMO_TOKEN_DELAY_MS": "20", "THREADLINE_DATA_DIR": str(tmp_path), "LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "CHAT_MODEL_PROVIDER": "demo",
+        "DATABASE_URL": database_url,
+        "THREADLINE_PORT": str(port),
+        "CHAT_DEMO_TOKEN_DELAY_MS": "20",
+        "THREADLINE_DATA_DIR": str(tmp_path),
+        "LOG_LEVEL": "WARNING",
+    }
     return subprocess.Popen([sys.executable, "-m", "threadline", "serve"], env=env)
 
 
@@ -141,8 +149,9 @@ async def test_a_stop_request_reaches_an_answer_running_in_another_process(two_s
     assert answer["metadata"]["interrupted"] == "cancelled" and answer["parts"][-1]["text"].startswith(shown)
 
 
-async def test_deleting_a_conversation_while_another_process_streams_its_answer_leaves_nothing(two_servers,
-                                                                                                database_url):
+async def test_deleting_a_conversation_while_another_process_streams_its_answer_leaves_nothing(
+    two_servers, database_url
+):
     first, second = two_servers
     conversation_id = new_conversation_id()
     async with httpx.AsyncClient(base_url=first, timeout=30) as a:
@@ -156,11 +165,14 @@ async def test_deleting_a_conversation_while_another_process_streams_its_answer_
             gone = await b.get(f"/api/conversations/{conversation_id}")
             listed = [row["id"] for row in (await b.get("/api/conversations")).json()]
             async with await psycopg.AsyncConnection.connect(database_url) as conn:
-                left = await (await conn.execute(
-                    "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = %(t)s)"
-                    " + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = %(t)s)"
-                    " + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = %(t)s)",
-                    {"t": f"{identity.split('.')[0]}:{conversation_id}"})).fetchone()
+                left = await (
+                    await conn.execute(
+                        "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = %(t)s)"
+                        " + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = %(t)s)"
+                        " + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = %(t)s)",
+                        {"t": f"{identity.split('.')[0]}:{conversation_id}"},
+                    )
+                ).fetchone()
             _, _, fresh = await chat(b, conversation_id, "hello again")
     assert deleted.status_code == 204
     assert rest[-1]["type"] == "finish" and rest[-1]["messageMetadata"]["interrupted"] == "cancelled"
@@ -223,10 +235,17 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
     graph = build_graph(DemoChatModel(token_delay=0), [calculator], strict, system_prompt="", max_model_calls=3)
 
     def turn(text: str) -> Turn:
-        request = TurnRequest(user_message_id=new_conversation_id(), text=text, regenerate=False,
-                              assistant_message_id=new_conversation_id(), model="demo:demo", created_at="now")
-        return Turn(graph, "conversation", "conversation", "client", request, stream_mode="messages",
-                    timeouts=Timeouts())
+        request = TurnRequest(
+            user_message_id=new_conversation_id(),
+            text=text,
+            regenerate=False,
+            assistant_message_id=new_conversation_id(),
+            model="demo:demo",
+            created_at="now",
+        )
+        return Turn(
+            graph, "conversation", "conversation", "client", request, stream_mode="messages", timeouts=Timeouts()
+        )
 
     async def events(running_turn: Turn) -> list:
         done = asyncio.Event()
@@ -252,5 +271,6 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
     part = next(part for part in saved[1]["parts"] if part["type"] == "tool-calculator")
     assert part["state"] == "output-error" and "interrupted" in part["errorText"]
     assert saved[1]["metadata"]["interrupted"] == "cancelled"
-    assert not [record for record in caplog.records if "threadline" in record.getMessage()], \
+    assert not [record for record in caplog.records if "threadline" in record.getMessage()], (
         "the checkpoint holds plain data only, which LangGraph's strict deserializing loads"
+    )

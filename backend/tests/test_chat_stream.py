@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from helpers import chat, chat_body, new_conversation_id, read_with_ai, running, text_of
 
 
@@ -66,9 +65,15 @@ async def test_regenerate_replaces_the_last_answer(make_settings):
     async with running(make_settings()) as client:
         await chat(client, conversation_id, "first question")
         _, _, first = await chat(client, conversation_id, "second question")
-        response = await client.post("/api/chat", json={
-            "id": conversation_id, "trigger": "regenerate-message", "messageId": first[0]["messageId"],
-            "messages": [{"id": "x", "role": "user", "parts": [{"type": "text", "text": "second question"}]}]})
+        response = await client.post(
+            "/api/chat",
+            json={
+                "id": conversation_id,
+                "trigger": "regenerate-message",
+                "messageId": first[0]["messageId"],
+                "messages": [{"id": "x", "role": "user", "parts": [{"type": "text", "text": "second question"}]}],
+            },
+        )
         assert response.status_code == 200
         stored = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
 
@@ -83,8 +88,12 @@ async def test_the_model_call_budget_ends_with_a_clear_answer(make_settings):
 
     standin = start("openai")
     try:
-        settings = make_settings(model_provider="openai", model_name="gpt-standin", openai_api_key="sk-test",
-                                 openai_base_url=standin.base_url)
+        settings = make_settings(
+            model_provider="openai",
+            model_name="gpt-standin",
+            openai_api_key="sk-test",
+            openai_base_url=standin.base_url,
+        )
         conversation_id = new_conversation_id()
         async with running(settings) as client:
             _, raw, chunks = await chat(client, conversation_id, "loop forever please")
@@ -101,14 +110,17 @@ async def test_the_model_call_budget_ends_with_a_clear_answer(make_settings):
     assert "Echo: are you still there?" in text_of(after)
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"id": "c1", "messages": [{"role": "user", "parts": [{"type": "text", "text": "   "}]}]}, "messages"),
-    ({"id": "c1", "messages": []}, "messages"),
-    ({"id": "not a valid id!", "messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}]}, "id"),
-    ({"id": "c1", "messages": [{"role": "assistant", "parts": [{"type": "text", "text": "hi"}]}]}, "messages"),
-    ({"id": "c1", "messages": [{"role": "robot", "parts": []}]}, "messages[0].role"),
-    ({"id": "c1", "messages": [{"role": "user", "parts": [{"type": "text", "text": "x" * 10_001}]}]}, "messages"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"id": "c1", "messages": [{"role": "user", "parts": [{"type": "text", "text": "   "}]}]}, "messages"),
+        ({"id": "c1", "messages": []}, "messages"),
+        ({"id": "not a valid id!", "messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}]}, "id"),
+        ({"id": "c1", "messages": [{"role": "assistant", "parts": [{"type": "text", "text": "hi"}]}]}, "messages"),
+        ({"id": "c1", "messages": [{"role": "robot", "parts": []}]}, "messages[0].role"),
+        ({"id": "c1", "messages": [{"role": "user", "parts": [{"type": "text", "text": "x" * 10_001}]}]}, "messages"),
+    ],
+)
 async def test_invalid_chat_requests_get_a_json_400(make_settings, body, field):
     async with running(make_settings()) as client:
         response = await client.post("/api/chat", json=body)
@@ -123,9 +135,14 @@ async def test_malformed_json_and_unknown_routes_get_json_errors(make_settings):
     async with running(make_settings()) as client:
         malformed = await client.post("/api/chat", content=b"{not json", headers={"content-type": "application/json"})
         unknown = await client.get("/api/nothing-here")
-        regenerate_unknown = await client.post("/api/chat", json={
-            "id": new_conversation_id(), "trigger": "regenerate-message",
-            "messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}]})
+        regenerate_unknown = await client.post(
+            "/api/chat",
+            json={
+                "id": new_conversation_id(),
+                "trigger": "regenerate-message",
+                "messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}],
+            },
+        )
     assert malformed.status_code == 400 and malformed.json()["error"]["code"] == "VALIDATION_ERROR"
     assert malformed.json()["error"]["details"][0]["field"] == "body"
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "NOT_FOUND"
@@ -144,8 +161,9 @@ async def test_a_wrong_content_type_and_an_oversized_body_are_refused(make_setti
         [detail] = response.json()["error"]["details"]
         assert detail["field"] == "content-type" and "application/json" in detail["message"]
     assert too_big.status_code == 413
-    assert too_big.json() == {"error": {"code": "PAYLOAD_TOO_LARGE",
-                                        "message": "The request body is too large (the limit is 1 MB)."}}
+    assert too_big.json() == {
+        "error": {"code": "PAYLOAD_TOO_LARGE", "message": "The request body is too large (the limit is 1 MB)."}
+    }
 
 
 async def test_a_missing_conversation_id_is_created_and_returned(make_settings):
@@ -160,8 +178,14 @@ async def test_a_missing_conversation_id_is_created_and_returned(make_settings):
 
 async def test_a_reused_message_id_never_overwrites_saved_history(make_settings):
     conversation_id = new_conversation_id()
-    body = lambda text: {"id": conversation_id, "trigger": "submit-message",  # noqa: E731
-                         "messages": [{"id": "same-id", "role": "user", "parts": [{"type": "text", "text": text}]}]}
+
+    def body(text: str) -> dict:
+        return {
+            "id": conversation_id,
+            "trigger": "submit-message",
+            "messages": [{"id": "same-id", "role": "user", "parts": [{"type": "text", "text": text}]}],
+        }
+
     async with running(make_settings()) as client:
         assert (await client.post("/api/chat", json=body("first"))).status_code == 200
         assert (await client.post("/api/chat", json=body("second"))).status_code == 200

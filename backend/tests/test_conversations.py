@@ -8,8 +8,9 @@ from helpers import chat, new_conversation_id, running, text_of
 
 async def test_a_second_instance_continues_with_the_history(make_settings):
     standin = standins.start("openai")
-    settings = make_settings(model_provider="openai", model_name="gpt-standin", openai_api_key="sk-test",
-                             openai_base_url=standin.base_url)
+    settings = make_settings(
+        model_provider="openai", model_name="gpt-standin", openai_api_key="sk-test", openai_base_url=standin.base_url
+    )
     conversation_id = new_conversation_id()
     try:
         async with running(settings) as first_instance:

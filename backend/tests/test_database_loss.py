@@ -8,10 +8,9 @@ import time
 
 import pgserver
 import pytest
-from pgserver._commands import pg_ctl
-
 import standins
 from helpers import chat, chat_body, running, text_of
+from pgserver._commands import pg_ctl
 
 
 @pytest.fixture
@@ -47,11 +46,17 @@ async def wait_for(condition, seconds: float = 20.0):
     raise AssertionError("timed out waiting")
 
 
-async def test_a_conversation_survives_the_database_going_away_and_is_saved_when_it_returns(own_postgres,
-                                                                                            make_settings):
+async def test_a_conversation_survives_the_database_going_away_and_is_saved_when_it_returns(
+    own_postgres, make_settings
+):
     standin = standins.start("openai")  # its answers say how many user messages it was sent
-    settings = make_settings(model_provider="openai", model_name="gpt-standin", openai_api_key="sk-test",
-                             openai_base_url=standin.base_url, database_url=own_postgres.get_uri())
+    settings = make_settings(
+        model_provider="openai",
+        model_name="gpt-standin",
+        openai_api_key="sk-test",
+        openai_base_url=standin.base_url,
+        database_url=own_postgres.get_uri(),
+    )
     try:
         async with running(settings) as client:
             _, _, before = await chat(client, "kept", "one")
@@ -60,8 +65,9 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
             _, raw, during = await chat(client, "kept", "two")
             _, _, started_during = await chat(client, "begun-while-down", "three")
             unavailable = await client.get("/api/conversations/kept")
-            intruder = await client.post("/api/chat", json=chat_body("kept", "let me in"),
-                                         headers={"x-threadline-client": "someone-else"})
+            intruder = await client.post(
+                "/api/chat", json=chat_body("kept", "let me in"), headers={"x-threadline-client": "someone-else"}
+            )
             client.headers["x-threadline-client"] = identity  # the intruder's answer replaced the cookie
             start(own_postgres)
 
@@ -90,5 +96,9 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
     assert intruder.status_code == 200, "another visitor's `kept` is their own conversation, even while it is down"
     assert unavailable.status_code == 503 and unavailable.json()["error"]["code"] == "DATABASE_ERROR"
     assert [message["parts"][-1]["text"] for message in kept] == [
-        "one", "Echo: one (user messages seen: 1)", "two", "Echo: two (user messages seen: 2)"]
+        "one",
+        "Echo: one (user messages seen: 1)",
+        "two",
+        "Echo: two (user messages seen: 2)",
+    ]
     assert "begun-while-down" in listed and len(begun) == 2

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, Phase, given, settings, strategies as st
-
 from helpers import read_with_ai
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 from threadline import events as ev
 from threadline.encoders.ui_message_stream import DONE, encode_event
 
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=200)  # any Unicode but lone surrogates
 json_values = st.recursive(
     # Numbers JavaScript holds exactly, as the client parses them.
-    st.none() | st.booleans() | st.integers(-2**53, 2**53) | st.floats(-2**53, 2**53, allow_nan=False) | texts,
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(-(2**53), 2**53, allow_nan=False) | texts,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
     max_leaves=12,
 )
@@ -34,25 +34,35 @@ def test_any_text_is_one_sse_event_that_decodes_to_itself(delta):
 
 @given(tool_input=json_values, output=json_values, name=st.from_regex(r"[a-zA-Z_][a-zA-Z0-9_]{0,30}", fullmatch=True))
 def test_tool_inputs_and_outputs_round_trip(tool_input, output, name):
-    chunks = [json.loads(frame.removeprefix(b"data: ")) for event in (
-        ev.ToolInputAvailable(tool_call_id="call-1", tool_name=name, input=tool_input),
-        ev.ToolOutput(tool_call_id="call-1", output=output),
-    ) for frame in frames(encode_event(event))]
-    assert chunks[0] == {"type": "tool-input-available", "toolCallId": "call-1", "toolName": name,
-                         "input": tool_input}
+    chunks = [
+        json.loads(frame.removeprefix(b"data: "))
+        for event in (
+            ev.ToolInputAvailable(tool_call_id="call-1", tool_name=name, input=tool_input),
+            ev.ToolOutput(tool_call_id="call-1", output=output),
+        )
+        for frame in frames(encode_event(event))
+    ]
+    assert chunks[0] == {"type": "tool-input-available", "toolCallId": "call-1", "toolName": name, "input": tool_input}
     assert chunks[1] == {"type": "tool-output-available", "toolCallId": "call-1", "output": output}
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-          phases=[Phase.explicit, Phase.reuse, Phase.generate])  # no shrinking: each example runs node
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)  # no shrinking: each example runs node
 @given(deltas=st.lists(texts, min_size=1, max_size=20), tool_input=json_values)
 def test_the_real_ai_client_reassembles_any_answer(deltas, tool_input):
     answer = [
         ev.Start(message_id="m1", conversation_id="c1", model="demo:demo", created_at="2026-01-01T00:00:00.000Z"),
-        ev.StepStart(), ev.TextStart(id="text-1"), *(ev.TextDelta(id="text-1", delta=d) for d in deltas),
+        ev.StepStart(),
+        ev.TextStart(id="text-1"),
+        *(ev.TextDelta(id="text-1", delta=d) for d in deltas),
         ev.TextEnd(id="text-1"),
         ev.ToolInputAvailable(tool_call_id="call-1", tool_name="calculator", input=tool_input),
-        ev.ToolOutput(tool_call_id="call-1", output="ok"), ev.StepFinish(),
+        ev.ToolOutput(tool_call_id="call-1", output="ok"),
+        ev.StepFinish(),
         ev.Finish(finish_reason="stop", finished_at="2026-01-01T00:00:01.000Z"),
     ]
     message = read_with_ai(b"".join(encode_event(event) for event in answer) + DONE)["message"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 import standins
 from helpers import chat, chat_body, new_conversation_id, parse_sse, read_with_ai, running, text_of
 from threadline.logs import JsonFormatter
@@ -17,10 +16,20 @@ def provider_settings(request, make_settings):
 
     def settings(**overrides):
         if request.param == "openai":
-            return make_settings(model_provider="openai", model_name="gpt-standin", openai_api_key="sk-test",
-                                 openai_base_url=standin.base_url, **overrides)
-        return make_settings(model_provider="gemini", model_name="gemini-1.5-flash", google_api_key="test-key",
-                             gemini_base_url=standin.base_url, **overrides)
+            return make_settings(
+                model_provider="openai",
+                model_name="gpt-standin",
+                openai_api_key="sk-test",
+                openai_base_url=standin.base_url,
+                **overrides,
+            )
+        return make_settings(
+            model_provider="gemini",
+            model_name="gemini-1.5-flash",
+            google_api_key="test-key",
+            gemini_base_url=standin.base_url,
+            **overrides,
+        )
 
     yield settings
     standin.stop()
@@ -32,14 +41,18 @@ async def history(client, conversation_id: str) -> list[dict]:
     return response.json()["messages"]
 
 
-@pytest.mark.parametrize("status, code, words", [
-    (401, "UNAUTHORIZED", "Invalid API key"),
-    (403, "UNAUTHORIZED", "Invalid API key"),
-    (429, "RATE_LIMITED", "Rate limited, try again"),
-    (500, "AI_SERVICE_UNAVAILABLE", "unavailable right now"),
-])
-async def test_a_provider_error_before_any_token_is_an_http_error_with_its_code(provider_settings, status, code,
-                                                                                words, caplog):
+@pytest.mark.parametrize(
+    "status, code, words",
+    [
+        (401, "UNAUTHORIZED", "Invalid API key"),
+        (403, "UNAUTHORIZED", "Invalid API key"),
+        (429, "RATE_LIMITED", "Rate limited, try again"),
+        (500, "AI_SERVICE_UNAVAILABLE", "unavailable right now"),
+    ],
+)
+async def test_a_provider_error_before_any_token_is_an_http_error_with_its_code(
+    provider_settings, status, code, words, caplog
+):
     conversation_id = new_conversation_id()
     async with running(provider_settings()) as client:
         response = await client.post("/api/chat", json=chat_body(conversation_id, f"fail {status}"))
@@ -57,8 +70,12 @@ async def test_a_provider_error_before_any_token_is_an_http_error_with_its_code(
 
 
 async def test_an_unreachable_model_is_a_retryable_network_error(make_settings):
-    settings = make_settings(model_provider="openai", model_name="gpt-standin", openai_api_key="sk-test",
-                             openai_base_url=f"http://127.0.0.1:{standins._free_port()}/v1")  # nothing listens
+    settings = make_settings(
+        model_provider="openai",
+        model_name="gpt-standin",
+        openai_api_key="sk-test",
+        openai_base_url=f"http://127.0.0.1:{standins._free_port()}/v1",
+    )  # nothing listens
     conversation_id = new_conversation_id()
     async with running(settings) as client:
         response = await client.post("/api/chat", json=chat_body(conversation_id, "anyone there?"))

@@ -10,7 +10,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from threadline import events as ev
 from threadline.encoders import WIRES
 
@@ -18,8 +17,11 @@ GOLDEN = Path(__file__).parent / "golden"
 START = ev.Start(message_id="msg-1", conversation_id="conv-1", model="demo:demo", created_at="2026-01-01T12:00:00.000Z")
 SCRIPTS = {
     "tool-answer": [
-        START, ev.StepStart(), ev.Status(text="Thinking…"),
-        ev.ReasoningStart(id="reasoning-1"), ev.ReasoningDelta(id="reasoning-1", delta="Arithmetic: use the tool."),
+        START,
+        ev.StepStart(),
+        ev.Status(text="Thinking…"),
+        ev.ReasoningStart(id="reasoning-1"),
+        ev.ReasoningDelta(id="reasoning-1", delta="Arithmetic: use the tool."),
         ev.ReasoningEnd(id="reasoning-1"),
         ev.ToolInputStart(tool_call_id="call-1", tool_name="calculator"),
         ev.ToolInputDelta(tool_call_id="call-1", input_text_delta='{"expression": '),
@@ -27,21 +29,35 @@ SCRIPTS = {
         ev.ToolInputAvailable(tool_call_id="call-1", tool_name="calculator", input={"expression": "6*7"}),
         ev.Status(text="Calling tool calculator…"),
         ev.ToolProgress(tool_call_id="call-1", progress=1, total=2, message="halfway"),
-        ev.ToolOutput(tool_call_id="call-1", output="42"), ev.StepFinish(),
-        ev.StepStart(), ev.TextStart(id="text-2"), ev.TextDelta(id="text-2", delta="It is "),
-        ev.TextDelta(id="text-2", delta="**42** — “quoted”\nand a new line."), ev.TextEnd(id="text-2"),
-        ev.Warning(code="DATABASE_UNAVAILABLE", message="Saved later."), ev.StepFinish(),
-        ev.Finish(finish_reason="stop", finished_at="2026-01-01T12:00:01.000Z",
-                  usage=ev.Usage(input_tokens=12, output_tokens=8, total_tokens=20)),
+        ev.ToolOutput(tool_call_id="call-1", output="42"),
+        ev.StepFinish(),
+        ev.StepStart(),
+        ev.TextStart(id="text-2"),
+        ev.TextDelta(id="text-2", delta="It is "),
+        ev.TextDelta(id="text-2", delta="**42** — “quoted”\nand a new line."),
+        ev.TextEnd(id="text-2"),
+        ev.Warning(code="DATABASE_UNAVAILABLE", message="Saved later."),
+        ev.StepFinish(),
+        ev.Finish(
+            finish_reason="stop",
+            finished_at="2026-01-01T12:00:01.000Z",
+            usage=ev.Usage(input_tokens=12, output_tokens=8, total_tokens=20),
+        ),
     ],
     "failed-answer": [
-        START, ev.StepStart(),
+        START,
+        ev.StepStart(),
         ev.ToolInputAvailable(tool_call_id="call-2", tool_name="calculator", input={"expression": "1/0"}),
-        ev.ToolOutputError(tool_call_id="call-2", error_text="division by zero"), ev.StepFinish(),
-        ev.StepStart(), ev.TextStart(id="text-1"), ev.TextDelta(id="text-1", delta="The tool fail"),
-        ev.TextEnd(id="text-1"), ev.StepFinish(),
-        ev.Error(code="NETWORK_ERROR", message="Connection failed: the model provider could not be reached.",
-                 retryable=True),
+        ev.ToolOutputError(tool_call_id="call-2", error_text="division by zero"),
+        ev.StepFinish(),
+        ev.StepStart(),
+        ev.TextStart(id="text-1"),
+        ev.TextDelta(id="text-1", delta="The tool fail"),
+        ev.TextEnd(id="text-1"),
+        ev.StepFinish(),
+        ev.Error(
+            code="NETWORK_ERROR", message="Connection failed: the model provider could not be reached.", retryable=True
+        ),
     ],
 }
 EXTENSIONS = {"ui-message-stream": "sse", "ndjson": "ndjson", "data-stream": "data-stream.txt"}

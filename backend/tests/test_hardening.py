@@ -11,7 +11,6 @@ import time
 import httpx
 import psycopg
 import pytest
-
 from helpers import chat, chat_body, new_conversation_id, running, serving, stream_some
 from standins import _free_port
 from threadline.client_address import ClientAddress
@@ -27,9 +26,11 @@ async def test_a_nul_character_is_refused_and_persistence_stays_healthy_across_a
     kept = new_conversation_id()
     async with running(settings) as client:
         poisoned = await client.post("/api/chat", json={**POISON, "id": new_conversation_id()})
-        surrogate = await client.post("/api/chat", content=b'{"messages":[{"role":"user","parts":'
-                                      b'[{"type":"text","text":"x\\ud800"}]}]}',
-                                      headers={"content-type": "application/json"})
+        surrogate = await client.post(
+            "/api/chat",
+            content=b'{"messages":[{"role":"user","parts":[{"type":"text","text":"x\\ud800"}]}]}',
+            headers={"content-type": "application/json"},
+        )
         await chat(client, kept, "an ordinary message")
         health = (await client.get("/health")).json()
         identity = client.cookies["threadline_client"]
@@ -52,25 +53,34 @@ async def refusing_database(database_url):
 
 
 async def test_a_value_postgres_refuses_affects_one_conversation_and_never_pauses_the_database(
-        make_settings, refusing_database):
+    make_settings, refusing_database
+):
     poisoned, clean = f"poison-{new_conversation_id()}", new_conversation_id()
     async with running(make_settings()) as client:
         await chat(client, "warm-up", "hello")  # creates the tables' rows before the constraints apply
-        await refusing_database.execute("ALTER TABLE conversations ADD CONSTRAINT no_forbidden_titles "
-                                        "CHECK (title NOT LIKE '%forbidden-title%') NOT VALID")
-        await refusing_database.execute("ALTER TABLE checkpoints ADD CONSTRAINT no_poisoned_threads "
-                                        "CHECK (thread_id NOT LIKE '%:poison-%') NOT VALID")
+        await refusing_database.execute(
+            "ALTER TABLE conversations ADD CONSTRAINT no_forbidden_titles "
+            "CHECK (title NOT LIKE '%forbidden-title%') NOT VALID"
+        )
+        await refusing_database.execute(
+            "ALTER TABLE checkpoints ADD CONSTRAINT no_poisoned_threads "
+            "CHECK (thread_id NOT LIKE '%:poison-%') NOT VALID"
+        )
         refused = await client.post("/api/chat", json=chat_body(new_conversation_id(), "forbidden-title here"))
         _, _, answered = await chat(client, poisoned, "my checkpoints cannot be stored")
         _, _, continued = await chat(client, poisoned, "and again")
         _, _, other = await chat(client, clean, "mine can")
         health = (await client.get("/health")).json()
         client_id = client.cookies["threadline_client"].split(".")[0]
-    rows = await (await refusing_database.execute(
-        "SELECT thread_id FROM checkpoints WHERE thread_id IN (%s, %s)",
-        (thread_of(client_id, poisoned), thread_of(client_id, clean)))).fetchall()
+    rows = await (
+        await refusing_database.execute(
+            "SELECT thread_id FROM checkpoints WHERE thread_id IN (%s, %s)",
+            (thread_of(client_id, poisoned), thread_of(client_id, clean)),
+        )
+    ).fetchall()
     assert refused.status_code == 400 and refused.json()["error"]["message"] == (
-        "Invalid request: this message cannot be stored.")
+        "Invalid request: this message cannot be stored."
+    )
     assert answered[-1]["type"] == "finish" and "seen" not in json.dumps(answered)
     assert "2 earlier messages" not in json.dumps(continued) and continued[-1]["type"] == "finish"
     assert not [chunk for chunk in other if chunk["type"] == "data-warning"], "the database was never paused"
@@ -95,9 +105,13 @@ def test_a_conversation_postgres_keeps_refusing_is_retried_with_back_off_then_qu
 async def test_ids_with_a_trailing_newline_are_refused_everywhere(make_settings):
     async with running(make_settings()) as client:
         body = await client.post("/api/chat", json=chat_body("x\n", "hello"))
-        message_id = await client.post("/api/chat", json={
-            "id": new_conversation_id(), "messages": [{"id": "m1\n", "role": "user", "parts": [{"type": "text",
-                                                                                               "text": "hi"}]}]})
+        message_id = await client.post(
+            "/api/chat",
+            json={
+                "id": new_conversation_id(),
+                "messages": [{"id": "m1\n", "role": "user", "parts": [{"type": "text", "text": "hi"}]}],
+            },
+        )
         path = await client.get("/api/conversations/x%0A")
         stop = await client.post("/api/cancel_stream", json={"conversationId": "x\n"})
         listed = (await client.get("/api/conversations")).json()
@@ -109,11 +123,14 @@ async def test_ids_with_a_trailing_newline_are_refused_everywhere(make_settings)
 
 async def stored_bytes(database_url: str, thread_id: str) -> int:
     async with await psycopg.AsyncConnection.connect(database_url) as conn:
-        row = await (await conn.execute(
-            "SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM checkpoints c WHERE thread_id = %(t)s)"
-            " + (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM checkpoint_blobs b WHERE thread_id = %(t)s)"
-            " + (SELECT coalesce(sum(pg_column_size(w.*)), 0) FROM checkpoint_writes w WHERE thread_id = %(t)s)",
-            {"t": thread_id})).fetchone()
+        row = await (
+            await conn.execute(
+                "SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM checkpoints c WHERE thread_id = %(t)s)"
+                " + (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM checkpoint_blobs b WHERE thread_id = %(t)s)"
+                " + (SELECT coalesce(sum(pg_column_size(w.*)), 0) FROM checkpoint_writes w WHERE thread_id = %(t)s)",
+                {"t": thread_id},
+            )
+        ).fetchone()
     return row[0]
 
 
@@ -189,15 +206,17 @@ async def test_health_names_tool_servers_without_their_credentials(make_settings
     assert "MCP server private is down" in logged and "hunter2" not in logged and "s3cret" not in logged
 
 
-
-@pytest.mark.parametrize("forwarded, key", [
-    ("::ffff:198.51.100.7", "198.51.100.7"),
-    ("198.51.100.7%1", "198.51.100.7"),
-    ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
-    ("2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"),
-    ("198.051.100.007", "127.0.0.1"),  # not an address (leading zeros): the peer's key
-    ("not-an-address", "127.0.0.1"),
-])
+@pytest.mark.parametrize(
+    "forwarded, key",
+    [
+        ("::ffff:198.51.100.7", "198.51.100.7"),
+        ("198.51.100.7%1", "198.51.100.7"),
+        ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"),
+        ("198.051.100.007", "127.0.0.1"),  # not an address (leading zeros): the peer's key
+        ("not-an-address", "127.0.0.1"),
+    ],
+)
 def test_one_rate_limit_key_per_client_however_its_address_is_written(forwarded, key):
     scope = {"type": "http", "client": ("127.0.0.1", 40000), "headers": [(b"x-forwarded-for", forwarded.encode())]}
     assert ClientAddress(["127.0.0.1/32"]).of(scope) == key
@@ -218,8 +237,11 @@ async def test_malformed_requests_are_400_not_500(make_settings):
     json_headers = {"content-type": "application/json"}
     async with running(make_settings()) as client:
         answers = {
-            "invalid utf-8": await client.post("/api/chat", headers=json_headers, content=b'{"messages":[{"role":'
-                                               b'"user","parts":[{"type":"text","text":"\xff\xfe"}]}]}'),
+            "invalid utf-8": await client.post(
+                "/api/chat",
+                headers=json_headers,
+                content=b'{"messages":[{"role":"user","parts":[{"type":"text","text":"\xff\xfe"}]}]}',
+            ),
             "deep json": await client.post("/api/chat", headers=json_headers, content=deep),
             "nul path": await client.get("/%00"),
         }
@@ -251,9 +273,15 @@ async def test_slow_or_silent_clients_are_cut_off(make_settings):
     with serving(make_settings(header_timeout=0.5, body_timeout=0.5)) as base_url:
         silent = await asyncio.to_thread(_raw_exchange, base_url, b"", 10)
         partial_headers = await asyncio.to_thread(_raw_exchange, base_url, b"GET /health HTTP/1.1\r\nHost: x\r\n", 10)
-        partial_body = await asyncio.to_thread(_raw_exchange, base_url, (
-            b"POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
-            b'{"messages":'), 10)
+        partial_body = await asyncio.to_thread(
+            _raw_exchange,
+            base_url,
+            (
+                b"POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                b'{"messages":'
+            ),
+            10,
+        )
     assert silent == (b"", pytest.approx(0.5, abs=1.5))
     assert partial_headers[0] == b"" and partial_headers[1] < 2
     assert partial_body[0].startswith(b"HTTP/1.1 408") and b"REQUEST_TIMEOUT" in partial_body[0]
@@ -265,8 +293,11 @@ async def test_every_response_carries_the_security_headers(make_settings, tmp_pa
     (tmp_path / "page" / "index.html").write_text("<!doctype html><title>page</title>")
     settings = make_settings(frontend_dir=tmp_path / "page", cors_origins=("http://localhost:3000",))
     async with running(settings) as client:
-        responses = [await client.get("/"), await client.get("/api/conversations"),
-                     await client.get("/api/conversations/missing")]
+        responses = [
+            await client.get("/"),
+            await client.get("/api/conversations"),
+            await client.get("/api/conversations/missing"),
+        ]
     for response in responses:
         policy = response.headers["content-security-policy"]
         assert "default-src 'self'" in policy and "img-src 'self' data:" in policy

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from helpers import chat, chat_body, new_conversation_id, running
 from threadline.identity import COOKIE, HEADER
 
@@ -54,8 +53,9 @@ async def test_someone_elses_conversation_is_404_like_a_missing_one(make_setting
             elif route == "delete":
                 response = await client.delete(f"/api/conversations/{conversation_id}")
             elif route == "regenerate":
-                response = await client.post("/api/chat", json=chat_body(
-                    conversation_id, "private matter", trigger="regenerate-message"))
+                response = await client.post(
+                    "/api/chat", json=chat_body(conversation_id, "private matter", trigger="regenerate-message")
+                )
             answers.append((response.status_code, response.json()))
         as_visitor(client, owner)
         stored = (await client.get(f"/api/conversations/{theirs}")).json()
@@ -81,7 +81,9 @@ async def test_conversation_ids_are_scoped_per_visitor(make_settings):
     assert stranger != owner and second[-1]["type"] == "finish"
     assert "private matter" not in search.text, "the tools search the visitor's own conversation only"
     assert [m["parts"][-1]["text"] for m in strangers["messages"] if m["role"] == "user"] == [
-        "let me in", "search this conversation for private"]
+        "let me in",
+        "search this conversation for private",
+    ]
     assert [m["parts"][-1]["text"] for m in owners["messages"] if m["role"] == "user"] == ["private matter"]
     assert strangers["title"] == "let me in" and listed == ["private matter"]
 
@@ -129,11 +131,17 @@ async def test_identities_survive_a_restart(make_settings):
 
 async def test_cors_preflight_only_for_listed_origins(make_settings):
     async with running(make_settings(cors_origins=("http://localhost:3000",))) as client:
-        allowed = await client.options("/api/chat", headers={
-            "origin": "http://localhost:3000", "access-control-request-method": "POST",
-            "access-control-request-headers": "content-type"})
-        other = await client.options("/api/chat", headers={
-            "origin": "http://evil.example", "access-control-request-method": "POST"})
+        allowed = await client.options(
+            "/api/chat",
+            headers={
+                "origin": "http://localhost:3000",
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "content-type",
+            },
+        )
+        other = await client.options(
+            "/api/chat", headers={"origin": "http://evil.example", "access-control-request-method": "POST"}
+        )
         simple = await client.get("/api/conversations", headers={"origin": "http://evil.example"})
     assert allowed.status_code in (200, 204)
     assert allowed.headers["access-control-allow-origin"] == "http://localhost:3000"

@@ -16,11 +16,10 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-
 from helpers import chat, read_with_ai, running, serving, text_of
 from jsonrpc_standin import TOKEN, start_jsonrpc_standin
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 from standins import _free_port
 from threadline.mcp_client.config import DEFAULT_SERVERS, McpServerConfig
 from threadline.mcp_tokens import Caller, McpTokens
@@ -35,8 +34,11 @@ BUILTIN_TOOLS = {"calculator", "current_time", "search_conversation", "list_conv
 def mcp_server_process(port: int | None = None) -> Iterator[str]:
     """mcp_test_server.py over streamable HTTP in its own process; yields its /mcp URL."""
     port = port or _free_port()
-    process = subprocess.Popen([sys.executable, str(TEST_SERVER), "streamable-http", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, str(TEST_SERVER), "streamable-http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -62,7 +64,10 @@ def rpc(method: str, params: dict | None = None, request_id: int = 1) -> dict:
     return {"jsonrpc": "2.0", "id": request_id, "method": method} | ({"params": params} if params else {})
 
 
-def bearer(caller: Caller = Caller(), tokens: McpTokens = TOKENS, ttl: float = 60) -> dict[str, str]:
+NOBODY = Caller()
+
+
+def bearer(caller: Caller = NOBODY, tokens: McpTokens = TOKENS, ttl: float = 60) -> dict[str, str]:
     return {"authorization": f"Bearer {tokens.mint(caller, ttl)}"}
 
 
@@ -86,10 +91,12 @@ def client_id_of(client) -> str:
 
 async def test_builtin_rpc_endpoint_speaks_json_rpc_and_checks_the_jwt(make_settings):
     async with running(make_settings(mcp_secret=SECRET)) as client:
-        for headers, reason in [({}, "missing bearer token"),
-                                (bearer(tokens=McpTokens(b"another secret, also 32 bytes or more")), "not valid"),
-                                (bearer(ttl=-60), "expired"),
-                                ({"authorization": "Basic dXNlcjpwYXNz"}, "missing bearer token")]:
+        for headers, reason in [
+            ({}, "missing bearer token"),
+            (bearer(tokens=McpTokens(b"another secret, also 32 bytes or more")), "not valid"),
+            (bearer(ttl=-60), "expired"),
+            ({"authorization": "Basic dXNlcjpwYXNz"}, "missing bearer token"),
+        ]:
             response = await client.post("/mcp/rpc", json=rpc("tools/list", request_id=7), headers=headers)
             assert response.status_code == 401
             assert response.headers["www-authenticate"].startswith("Bearer")
@@ -102,23 +109,28 @@ async def test_builtin_rpc_endpoint_speaks_json_rpc_and_checks_the_jwt(make_sett
             assert response.json()["id"] == message["id"]
             return response.json()
 
-        initialized = await call(rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                                    "clientInfo": {"name": "test", "version": "1"}}))
+        initialized = await call(
+            rpc(
+                "initialize",
+                {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+            )
+        )
         assert initialized["result"]["protocolVersion"] == "2025-06-18"
         listed = (await call(rpc("tools/list", request_id=2)))["result"]["tools"]
         assert {tool["name"] for tool in listed} == BUILTIN_TOOLS
         assert all(tool["inputSchema"]["type"] == "object" and tool["description"] for tool in listed)
-        answer = (await call(rpc("tools/call", {"name": "calculator", "arguments": {"expression": "6*7"}}, 3)))
+        answer = await call(rpc("tools/call", {"name": "calculator", "arguments": {"expression": "6*7"}}, 3))
         assert answer["result"] == {"content": [{"type": "text", "text": "42"}], "isError": False}
-        failed = (await call(rpc("tools/call", {"name": "calculator", "arguments": {"expression": "1/0"}}, 4)))
+        failed = await call(rpc("tools/call", {"name": "calculator", "arguments": {"expression": "1/0"}}, 4))
         assert failed["result"]["isError"] and "division by zero" in failed["result"]["content"][0]["text"]
         unknown = await call(rpc("tools/call", {"name": "nope", "arguments": {}}, 5))
         assert unknown["error"]["code"] == -32602 and "Unknown tool" in unknown["error"]["message"]
         assert (await call(rpc("resources/list", request_id=6)))["error"]["code"] == -32601
         assert (await call(rpc("tools/call", {"name": 3}, 8)))["error"]["code"] == -32602
 
-        notified = await client.post("/mcp/rpc", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-                                     headers=bearer())
+        notified = await client.post(
+            "/mcp/rpc", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=bearer()
+        )
         assert notified.status_code == 202
         garbled = await client.post("/mcp/rpc", content=b"{not json", headers=bearer())
         assert garbled.status_code == 400 and garbled.json()["error"]["code"] == -32700
@@ -159,16 +171,20 @@ async def test_builtin_tools_read_only_the_callers_own_conversations(make_settin
 
         stranger = Caller(client_id="someone-else", conversation_id=conversation_id)
         for tool, arguments in [("search_conversation", {"query": "pineapple"}), ("list_conversations", {})]:
-            response = await client.post("/mcp/rpc", headers=bearer(stranger), json=rpc(
-                "tools/call", {"name": tool, "arguments": arguments}))
+            response = await client.post(
+                "/mcp/rpc", headers=bearer(stranger), json=rpc("tools/call", {"name": tool, "arguments": arguments})
+            )
             text = response.json()["result"]["content"][0]["text"]
             assert "Pineapple" not in text, text
 
 
 async def test_builtin_streamable_http_endpoint_with_the_official_sdk(make_settings):
     with serving(make_settings(mcp_secret=SECRET)) as base_url:
-        async with httpx.AsyncClient(headers=bearer(Caller(client_id="sdk-user"))) as http, streamable_http_client(
-                f"{base_url}/mcp", http_client=http) as (read, write, _), ClientSession(read, write) as session:
+        async with (
+            httpx.AsyncClient(headers=bearer(Caller(client_id="sdk-user"))) as http,
+            streamable_http_client(f"{base_url}/mcp", http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             assert {tool.name for tool in (await session.list_tools()).tools} == BUILTIN_TOOLS
             paris = await session.call_tool("current_time", {"timezone": "Europe/Paris"})
@@ -176,8 +192,9 @@ async def test_builtin_streamable_http_endpoint_with_the_official_sdk(make_setti
             mine = await session.call_tool("list_conversations", {})
             assert mine.content[0].text == "You have no conversations yet."
         async with httpx.AsyncClient() as http:
-            refused = await http.post(f"{base_url}/mcp", json=rpc("initialize"),
-                                      headers={"accept": "application/json, text/event-stream"})
+            refused = await http.post(
+                f"{base_url}/mcp", json=rpc("initialize"), headers={"accept": "application/json, text/event-stream"}
+            )
         assert refused.status_code == 401 and refused.json()["error"]["code"] == -32001
 
 
@@ -186,8 +203,9 @@ def servers(*extra: McpServerConfig) -> tuple[McpServerConfig, ...]:
 
 
 async def test_tools_of_a_server_in_another_process_stream_with_progress(make_settings, mcp_server_url):
-    settings = make_settings(mcp_servers=servers(McpServerConfig(name="tests", transport="streamable-http",
-                                                                 url=mcp_server_url)))
+    settings = make_settings(
+        mcp_servers=servers(McpServerConfig(name="tests", transport="streamable-http", url=mcp_server_url))
+    )
     async with running(settings) as client:
         health = (await client.get("/health")).json()
         assert health["status"] == "ok"
@@ -201,8 +219,11 @@ async def test_tools_of_a_server_in_another_process_stream_with_progress(make_se
         progress = [part["data"] for part in parts if part["type"] == "data-tool-progress"]
         assert len(progress) >= 3 and progress[0]["total"] == 5 and progress[-1]["message"] == "step 5 of 5"
         assert all(part.get("transient") for part in parts if part["type"] == "data-tool-progress")
-        assert parts[-1] == {"type": "tool-output-available", "toolCallId": parts[0]["toolCallId"],
-                             "output": "waited 0.5 s"}
+        assert parts[-1] == {
+            "type": "tool-output-available",
+            "toolCallId": parts[0]["toolCallId"],
+            "output": "waited 0.5 s",
+        }
         message = read_with_ai(raw)["message"]
         tool = next(part for part in message["parts"] if part["type"] == "tool-slow")
         assert tool["state"] == "output-available" and tool["input"] == {"seconds": 0.5}
@@ -215,9 +236,12 @@ async def test_tools_of_a_server_in_another_process_stream_with_progress(make_se
 
 
 async def test_a_tool_past_the_timeout_is_cancelled_and_the_answer_goes_on(make_settings, mcp_server_url):
-    settings = make_settings(mcp_tool_timeout=0.5, mcp_servers=servers(
-        McpServerConfig(name="tests", transport="streamable-http", url=mcp_server_url)))
+    settings = make_settings(
+        mcp_tool_timeout=0.5,
+        mcp_servers=servers(McpServerConfig(name="tests", transport="streamable-http", url=mcp_server_url)),
+    )
     async with running(settings) as client:
+
         async def cancelled_so_far() -> int:
             _, _, chunks = await chat(client, None, "use the cancelled tool")
             return int(only_tool(chunks)[-1]["output"])
@@ -238,8 +262,11 @@ async def test_a_tool_past_the_timeout_is_cancelled_and_the_answer_goes_on(make_
 
 
 async def test_a_stdio_server(make_settings):
-    settings = make_settings(mcp_servers=(McpServerConfig(
-        name="local", transport="stdio", command=sys.executable, args=(str(TEST_SERVER), "stdio")),))
+    settings = make_settings(
+        mcp_servers=(
+            McpServerConfig(name="local", transport="stdio", command=sys.executable, args=(str(TEST_SERVER), "stdio")),
+        )
+    )
     async with running(settings) as client:
         assert (await client.get("/health")).json()["toolServers"]["local"]["status"] == "up"
         _, raw, chunks = await chat(client, None, 'use the add tool with {"a": 2, "b": 3}')
@@ -250,15 +277,21 @@ async def test_a_stdio_server(make_settings):
 async def test_custom_jsonrpc_server_failures_become_error_results(make_settings, caplog):
     standin = start_jsonrpc_standin()
     try:
-        settings = make_settings(mcp_tool_timeout=0.5, mcp_servers=(McpServerConfig(
-            name="custom", transport="jsonrpc-http", url=standin.url, jwt=TOKEN),))
+        settings = make_settings(
+            mcp_tool_timeout=0.5,
+            mcp_servers=(McpServerConfig(name="custom", transport="jsonrpc-http", url=standin.url, jwt=TOKEN),),
+        )
         async with running(settings) as client:
             assert standin.methods()[:3] == ["initialize", "notifications/initialized", "tools/list"]
             _, raw, chunks = await chat(client, None, 'use the lookup tool with {"key": "colour"}')
             assert only_tool(chunks)[-1]["output"] == "value of colour"
-            expected = {"rpc_error": "JSON-RPC error -32050: Lookup backend offline",
-                        "wrong_id": "does not match request id", "garbage": "malformed JSON-RPC reply",
-                        "http_500": "HTTP 500", "sleepy": "did not answer within 0.5 s"}
+            expected = {
+                "rpc_error": "JSON-RPC error -32050: Lookup backend offline",
+                "wrong_id": "does not match request id",
+                "garbage": "malformed JSON-RPC reply",
+                "http_500": "HTTP 500",
+                "sleepy": "did not answer within 0.5 s",
+            }
             for tool, message in expected.items():
                 _, raw, chunks = await chat(client, None, f"use the {tool} tool")
                 error = only_tool(chunks)[-1]
@@ -284,9 +317,12 @@ async def test_servers_down_at_start_are_reported_and_retried(make_settings):
     standin = start_jsonrpc_standin()
     port = _free_port()
     try:
-        settings = make_settings(mcp_servers=servers(
-            McpServerConfig(name="badjwt", transport="jsonrpc-http", url=standin.url, jwt="not-the-token"),
-            McpServerConfig(name="later", transport="streamable-http", url=f"http://127.0.0.1:{port}/mcp")))
+        settings = make_settings(
+            mcp_servers=servers(
+                McpServerConfig(name="badjwt", transport="jsonrpc-http", url=standin.url, jwt="not-the-token"),
+                McpServerConfig(name="later", transport="streamable-http", url=f"http://127.0.0.1:{port}/mcp"),
+            )
+        )
         async with running(settings) as client:
             health = (await client.get("/health")).json()
             assert health["status"] == "degraded"
@@ -314,10 +350,22 @@ def test_mcp_servers_setting(tmp_path, monkeypatch):
     assert load_settings(base).mcp_servers == DEFAULT_SERVERS
     assert load_settings(base | {"MCP_SERVERS": "[]"}).mcp_servers == ()
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"servers": [
-        {"name": "threadline", "transport": "builtin"},
-        {"name": "search", "transport": "jsonrpc-http", "url": "https://tools.example/mcp/rpc", "jwt": "${SEARCH_JWT}"},
-        {"name": "files", "transport": "stdio", "command": "mcp-files", "args": ["--root", "/srv"]}]}))
+    config.write_text(
+        json.dumps(
+            {
+                "servers": [
+                    {"name": "threadline", "transport": "builtin"},
+                    {
+                        "name": "search",
+                        "transport": "jsonrpc-http",
+                        "url": "https://tools.example/mcp/rpc",
+                        "jwt": "${SEARCH_JWT}",
+                    },
+                    {"name": "files", "transport": "stdio", "command": "mcp-files", "args": ["--root", "/srv"]},
+                ]
+            }
+        )
+    )
     loaded = load_settings(base | {"MCP_SERVERS": str(config), "SEARCH_JWT": "abc.def.ghi", "MCP_TOOL_TIMEOUT": "3"})
     assert [server.name for server in loaded.mcp_servers] == ["threadline", "search", "files"]
     assert loaded.mcp_servers[1].jwt == "abc.def.ghi" and loaded.mcp_tool_timeout == 3.0
@@ -343,18 +391,27 @@ def test_mcp_servers_setting(tmp_path, monkeypatch):
 async def test_mcp_token_command_mints_a_token_the_server_accepts(make_settings):
     settings = make_settings()
     async with running(settings) as client:  # no MCP_JWT_SECRET: the key comes from the data directory
-        minted = subprocess.run([sys.executable, "-m", "threadline", "mcp-token", "--client-id", "cli-user"],
-                                env={"PATH": "", "THREADLINE_DATA_DIR": str(settings.data_dir)},
-                                capture_output=True, text=True, timeout=60, check=True).stdout.strip()
-        response = await client.post("/mcp/rpc", headers={"authorization": f"Bearer {minted}"}, json=rpc(
-            "tools/call", {"name": "list_conversations", "arguments": {}}))
+        minted = subprocess.run(
+            [sys.executable, "-m", "threadline", "mcp-token", "--client-id", "cli-user"],
+            env={"PATH": "", "THREADLINE_DATA_DIR": str(settings.data_dir)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout.strip()
+        response = await client.post(
+            "/mcp/rpc",
+            headers={"authorization": f"Bearer {minted}"},
+            json=rpc("tools/call", {"name": "list_conversations", "arguments": {}}),
+        )
         assert response.json()["result"]["content"][0]["text"] == "You have no conversations yet."
 
 
 async def test_a_server_lost_mid_life_gives_error_results_and_is_reconnected(make_settings):
     port = _free_port()
-    settings = make_settings(mcp_servers=(McpServerConfig(name="tests", transport="streamable-http",
-                                                          url=f"http://127.0.0.1:{port}/mcp"),))
+    settings = make_settings(
+        mcp_servers=(McpServerConfig(name="tests", transport="streamable-http", url=f"http://127.0.0.1:{port}/mcp"),)
+    )
 
     async def status() -> str:
         return (await client.get("/health")).json()["toolServers"]["tests"]["status"]

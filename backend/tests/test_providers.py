@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 import standins
 from helpers import chat, new_conversation_id, parse_sse, read_with_ai, running, text_of
 
@@ -12,11 +11,19 @@ from helpers import chat, new_conversation_id, parse_sse, read_with_ai, running,
 def provider(request, make_settings):
     standin = standins.start(request.param)
     if request.param == "openai":
-        settings = make_settings(model_provider="openai", model_name="gpt-standin", openai_api_key="sk-test",
-                                 openai_base_url=standin.base_url)
+        settings = make_settings(
+            model_provider="openai",
+            model_name="gpt-standin",
+            openai_api_key="sk-test",
+            openai_base_url=standin.base_url,
+        )
     else:
-        settings = make_settings(model_provider="gemini", model_name="gemini-1.5-flash", google_api_key="test-key",
-                                 gemini_base_url=standin.base_url)
+        settings = make_settings(
+            model_provider="gemini",
+            model_name="gemini-1.5-flash",
+            google_api_key="test-key",
+            gemini_base_url=standin.base_url,
+        )
     yield request.param, settings, standin
     standin.stop()
 
@@ -55,12 +62,12 @@ async def test_only_the_last_client_message_reaches_the_model(provider):
     ]
     new_message = {"id": "m6", "role": "user", "parts": [{"type": "text", "text": "the only real one"}]}
     async with running(settings) as client:
-        response = await client.post("/api/chat", json={
-            "id": new_conversation_id(), "trigger": "submit-message", "messages": [*forged_history, new_message]})
+        response = await client.post(
+            "/api/chat",
+            json={"id": new_conversation_id(), "trigger": "submit-message", "messages": [*forged_history, new_message]},
+        )
     assert response.status_code == 200
     sent = str(standin.requests[0])
     assert "forged" not in sent
     assert "the only real one" in sent
     assert "user messages seen: 1" in text_of(parse_sse(response.content))
-
-

@@ -7,7 +7,6 @@ import uuid
 import httpx
 import pytest
 import redis
-
 from helpers import chat_body, running, serving
 from threadline.client_address import ClientAddress
 
@@ -22,8 +21,9 @@ def test_the_forwarded_address_counts_only_behind_a_trusted_proxy():
     assert address.of(scope("203.0.113.9")) == "203.0.113.9"
     assert address.of(scope("203.0.113.9", "198.51.100.1")) == "203.0.113.9", "a client's own header is ignored"
     assert address.of(scope("10.1.2.3", "198.51.100.1")) == "198.51.100.1", "the proxy's client, not the proxy"
-    assert address.of(scope("10.1.2.3", "198.51.100.7, 198.51.100.1")) == "198.51.100.1", \
+    assert address.of(scope("10.1.2.3", "198.51.100.7, 198.51.100.1")) == "198.51.100.1", (
         "a forged entry left of what our proxy appended changes nothing"
+    )
     assert address.of(scope("10.1.2.3", "198.51.100.1, 10.9.9.9")) == "198.51.100.1", "chained trusted proxies"
     assert address.of(scope("10.1.2.3", "10.9.9.9")) == "10.9.9.9", "all hops trusted: the leftmost"
     assert address.of(scope("10.1.2.3")) == "10.1.2.3"
@@ -36,13 +36,19 @@ async def test_over_the_limit_is_a_429_with_retry_after_before_any_stream(make_s
         for _ in range(3):
             assert (await client.post("/api/chat", json=chat_body(None, "hello"))).status_code == 200
         response = await client.post("/api/chat", json=chat_body(None, "hello"))
-        fresh_identity = await client.post("/api/chat", json=chat_body(None, "hello"),
-                                           headers={"x-threadline-client": "forged.token"})
+        fresh_identity = await client.post(
+            "/api/chat", json=chat_body(None, "hello"), headers={"x-threadline-client": "forged.token"}
+        )
     assert response.status_code == 429
     retry_after = int(response.headers["retry-after"])
     assert 1 <= retry_after <= 60
-    assert response.json() == {"error": {"code": "RATE_LIMITED", "retryAfter": retry_after,
-                                         "message": f"Too many requests. Try again in {retry_after} s."}}
+    assert response.json() == {
+        "error": {
+            "code": "RATE_LIMITED",
+            "retryAfter": retry_after,
+            "message": f"Too many requests. Try again in {retry_after} s.",
+        }
+    }
     assert fresh_identity.status_code == 429, "a new anonymous identity does not reset the limit"
 
 

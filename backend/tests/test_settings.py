@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from threadline.settings import SettingsError, load_settings
 
 
@@ -19,14 +18,23 @@ def test_defaults_follow_the_seed():
     assert settings.max_model_calls == 5
 
 
-@pytest.mark.parametrize("env, named", [
-    ({"CHAT_MODEL_PROVIDER": "gpt"}, "CHAT_MODEL_PROVIDER must be one of gemini, openai, demo"),
-    ({"CHAT_MODEL_PROVIDER": "demo", "CHAT_MEMORY_BACKEND": "redis"}, "CHAT_MEMORY_BACKEND must be one of postgres, memory"),
-    ({"CHAT_MODEL_PROVIDER": "demo", "CHAT_STREAM_MODE": "all"}, "CHAT_STREAM_MODE must be one of messages, events"),
-    ({"CHAT_MODEL_PROVIDER": "demo", "THREADLINE_PORT": "http"}, "THREADLINE_PORT must be a int"),
-    ({"CHAT_MODEL_PROVIDER": "demo", "DATABASE_URL": "mysql://x"}, "DATABASE_URL must start with postgresql://"),
-    ({}, "GOOGLE_API_KEY is required when CHAT_MODEL_PROVIDER=gemini"),
-])
+@pytest.mark.parametrize(
+    "env, named",
+    [
+        ({"CHAT_MODEL_PROVIDER": "gpt"}, "CHAT_MODEL_PROVIDER must be one of gemini, openai, demo"),
+        (
+            {"CHAT_MODEL_PROVIDER": "demo", "CHAT_MEMORY_BACKEND": "redis"},
+            "CHAT_MEMORY_BACKEND must be one of postgres, memory",
+        ),
+        (
+            {"CHAT_MODEL_PROVIDER": "demo", "CHAT_STREAM_MODE": "all"},
+            "CHAT_STREAM_MODE must be one of messages, events",
+        ),
+        ({"CHAT_MODEL_PROVIDER": "demo", "THREADLINE_PORT": "http"}, "THREADLINE_PORT must be a int"),
+        ({"CHAT_MODEL_PROVIDER": "demo", "DATABASE_URL": "mysql://x"}, "DATABASE_URL must start with postgresql://"),
+        ({}, "GOOGLE_API_KEY is required when CHAT_MODEL_PROVIDER=gemini"),
+    ],
+)
 def test_bad_values_name_the_variable_and_what_it_accepts(env, named):
     with pytest.raises(SettingsError, match=named):
         load_settings(env)
@@ -34,7 +42,12 @@ def test_bad_values_name_the_variable_and_what_it_accepts(env, named):
 
 def test_the_server_refuses_to_start_with_one_line():
     env = {key: value for key, value in os.environ.items() if not key.startswith(("CHAT_", "GOOGLE", "GEMINI"))}
-    result = subprocess.run([sys.executable, "-m", "threadline", "serve"], capture_output=True, text=True,
-                            env=env | {"CHAT_MODEL_PROVIDER": "demo", "CHAT_STREAM_MODE": "verbose"}, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "threadline", "serve"],
+        capture_output=True,
+        text=True,
+        env=env | {"CHAT_MODEL_PROVIDER": "demo", "CHAT_STREAM_MODE": "verbose"},
+        timeout=60,
+    )
     assert result.returncode == 2
     assert result.stderr == "threadline: CHAT_STREAM_MODE must be one of messages, events (got 'verbose')\n"

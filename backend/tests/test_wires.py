@@ -13,7 +13,6 @@ import asyncio
 import httpx
 import msgspec
 import pytest
-
 import standins
 from helpers import chat_body, new_conversation_id, parse_sse, read_with_ai, read_with_ai4, running, serving
 from threadline.client import AsyncClient, Client, Data, ReasoningDelta, TextDelta, ToolInputDelta, parse_chunk
@@ -26,8 +25,9 @@ async def answer_bytes(base_url: str, text: str, wire: str, *, cancel: bool = Fa
     conversation_id = new_conversation_id()
     query, headers = ("?protocol=data-stream", {}) if wire == "data" else ("", {"accept": ACCEPT[wire]})
     async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
-        async with client.stream("POST", f"/api/chat{query}", headers=headers,
-                                 json=chat_body(conversation_id, text, streamMode="events")) as response:
+        async with client.stream(
+            "POST", f"/api/chat{query}", headers=headers, json=chat_body(conversation_id, text, streamMode="events")
+        ) as response:
             assert response.status_code == 200, await response.aread()
             client.headers["x-threadline-client"] = response.headers["x-threadline-client"]
             raw = b""
@@ -36,7 +36,8 @@ async def answer_bytes(base_url: str, text: str, wire: str, *, cancel: bool = Fa
                 raw += data
                 if cancel and stopping is None and (b"text-delta" in raw or b'\n0:"' in raw):
                     stopping = asyncio.create_task(
-                        client.post("/api/cancel_stream", json={"conversationId": conversation_id}))
+                        client.post("/api/cancel_stream", json={"conversationId": conversation_id})
+                    )
             if stopping:
                 assert (await stopping).status_code == 200
     return raw
@@ -62,10 +63,18 @@ def servers(database_url, tmp_path_factory):
     from threadline.settings import Settings
 
     standin = standins.start("openai")
-    common = dict(database_url=database_url, rate_limit="10000/minute", api_rate_limit="100000/minute", demo_token_delay_ms=10.0)
+    common = dict(
+        database_url=database_url, rate_limit="10000/minute", api_rate_limit="100000/minute", demo_token_delay_ms=10.0
+    )
     demo = Settings(model_provider="demo", model_name="demo", data_dir=tmp_path_factory.mktemp("demo"), **common)
-    openai = Settings(model_provider="openai", model_name="gpt-standin", openai_api_key="sk-test",
-                      openai_base_url=standin.base_url, data_dir=tmp_path_factory.mktemp("openai"), **common)
+    openai = Settings(
+        model_provider="openai",
+        model_name="gpt-standin",
+        openai_api_key="sk-test",
+        openai_base_url=standin.base_url,
+        data_dir=tmp_path_factory.mktemp("openai"),
+        **common,
+    )
     with serving(demo) as demo_url, serving(openai) as openai_url:
         yield {"demo": demo_url, "openai": openai_url}
     standin.stop()
@@ -124,8 +133,9 @@ async def test_ndjson_carries_the_same_chunks_as_sse(servers):
     for wire in ("sse", "ndjson"):
         async with AsyncClient(servers["demo"], wire=wire) as client:
             wires[wire] = [chunk async for chunk in client.stream("calculate 6*7", stream_mode="events")]
-    assert normal(msgspec.to_builtins(wires["sse"], str_keys=True)) == \
-        normal(msgspec.to_builtins(wires["ndjson"], str_keys=True))
+    assert normal(msgspec.to_builtins(wires["sse"], str_keys=True)) == normal(
+        msgspec.to_builtins(wires["ndjson"], str_keys=True)
+    )
     assert any(isinstance(chunk, Data) and chunk.name == "status" for chunk in wires["ndjson"])
 
 
@@ -151,8 +161,10 @@ async def test_the_wire_is_chosen_by_accept_or_protocol_and_others_get_406(make_
         ndjson = await client.post("/api/chat", json=chat_body(None, "hi"), headers={"accept": "application/x-ndjson"})
         xml = await client.post("/api/chat", json=chat_body(None, "hi"), headers={"accept": "application/xml"})
         unknown = await client.post("/api/chat?protocol=smoke-signals", json=chat_body(None, "hi"))
-        ai4 = await client.post("/api/chat?protocol=data-stream",
-                                json={"id": new_conversation_id(), "messages": [{"role": "user", "content": "hi"}]})
+        ai4 = await client.post(
+            "/api/chat?protocol=data-stream",
+            json={"id": new_conversation_id(), "messages": [{"role": "user", "content": "hi"}]},
+        )
     assert default.headers["content-type"].startswith("text/event-stream") and parse_sse(default.content)
     assert ndjson.headers["content-type"] == "application/x-ndjson"
     assert [parse_chunk(line) for line in ndjson.content.splitlines()][-1].__class__.__name__ == "Finish"
@@ -167,8 +179,9 @@ async def test_the_wire_is_chosen_by_accept_or_protocol_and_others_get_406(make_
 async def test_messages_mode_streams_text_and_results_while_events_mode_shows_the_work(make_settings):
     async with running(make_settings()) as client:
         quiet = parse_sse((await client.post("/api/chat", json=chat_body(None, "calculate 2+2"))).content)
-        busy = parse_sse((await client.post("/api/chat", json=chat_body(None, "calculate 2+2",
-                                                                           streamMode="events"))).content)
+        busy = parse_sse(
+            (await client.post("/api/chat", json=chat_body(None, "calculate 2+2", streamMode="events"))).content
+        )
         thinking = parse_sse((await client.post("/api/chat", json=chat_body(None, "think about tea"))).content)
     quiet_types = {chunk["type"] for chunk in quiet}
     busy_types = {chunk["type"] for chunk in busy}
@@ -184,8 +197,13 @@ def test_the_terminal_chat_streams_answers_and_shows_tool_calls(servers):
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-m", "threadline", "chat", "--url", servers["demo"]],
-                            input="calculate 6*7\nwhat did I say?\n", capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "threadline", "chat", "--url", servers["demo"]],
+        input="calculate 6*7\nwhat did I say?\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert '⚙ calculator {"expression": "6*7"} → 42' in result.stdout
     assert "I can see 1 earlier message" in result.stdout, "the second line continues the same conversation"

@@ -31,14 +31,22 @@ CHANNEL = "threadline_cancel"
 SESSION = "pid::text || '@' || extract(epoch FROM backend_start)::text"  # a session, even when its pid is reused
 # A row is stale when the session that wrote it is gone, or, for a row written before this process had
 # its session, when it is older than any answer may run.
-STALE = (f"(session IS NULL AND started_at < now() - make_interval(secs => %(stale_after)s)) OR "
-         f"(session IS NOT NULL AND NOT EXISTS "
-         f"(SELECT 1 FROM pg_stat_activity WHERE {SESSION} = active_turns.session))")
+STALE = (
+    f"(session IS NULL AND started_at < now() - make_interval(secs => %(stale_after)s)) OR "
+    f"(session IS NOT NULL AND NOT EXISTS "
+    f"(SELECT 1 FROM pg_stat_activity WHERE {SESSION} = active_turns.session))"
+)
 
 
 class ActiveTurns:
-    def __init__(self, pool: AsyncConnectionPool | None, database_url: str | None, health: DatabaseHealth | None,
-                 stale_after: float, recover: Callable[[str, str], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool | None,
+        database_url: str | None,
+        health: DatabaseHealth | None,
+        stale_after: float,
+        recover: Callable[[str, str], Awaitable[None]],
+    ) -> None:
         """`recover(thread_id, why)` closes the unfinished turn of an answer whose process died."""
         self.pool = pool
         self.health = health
@@ -51,8 +59,9 @@ class ActiveTurns:
         self.tasks: dict[str, asyncio.Task] = {}  # each answer's task, until it has also pruned its checkpoints
         self.session: str | None = None  # the LISTEN connection's session: it lives as long as this process
 
-    async def begin(self, turn: Turn, touch: Callable[[], Awaitable[bool]],
-                    discard: Callable[[], Awaitable[None]]) -> None:
+    async def begin(
+        self, turn: Turn, touch: Callable[[], Awaitable[bool]], discard: Callable[[], Awaitable[None]]
+    ) -> None:
         """Register the answer and start it once `touch()` has recorded the turn in its conversation.
 
         Refused (409) when the client already has an answer running, and whatever `touch` refuses.
@@ -82,8 +91,7 @@ class ActiveTurns:
             del self.tasks[thread_id]
 
     async def _record(self, turn: Turn) -> None:
-        insert = ("INSERT INTO active_turns (thread_id, client_id, session) VALUES (%s, %s, %s) "
-                  "RETURNING started_at")
+        insert = "INSERT INTO active_turns (thread_id, client_id, session) VALUES (%s, %s, %s) RETURNING started_at"
         params = (turn.thread_id, turn.client_id, self.session)
         try:
             async with self.pool.connection() as conn:
@@ -106,14 +114,17 @@ class ActiveTurns:
         if self.session is None:
             return 0
         running = [thread_id for thread_id, other in self.by_thread.items() if other is not turn]
-        cursor = await conn.execute("DELETE FROM active_turns WHERE client_id = %s AND session = %s "
-                                    "AND NOT thread_id = ANY(%s)", (turn.client_id, self.session, running))
+        cursor = await conn.execute(
+            "DELETE FROM active_turns WHERE client_id = %s AND session = %s AND NOT thread_id = ANY(%s)",
+            (turn.client_id, self.session, running),
+        )
         return cursor.rowcount
 
     async def clear_stale(self, conn: psycopg.AsyncConnection) -> int:
         """Remove the rows of answers whose process is gone and close their turns; how many there were."""
-        cursor = await conn.execute(f"DELETE FROM active_turns WHERE {STALE} RETURNING thread_id",
-                                    {"stale_after": self.stale_after})
+        cursor = await conn.execute(
+            f"DELETE FROM active_turns WHERE {STALE} RETURNING thread_id", {"stale_after": self.stale_after}
+        )
         stale = [row["thread_id"] for row in await cursor.fetchall()]
         for thread_id in stale:
             log.warning("an answer's server process died mid-answer; closing its turn", extra={"thread_id": thread_id})
@@ -131,8 +142,10 @@ class ActiveTurns:
         if (started_at := self.recorded.pop(turn, None)) is not None:
             try:  # this answer's row only: the next answer in the conversation may have written its own
                 async with self.pool.connection() as conn:
-                    await conn.execute("DELETE FROM active_turns WHERE thread_id = %s AND started_at = %s",
-                                       (turn.thread_id, started_at))
+                    await conn.execute(
+                        "DELETE FROM active_turns WHERE thread_id = %s AND started_at = %s",
+                        (turn.thread_id, started_at),
+                    )
             except CONNECTION_ERRORS as exc:
                 log.warning("could not clear a finished answer (%s); it is cleared when this process ends", exc)
 
@@ -167,8 +180,9 @@ class ActiveTurns:
             async with self.pool.connection() as conn:
                 if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
                     return True
-        raise Refused(503, "STOP_UNCONFIRMED", "The server running this answer did not confirm the stop. "
-                      "Please try again.")
+        raise Refused(
+            503, "STOP_UNCONFIRMED", "The server running this answer did not confirm the stop. Please try again."
+        )
 
     async def stop_all(self) -> None:
         """At shutdown: end every running answer the way a stop does, and wait until each is saved."""
@@ -187,8 +201,10 @@ class ActiveTurns:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     async with self.pool.connection() as pooled:
                         if self.recorded:  # answers recorded under a session that ended with the old connection
-                            await pooled.execute("UPDATE active_turns SET session = %s WHERE thread_id = ANY(%s)",
-                                                 (self.session, [turn.thread_id for turn in self.recorded]))
+                            await pooled.execute(
+                                "UPDATE active_turns SET session = %s WHERE thread_id = ANY(%s)",
+                                (self.session, [turn.thread_id for turn in self.recorded]),
+                            )
                         await self.clear_stale(pooled)
                     async for notice in conn.notifies():
                         if (turn := self.by_thread.get(notice.payload)) is not None:

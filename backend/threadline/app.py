@@ -30,10 +30,11 @@ from threadline.models import build_chat_model
 from threadline.persistence import open_storage
 from threadline.rate_limit import RateLimit
 from threadline.routes.chat import ChatController
-from threadline.security_headers import SecurityHeaders
 from threadline.routes.conversations import ConversationController
+from threadline.security_headers import SecurityHeaders
 from threadline.settings import Settings, load_settings
-from threadline.turns import Timeouts, current_turn, recover_turn
+from threadline.turn_context import current_turn
+from threadline.turns import Timeouts, recover_turn
 
 log = logging.getLogger("threadline")
 
@@ -47,9 +48,14 @@ async def health(state: State) -> dict[str, Any]:
     waiting = state.storage.waiting_to_be_saved()
     tool_servers = state.toolbox.status()
     degraded = waiting or any(server["status"] == "down" for server in tool_servers.values())
-    return {"status": "degraded" if degraded else "ok", "model": state.model_label,
-            "storage": state.storage.description, "unsavedConversations": waiting,
-            "quarantinedConversations": state.storage.quarantined(), "toolServers": tool_servers}
+    return {
+        "status": "degraded" if degraded else "ok",
+        "model": state.model_label,
+        "storage": state.storage.description,
+        "unsavedConversations": waiting,
+        "quarantinedConversations": state.storage.quarantined(),
+        "toolServers": tool_servers,
+    }
 
 
 async def limit_every_request(request: Request) -> None:
@@ -73,22 +79,29 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
     """Other origins may call the API with credentials only when listed; none are by default."""
     if not origins:
         return None
-    return CORSConfig(allow_origins=list(origins), allow_credentials=True, allow_headers=["content-type", HEADER],
-                      expose_headers=["x-conversation-id", "retry-after", HEADER], allow_methods=["GET", "POST", "DELETE"])
+    return CORSConfig(
+        allow_origins=list(origins),
+        allow_credentials=True,
+        allow_headers=["content-type", HEADER],
+        expose_headers=["x-conversation-id", "retry-after", HEADER],
+        allow_methods=["GET", "POST", "DELETE"],
+    )
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or load_settings()
     signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
     tokens = tokens_for(settings.mcp_secret, settings.client_id_secret, settings.data_dir)
-    state = State({
-        "settings": settings,
-        "model_label": f"{settings.model_provider}:{settings.model_name}",
-        "rate_limit": RateLimit(settings.rate_limit, settings.rate_limit_storage),
-        "api_rate_limit": RateLimit(settings.api_rate_limit, settings.rate_limit_storage, namespace="api"),
-        "client_address": ClientAddress(settings.trusted_proxies),
-        "timeouts": Timeouts(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout),
-    })
+    state = State(
+        {
+            "settings": settings,
+            "model_label": f"{settings.model_provider}:{settings.model_name}",
+            "rate_limit": RateLimit(settings.rate_limit, settings.rate_limit_storage),
+            "api_rate_limit": RateLimit(settings.api_rate_limit, settings.rate_limit_storage, namespace="api"),
+            "client_address": ClientAddress(settings.trusted_proxies),
+            "timeouts": Timeouts(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout),
+        }
+    )
     mcp_server = build_server(state)
     mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
 
@@ -99,22 +112,39 @@ def create_app(settings: Settings | None = None) -> Litestar:
             app.state.storage = storage
 
             def use_tools(tools: list) -> None:
-                app.state.graph = build_graph(model, tools, storage.checkpointer, system_prompt=settings.system_prompt,
-                                              max_model_calls=settings.max_model_calls)
+                app.state.graph = build_graph(
+                    model,
+                    tools,
+                    storage.checkpointer,
+                    system_prompt=settings.system_prompt,
+                    max_model_calls=settings.max_model_calls,
+                )
 
             toolbox = app.state.toolbox = McpToolbox(
-                settings.mcp_servers, timeout=settings.mcp_tool_timeout, on_change=use_tools,
+                settings.mcp_servers,
+                timeout=settings.mcp_tool_timeout,
+                on_change=use_tools,
                 builtin_http=httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://threadline"),
-                builtin_token=lambda: turn_token(tokens))
+                builtin_token=lambda: turn_token(tokens),
+            )
             await toolbox.start()
             active_turns = app.state.active_turns = ActiveTurns(
-                storage.pool, storage.database_url, storage.health, stale_after=settings.total_timeout + 30,
-                recover=lambda thread_id, why: recover_turn(app.state.graph, thread_id, why))
+                storage.pool,
+                storage.database_url,
+                storage.health,
+                stale_after=settings.total_timeout + 30,
+                recover=lambda thread_id, why: recover_turn(app.state.graph, thread_id, why),
+            )
             background = [asyncio.create_task(storage.keep_saving())]
             if storage.pool is not None:
                 background.append(asyncio.create_task(active_turns.listen()))
-            log.info("threadline ready: model %s, storage %s, stream mode %s, rate limit %s",
-                     app.state.model_label, storage.description, settings.stream_mode, app.state.rate_limit.description)
+            log.info(
+                "threadline ready: model %s, storage %s, stream mode %s, rate limit %s",
+                app.state.model_label,
+                storage.description,
+                settings.stream_mode,
+                app.state.rate_limit.description,
+            )
             try:
                 yield
             finally:
@@ -130,9 +160,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
         log.warning("no chat page: %s has no index.html (tasks.py serve builds it)", settings.frontend_dir)
     return Litestar(
         route_handlers=route_handlers,
-        middleware=[DefineMiddleware(SecurityHeaders, cors_origins=settings.cors_origins),
-                    DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
-                    DefineMiddleware(ClientIdentityMiddleware, signer=signer)],
+        middleware=[
+            DefineMiddleware(SecurityHeaders, cors_origins=settings.cors_origins),
+            DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
+            DefineMiddleware(ClientIdentityMiddleware, signer=signer),
+        ],
         dependencies={"client_id": Provide(client_id_of, sync_to_thread=False)},
         cors_config=cors_config(settings.cors_origins),
         lifespan=[lifespan],

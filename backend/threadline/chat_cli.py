@@ -6,8 +6,17 @@ import json
 import sys
 from typing import TextIO
 
-from threadline.client import (Client, Data, Error, Start, TextDelta, ThreadlineError, ToolInputAvailable,
-                               ToolOutputAvailable, ToolOutputError)
+from threadline.client import (
+    Client,
+    Data,
+    Error,
+    Start,
+    TextDelta,
+    ThreadlineError,
+    ToolInputAvailable,
+    ToolOutputAvailable,
+    ToolOutputError,
+)
 
 
 def _short(value: object, limit: int = 200) -> str:
@@ -43,8 +52,9 @@ def turn(client: Client, text: str, conversation_id: str | None, out: TextIO) ->
     return conversation_id
 
 
-def run(url: str, conversation_id: str | None, token: str | None, stdin: TextIO = sys.stdin,
-        out: TextIO = sys.stdout) -> int:
+def run(
+    url: str, conversation_id: str | None, token: str | None, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout
+) -> int:
     with Client(url, token=token) as client:
         interactive = stdin.isatty()
         while True:

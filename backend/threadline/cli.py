@@ -27,9 +27,16 @@ def serve() -> int:
     configure_logging(settings.log_level, settings.log_format)
     app = create_app(settings)
     app.on_startup.append(tune_for_serving)
-    config = server_config(app, host=settings.host, port=settings.port, max_connections=settings.max_connections,
-                           header_timeout=settings.header_timeout, log_level=settings.log_level.lower(),
-                           access_log=False, log_config=None)  # uvicorn logs through threadline.logs too
+    config = server_config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        max_connections=settings.max_connections,
+        header_timeout=settings.header_timeout,
+        log_level=settings.log_level.lower(),
+        access_log=False,
+        log_config=None,
+    )  # uvicorn logs through threadline.logs too
     uvicorn.Server(config).run()
     return 0
 

@@ -115,9 +115,24 @@ class Data(Chunk, tag="data"):
     transient: bool = False
 
 
-KnownChunk = (Start | StartStep | FinishStep | TextStart | TextDelta | TextEnd | ReasoningStart | ReasoningDelta
-              | ReasoningEnd | ToolInputStart | ToolInputDelta | ToolInputAvailable | ToolOutputAvailable
-              | ToolOutputError | Finish | Error)
+KnownChunk = (
+    Start
+    | StartStep
+    | FinishStep
+    | TextStart
+    | TextDelta
+    | TextEnd
+    | ReasoningStart
+    | ReasoningDelta
+    | ReasoningEnd
+    | ToolInputStart
+    | ToolInputDelta
+    | ToolInputAvailable
+    | ToolOutputAvailable
+    | ToolOutputError
+    | Finish
+    | Error
+)
 _decode_known = msgspec.json.Decoder(KnownChunk).decode
 _decode_any = msgspec.json.Decoder().decode
 
@@ -127,8 +142,9 @@ def parse_chunk(raw: bytes | str) -> Chunk:
     raw = raw.encode() if isinstance(raw, str) else raw
     if raw.startswith(b'{"type":"data-'):
         value = _decode_any(raw)
-        return Data(name=value["type"].removeprefix("data-"), data=value.get("data"),
-                    transient=bool(value.get("transient")))
+        return Data(
+            name=value["type"].removeprefix("data-"), data=value.get("data"), transient=bool(value.get("transient"))
+        )
     return _decode_known(raw)
 
 
@@ -159,8 +175,7 @@ class Answer:
 
     @property
     def reasoning(self) -> str:
-        return "".join(part["text"] for part in self.parts
-                       if isinstance(part, dict) and part["type"] == "reasoning")
+        return "".join(part["text"] for part in self.parts if isinstance(part, dict) and part["type"] == "reasoning")
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -177,8 +192,11 @@ class Answer:
         self.parts.append({"type": kind, "id": part_id, "text": ""})
 
     def _append(self, kind: str, part_id: str, delta: str) -> None:
-        part = next(part for part in reversed(self.parts)
-                    if isinstance(part, dict) and part["type"] == kind and part["id"] == part_id)
+        part = next(
+            part
+            for part in reversed(self.parts)
+            if isinstance(part, dict) and part["type"] == kind and part["id"] == part_id
+        )
         part["text"] += delta
 
     def apply(self, chunk: Chunk) -> None:
@@ -219,8 +237,15 @@ class Answer:
 class ThreadlineError(Exception):
     """A refused request (`status`, `code`, `retry_after` from the server) or an answer that ended in error."""
 
-    def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
-                 retry_after: int | None = None, answer: Answer | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        retry_after: int | None = None,
+        answer: Answer | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.code, self.retry_after, self.answer = status, code, retry_after, answer
 
@@ -230,8 +255,12 @@ def _error_from(response: httpx.Response, body: bytes) -> ThreadlineError:
         info = json.loads(body)["error"]
     except (ValueError, KeyError, TypeError):
         info = {}
-    return ThreadlineError(info.get("message") or f"HTTP {response.status_code}", status=response.status_code,
-                           code=info.get("code"), retry_after=info.get("retryAfter"))
+    return ThreadlineError(
+        info.get("message") or f"HTTP {response.status_code}",
+        status=response.status_code,
+        code=info.get("code"),
+        retry_after=info.get("retryAfter"),
+    )
 
 
 def _stopped(response: httpx.Response) -> bool:
@@ -251,7 +280,7 @@ def _chunk_of(line: str, wire: Wire) -> Chunk | object | None:
     if wire == "sse":
         if not line.startswith("data: "):
             return None
-        line = line[len("data: "):]
+        line = line[len("data: ") :]
         if line == "[DONE]":
             return _DONE
     return parse_chunk(line) if line else None
@@ -274,8 +303,14 @@ def _request(text: str, conversation_id: str | None, stream_mode: str | None) ->
 class Client:
     """Synchronous client. Keeps the anonymous identity the server issues, so conversations stay yours."""
 
-    def __init__(self, base_url: str = "http://127.0.0.1:8000", *, wire: Wire = "ndjson", token: str | None = None,
-                 timeout: float = 130.0) -> None:
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8000",
+        *,
+        wire: Wire = "ndjson",
+        token: str | None = None,
+        timeout: float = 130.0,
+    ) -> None:
         self.wire = wire
         self.http = httpx.Client(base_url=base_url, timeout=timeout)
         if token:
@@ -294,11 +329,16 @@ class Client:
     def token(self) -> str | None:
         return self.http.headers.get(IDENTITY_HEADER)
 
-    def stream(self, text: str, conversation_id: str | None = None, *,
-               stream_mode: Literal["messages", "events"] | None = None) -> Iterator[Chunk]:
+    def stream(
+        self, text: str, conversation_id: str | None = None, *, stream_mode: Literal["messages", "events"] | None = None
+    ) -> Iterator[Chunk]:
         """The answer's chunks as they arrive; leaving the loop early stops the answer on the server."""
-        with self.http.stream("POST", "/api/chat", json=_request(text, conversation_id, stream_mode),
-                              headers={"accept": _ACCEPT[self.wire]}) as response:
+        with self.http.stream(
+            "POST",
+            "/api/chat",
+            json=_request(text, conversation_id, stream_mode),
+            headers={"accept": _ACCEPT[self.wire]},
+        ) as response:
             _remember_identity(self.http, response)
             if response.status_code != 200:
                 raise _error_from(response, response.read())
@@ -325,8 +365,14 @@ class Client:
 class AsyncClient:
     """The same as Client, for asyncio."""
 
-    def __init__(self, base_url: str = "http://127.0.0.1:8000", *, wire: Wire = "ndjson", token: str | None = None,
-                 timeout: float = 130.0) -> None:
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8000",
+        *,
+        wire: Wire = "ndjson",
+        token: str | None = None,
+        timeout: float = 130.0,
+    ) -> None:
         self.wire = wire
         self.http = httpx.AsyncClient(base_url=base_url, timeout=timeout)
         if token:
@@ -345,10 +391,15 @@ class AsyncClient:
     def token(self) -> str | None:
         return self.http.headers.get(IDENTITY_HEADER)
 
-    async def stream(self, text: str, conversation_id: str | None = None, *,
-                     stream_mode: Literal["messages", "events"] | None = None) -> AsyncIterator[Chunk]:
-        async with self.http.stream("POST", "/api/chat", json=_request(text, conversation_id, stream_mode),
-                                    headers={"accept": _ACCEPT[self.wire]}) as response:
+    async def stream(
+        self, text: str, conversation_id: str | None = None, *, stream_mode: Literal["messages", "events"] | None = None
+    ) -> AsyncIterator[Chunk]:
+        async with self.http.stream(
+            "POST",
+            "/api/chat",
+            json=_request(text, conversation_id, stream_mode),
+            headers={"accept": _ACCEPT[self.wire]},
+        ) as response:
             _remember_identity(self.http, response)
             if response.status_code != 200:
                 raise _error_from(response, await response.aread())

@@ -51,8 +51,12 @@ class ClientAddress:
         peer_key = rate_key(peer) or peer
         if not self.is_trusted(peer):
             return peer_key
-        hops = [hop.strip() for name, value in scope["headers"] if name == b"x-forwarded-for"
-                for hop in value.decode("latin-1").split(",")]
+        hops = [
+            hop.strip()
+            for name, value in scope["headers"]
+            if name == b"x-forwarded-for"
+            for hop in value.decode("latin-1").split(",")
+        ]
         for hop in reversed(hops):
             if not self.is_trusted(hop):
                 return rate_key(hop) or peer_key

@@ -16,7 +16,12 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
-    AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage, message_chunk_to_message,
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    message_chunk_to_message,
 )
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -53,8 +58,10 @@ class DemoChatModel(BaseChatModel):
         last = messages[-1]
         if isinstance(last, ToolMessage):
             results = [m for m in reversed(messages) if isinstance(m, ToolMessage)]
-            text = " ".join(f"`{m.name}` returned **{m.content}**." if m.status != "error"
-                            else f"`{m.name}` failed: {m.content}" for m in reversed(results[:1]))
+            text = " ".join(
+                f"`{m.name}` returned **{m.content}**." if m.status != "error" else f"`{m.name}` failed: {m.content}"
+                for m in reversed(results[:1])
+            )
             return AIMessage(content=f"{text} (That answer came through a real tool call.)")
         prompt = last.text if isinstance(last, HumanMessage) else ""
         if (match := _USE_TOOL.search(prompt)) and match.group(1) in tool_names:
@@ -74,18 +81,24 @@ class DemoChatModel(BaseChatModel):
             return self._tool_call("current_time", {"timezone": zone.group(1) if zone else "UTC"})
         if match := _THINK.search(prompt):
             topic = match.group(1).strip().rstrip("?.!")
-            return AIMessage(content=f"Having thought it over: {topic} deserves a closer look.", additional_kwargs={
-                "demo_reasoning": f"The user wants me to think about {topic}. A short, honest answer will do."})
+            return AIMessage(
+                content=f"Having thought it over: {topic} deserves a closer look.",
+                additional_kwargs={
+                    "demo_reasoning": f"The user wants me to think about {topic}. A short, honest answer will do."
+                },
+            )
         if match := _COUNT.search(prompt):
             return AIMessage(content=" ".join(str(n) for n in range(1, int(match.group(1)) + 1)))
         earlier = sum(isinstance(m, HumanMessage) for m in messages) - 1
-        return AIMessage(content=(
-            f"I am threadline's offline demo model, so this reply is scripted. You said: \u201c{prompt}\u201d. "
-            f"I can see {earlier} earlier message{'s' if earlier != 1 else ''} from you in this conversation. "
-            "Try \u201ccalculate (17 * 23) + 4\u201d, \u201cwhat time is it in Europe/Paris?\u201d, "
-            "\u201csearch this conversation for <words>\u201d, \u201clist my conversations\u201d "
-            "or \u201ccount to 20\u201d to see tools and streaming."
-        ))
+        return AIMessage(
+            content=(
+                f"I am threadline's offline demo model, so this reply is scripted. You said: \u201c{prompt}\u201d. "
+                f"I can see {earlier} earlier message{'s' if earlier != 1 else ''} from you in this conversation. "
+                "Try \u201ccalculate (17 * 23) + 4\u201d, \u201cwhat time is it in Europe/Paris?\u201d, "
+                "\u201csearch this conversation for <words>\u201d, \u201clist my conversations\u201d "
+                "or \u201ccount to 20\u201d to see tools and streaming."
+            )
+        )
 
     @staticmethod
     def _tool_call(name: str, args: dict[str, Any]) -> AIMessage:
@@ -98,10 +111,13 @@ class DemoChatModel(BaseChatModel):
         for call in reply.tool_calls:
             arguments = json.dumps(call["args"])
             middle = len(arguments) // 2
-            yield AIMessageChunk(content="", tool_call_chunks=[
-                tool_call_chunk(name=call["name"], args=arguments[:middle], id=call["id"], index=0)])
-            yield AIMessageChunk(content="", tool_call_chunks=[
-                tool_call_chunk(name=None, args=arguments[middle:], id=None, index=0)])
+            yield AIMessageChunk(
+                content="",
+                tool_call_chunks=[tool_call_chunk(name=call["name"], args=arguments[:middle], id=call["id"], index=0)],
+            )
+            yield AIMessageChunk(
+                content="", tool_call_chunks=[tool_call_chunk(name=None, args=arguments[middle:], id=None, index=0)]
+            )
             output_tokens += 2
         reasoning = reply.additional_kwargs.get("demo_reasoning")
         for token in _TOKEN.findall(reasoning or ""):  # content blocks, as reasoning models stream them
@@ -110,25 +126,45 @@ class DemoChatModel(BaseChatModel):
         for token in _TOKEN.findall(reply.text):
             yield AIMessageChunk(content=[{"type": "text", "text": token, "index": 1}] if reasoning else token)
             output_tokens += 1
-        yield AIMessageChunk(content="", chunk_position="last", usage_metadata={
-            "input_tokens": prompt_tokens, "output_tokens": output_tokens,
-            "total_tokens": prompt_tokens + output_tokens})
+        yield AIMessageChunk(
+            content="",
+            chunk_position="last",
+            usage_metadata={
+                "input_tokens": prompt_tokens,
+                "output_tokens": output_tokens,
+                "total_tokens": prompt_tokens + output_tokens,
+            },
+        )
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         message = None
         for chunk in self._chunks(messages, kwargs.get("tool_names", ())):
             message = chunk if message is None else message + chunk
         return ChatResult(generations=[ChatGeneration(message=message_chunk_to_message(message))])
 
-    def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
         for chunk in self._chunks(messages, kwargs.get("tool_names", ())):
             yield ChatGenerationChunk(message=chunk)
 
-    async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                       run_manager: AsyncCallbackManagerForLLMRun | None = None,
-                       **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
         for chunk in self._chunks(messages, kwargs.get("tool_names", ())):
             if self.token_delay:
                 await asyncio.sleep(self.token_delay)

@@ -5,12 +5,11 @@ from __future__ import annotations
 import logging
 
 import psycopg
-
 from litestar import Request, Response
 from litestar.connection import ASGIConnection
+from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import BaseRouteHandler
 from litestar.openapi import ResponseSpec
-from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from threadline.refusals import Refused
@@ -18,27 +17,49 @@ from threadline.schemas import ErrorBody, ErrorDetail, ErrorInfo
 
 log = logging.getLogger("threadline.errors")
 
-_CODES = {400: "VALIDATION_ERROR", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND",
-          405: "METHOD_NOT_ALLOWED", 406: "NOT_ACCEPTABLE", 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE",
-          415: "UNSUPPORTED_MEDIA_TYPE", 429: "RATE_LIMITED"}
+_CODES = {
+    400: "VALIDATION_ERROR",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    406: "NOT_ACCEPTABLE",
+    409: "CONFLICT",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "RATE_LIMITED",
+}
 
 
 class ApiError(HTTPException):
     """An error we answer on purpose: status, stable code, a message meant for people."""
 
-    def __init__(self, status_code: int, code: str, message: str, details: list[ErrorDetail] | None = None, *,
-                 headers: dict[str, str] | None = None, retry_after: int | None = None):
+    def __init__(
+        self,
+        status_code: int,
+        code: str,
+        message: str,
+        details: list[ErrorDetail] | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        retry_after: int | None = None,
+    ):
         super().__init__(status_code=status_code, detail=message, headers=headers)
         self.code = code
         self.details = details or []
         self.retry_after = retry_after
 
 
-_DESCRIPTIONS = {400: "The request is not valid", 404: "No such conversation (or not yours)",
-                 406: "None of the wires asked for is supported", 409: "An answer is already streaming, or none is left to stop",
-                 413: "The body is over 1 MB, or a storage limit is reached (CONVERSATION_FULL, TOO_MANY_CONVERSATIONS)",
-                 429: "Over the rate limit; Retry-After says when to try again",
-                 500: "The model failed before anything was streamed", 503: "The database is unavailable for a moment"}
+_DESCRIPTIONS = {
+    400: "The request is not valid",
+    404: "No such conversation (or not yours)",
+    406: "None of the wires asked for is supported",
+    409: "An answer is already streaming, or none is left to stop",
+    413: "The body is over 1 MB, or a storage limit is reached (CONVERSATION_FULL, TOO_MANY_CONVERSATIONS)",
+    429: "Over the rate limit; Retry-After says when to try again",
+    500: "The model failed before anything was streamed",
+    503: "The database is unavailable for a moment",
+}
 
 
 def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
@@ -50,8 +71,12 @@ def json_only(connection: ASGIConnection, _handler: BaseRouteHandler) -> None:
     """Guard for endpoints that read a JSON body: anything else is refused before it is parsed."""
     media_type = connection.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json":
-        raise ApiError(400, "VALIDATION_ERROR", "Invalid request: the body must be JSON (Content-Type: application/json)",
-                       [ErrorDetail("content-type", f"expected application/json, got {media_type or 'nothing'}")])
+        raise ApiError(
+            400,
+            "VALIDATION_ERROR",
+            "Invalid request: the body must be JSON (Content-Type: application/json)",
+            [ErrorDetail("content-type", f"expected application/json, got {media_type or 'nothing'}")],
+        )
 
 
 def not_found(what: str = "Conversation") -> ApiError:
@@ -71,8 +96,15 @@ def handle_http_exception(request: Request, exc: HTTPException) -> Response:
     if isinstance(exc, ApiError):
         return _response(exc.status_code, ErrorInfo(exc.code, exc.detail, exc.details, exc.retry_after), exc.headers)
     if isinstance(exc, ValidationException) or exc.status_code == 400:
-        details = [ErrorDetail(field=_field(item.get("key")), message=str(item.get("message")))
-                   for item in exc.extra or [] if isinstance(item, dict)] if isinstance(exc.extra, list) else []
+        details = (
+            [
+                ErrorDetail(field=_field(item.get("key")), message=str(item.get("message")))
+                for item in exc.extra or []
+                if isinstance(item, dict)
+            ]
+            if isinstance(exc.extra, list)
+            else []
+        )
         if not details:  # the body could not be decoded at all
             details = [ErrorDetail(field="body", message=exc.detail)]
         message = details[0].message if len(details) == 1 else "The request is not valid"
@@ -96,14 +128,19 @@ def handle_refused(request: Request, exc: Refused) -> Response:
 def handle_undecodable_body(request: Request, exc: Exception) -> Response:
     """msgspec raises these while decoding a body: bytes that are not UTF-8, or JSON nested too deeply."""
     why = "it is not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else "it is nested too deeply"
-    return _response(400, ErrorInfo("VALIDATION_ERROR", f"Invalid request: the body cannot be read: {why}",
-                                    [ErrorDetail("body", why)]))
+    return _response(
+        400,
+        ErrorInfo("VALIDATION_ERROR", f"Invalid request: the body cannot be read: {why}", [ErrorDetail("body", why)]),
+    )
 
 
 def handle_database_error(request: Request, exc: Exception) -> Response:
     log.error("database unavailable on %s %s: %s", request.method, request.url.path, exc)
-    return _response(503, ErrorInfo("DATABASE_ERROR", "Conversations are unavailable for a moment. Please try again."),
-                     {"retry-after": "5"})
+    return _response(
+        503,
+        ErrorInfo("DATABASE_ERROR", "Conversations are unavailable for a moment. Please try again."),
+        {"retry-after": "5"},
+    )
 
 
 def handle_unexpected(request: Request, exc: Exception) -> Response:
@@ -111,6 +148,11 @@ def handle_unexpected(request: Request, exc: Exception) -> Response:
     return _response(500, ErrorInfo("INTERNAL_ERROR", "Something went wrong on our side. Please try again."))
 
 
-EXCEPTION_HANDLERS = {HTTPException: handle_http_exception, Refused: handle_refused,
-                      UnicodeDecodeError: handle_undecodable_body, RecursionError: handle_undecodable_body,
-                      psycopg.Error: handle_database_error, Exception: handle_unexpected}
+EXCEPTION_HANDLERS = {
+    HTTPException: handle_http_exception,
+    Refused: handle_refused,
+    UnicodeDecodeError: handle_undecodable_body,
+    RecursionError: handle_undecodable_body,
+    psycopg.Error: handle_database_error,
+    Exception: handle_unexpected,
+}

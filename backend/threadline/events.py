@@ -119,9 +119,25 @@ class Error(Event, tag="error"):
 
 
 AnyEvent = (
-    Start | StepStart | StepFinish | TextStart | TextDelta | TextEnd | ReasoningStart | ReasoningDelta
-    | ReasoningEnd | ToolInputStart | ToolInputDelta | ToolInputAvailable | ToolOutput | ToolOutputError
-    | ToolProgress | Status | Warning | Finish | Error
+    Start
+    | StepStart
+    | StepFinish
+    | TextStart
+    | TextDelta
+    | TextEnd
+    | ReasoningStart
+    | ReasoningDelta
+    | ReasoningEnd
+    | ToolInputStart
+    | ToolInputDelta
+    | ToolInputAvailable
+    | ToolOutput
+    | ToolOutputError
+    | ToolProgress
+    | Status
+    | Warning
+    | Finish
+    | Error
 )
 
 

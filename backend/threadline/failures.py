@@ -20,13 +20,17 @@ class Failure:
     retryable: bool
 
 
-UNAUTHORIZED = Failure("UNAUTHORIZED", "Invalid API key: the assistant's model provider refused our credentials.", False)
+UNAUTHORIZED = Failure(
+    "UNAUTHORIZED", "Invalid API key: the assistant's model provider refused our credentials.", False
+)
 RATE_LIMITED = Failure("RATE_LIMITED", "Rate limited, try again: the model provider is busy right now.", True)
-NETWORK_ERROR = Failure("NETWORK_ERROR", "Connection failed: the model provider could not be reached. "
-                        "Please try again.", True)
+NETWORK_ERROR = Failure(
+    "NETWORK_ERROR", "Connection failed: the model provider could not be reached. Please try again.", True
+)
 TIMEOUT = Failure("TIMEOUT", "The assistant took too long to answer. Please try again.", True)
-UNAVAILABLE = Failure("AI_SERVICE_UNAVAILABLE", "The assistant is unavailable right now. "
-                      "Please try again in a moment.", True)
+UNAVAILABLE = Failure(
+    "AI_SERVICE_UNAVAILABLE", "The assistant is unavailable right now. Please try again in a moment.", True
+)
 
 
 def _chain(exc: BaseException):

@@ -22,11 +22,16 @@ from typing import Any
 
 import psycopg
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import (BaseCheckpointSaver, ChannelVersions, Checkpoint, CheckpointMetadata,
-                                       CheckpointTuple)
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
 from langgraph.checkpoint.memory import InMemorySaver
 
-from threadline.turns import current_turn
+from threadline.turn_context import current_turn
 
 log = logging.getLogger("threadline.fallback")
 
@@ -34,8 +39,9 @@ log = logging.getLogger("threadline.fallback")
 # is about what was written (a value PostgreSQL refuses) and concerns that one conversation only.
 CONNECTION_ERRORS = (psycopg.OperationalError, psycopg.InterfaceError, OSError, TimeoutError)
 WARNING_CODE = "DATABASE_UNAVAILABLE"
-WARNING_TEXT = ("Your conversation cannot be saved right now; it goes on, and it will be saved as soon as "
-                "the database is back.")
+WARNING_TEXT = (
+    "Your conversation cannot be saved right now; it goes on, and it will be saved as soon as the database is back."
+)
 
 
 def warn_current_turn() -> None:
@@ -78,13 +84,25 @@ class SaveRetries:
         if failures >= self.attempts:
             self.failing.pop(key, None)
             self.quarantined.add(key)
-            log.error("quarantined %s after %d failed attempts at %s (%s): it stays in this process's memory only",
-                      key, failures, what, exc, extra={"conversation_id": key})
+            log.error(
+                "quarantined %s after %d failed attempts at %s (%s): it stays in this process's memory only",
+                key,
+                failures,
+                what,
+                exc,
+                extra={"conversation_id": key},
+            )
             return
         delay = self.first_delay * 2 ** (failures - 1)
         self.failing[key] = (failures, time.monotonic() + delay)
-        log.warning("could not save %s during %s (%s); retrying in %.0f s", key, what, exc, delay,
-                    extra={"conversation_id": key})
+        log.warning(
+            "could not save %s during %s (%s); retrying in %.0f s",
+            key,
+            what,
+            exc,
+            delay,
+            extra={"conversation_id": key},
+        )
 
     def succeeded(self, key: str) -> None:
         self.failing.pop(key, None)
@@ -140,8 +158,9 @@ class FallbackCheckpointer(BaseCheckpointSaver):
         self.unsaved.add(thread_id)
         if (item := self.latest.get(thread_id)) is not None:
             checkpoint = item.checkpoint
-            await self.memory.aput(item.parent_config or _root(item.config), checkpoint, item.metadata,
-                                   checkpoint["channel_versions"])
+            await self.memory.aput(
+                item.parent_config or _root(item.config), checkpoint, item.metadata, checkpoint["channel_versions"]
+            )
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id = _thread(config)
@@ -160,8 +179,13 @@ class FallbackCheckpointer(BaseCheckpointSaver):
             await self._move_to_memory(thread_id)
             return await self.memory.aget_tuple(config)
 
-    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-                   new_versions: ChannelVersions) -> RunnableConfig:
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
         thread_id = _thread(config)
         if self._uses_primary(thread_id):
             try:
@@ -178,8 +202,9 @@ class FallbackCheckpointer(BaseCheckpointSaver):
             # Every channel, not only the new ones: older values live in the database we cannot reach.
             return await self.memory.aput(config, checkpoint, metadata, checkpoint["channel_versions"])
 
-    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
-                          task_path: str = "") -> None:
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
         thread_id = _thread(config)
         if self._uses_primary(thread_id):
             try:
@@ -232,8 +257,12 @@ class FallbackCheckpointer(BaseCheckpointSaver):
                     self.unsaved.discard(thread_id)
                     continue
                 try:
-                    stored = await self.primary.aput(item.parent_config or _root(item.config), item.checkpoint,
-                                                     item.metadata, item.checkpoint["channel_versions"])
+                    stored = await self.primary.aput(
+                        item.parent_config or _root(item.config),
+                        item.checkpoint,
+                        item.metadata,
+                        item.checkpoint["channel_versions"],
+                    )
                 except CONNECTION_ERRORS as exc:
                     self.health.failed("saving conversations kept in memory", exc)
                     break

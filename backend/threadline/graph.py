@@ -86,7 +86,7 @@ def build_graph(
         if request["regenerate"]:
             index = last_user_index(messages)
             user_id = messages[index].id
-            update = [RemoveMessage(id=message.id) for message in messages[index + 1:]]
+            update = [RemoveMessage(id=message.id) for message in messages[index + 1 :]]
             turn = {}
         else:
             user_id = request["user_message_id"]
@@ -95,8 +95,11 @@ def build_graph(
                 user_id = f"{user_id}-{uuid.uuid4().hex[:8]}"
             update = [HumanMessage(id=user_id, content=request["text"])]
             turn = {"userCreatedAt": request["created_at"]}
-        turn |= {"assistantId": request["assistant_message_id"], "createdAt": request["created_at"],
-                 "model": request["model"]}
+        turn |= {
+            "assistantId": request["assistant_message_id"],
+            "createdAt": request["created_at"],
+            "model": request["model"],
+        }
         return {"messages": update, "turns": {user_id: turn}, "model_calls": 0, "request": None}
 
     async def process(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
@@ -112,11 +115,18 @@ def build_graph(
         last = messages[-1]
         update: list[AnyMessage] = []
         if last.tool_calls:
-            update = [ToolMessage(content=LIMIT_TOOL_RESULT, tool_call_id=call["id"], name=call["name"],
-                                  status="error") for call in last.tool_calls]
-            update.append(AIMessage(content=(
-                f"I stopped after {max_model_calls} model calls without reaching a final answer. "
-                "Please try again, perhaps with a more specific question.")))
+            update = [
+                ToolMessage(content=LIMIT_TOOL_RESULT, tool_call_id=call["id"], name=call["name"], status="error")
+                for call in last.tool_calls
+            ]
+            update.append(
+                AIMessage(
+                    content=(
+                        f"I stopped after {max_model_calls} model calls without reaching a final answer. "
+                        "Please try again, perhaps with a more specific question."
+                    )
+                )
+            )
         start = last_user_index(messages)
         turn = {"finishedAt": timestamp(), "finishReason": "stop", "usage": usage_since(messages, start)}
         return {"messages": update, "turns": {messages[start].id: turn}}

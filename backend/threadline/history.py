@@ -16,11 +16,20 @@ from threadline.runner import split_content, tool_output
 
 
 def _assistant(user_id: str, turn: dict[str, Any], conversation_id: str) -> dict[str, Any]:
-    metadata = {"conversationId": conversation_id, "model": turn.get("model"), "createdAt": turn.get("createdAt"),
-                "finishedAt": turn.get("finishedAt"), "usage": turn.get("usage"),
-                "interrupted": turn.get("interrupted")}
-    return {"id": turn.get("assistantId") or f"{user_id}-answer", "role": "assistant",
-            "metadata": {key: value for key, value in metadata.items() if value is not None}, "parts": []}
+    metadata = {
+        "conversationId": conversation_id,
+        "model": turn.get("model"),
+        "createdAt": turn.get("createdAt"),
+        "finishedAt": turn.get("finishedAt"),
+        "usage": turn.get("usage"),
+        "interrupted": turn.get("interrupted"),
+    }
+    return {
+        "id": turn.get("assistantId") or f"{user_id}-answer",
+        "role": "assistant",
+        "metadata": {key: value for key, value in metadata.items() if value is not None},
+        "parts": [],
+    }
 
 
 def ui_messages(messages: Sequence[AnyMessage], turns: dict[str, dict], conversation_id: str) -> list[dict]:
@@ -30,8 +39,14 @@ def ui_messages(messages: Sequence[AnyMessage], turns: dict[str, dict], conversa
     for message in messages:
         if isinstance(message, HumanMessage):
             turn = turns.get(message.id, {})
-            result.append({"id": message.id, "role": "user", "metadata": {"createdAt": turn.get("userCreatedAt")},
-                           "parts": [{"type": "text", "text": message.text}]})
+            result.append(
+                {
+                    "id": message.id,
+                    "role": "user",
+                    "metadata": {"createdAt": turn.get("userCreatedAt")},
+                    "parts": [{"type": "text", "text": message.text}],
+                }
+            )
             assistant = _assistant(message.id, turn, conversation_id)
             result.append(assistant)
         elif assistant is None:
@@ -44,8 +59,12 @@ def ui_messages(messages: Sequence[AnyMessage], turns: dict[str, dict], conversa
             if text:
                 assistant["parts"].append({"type": "text", "text": text, "state": "done"})
             for call in message.tool_calls:
-                part = {"type": f"tool-{call['name']}", "toolCallId": call["id"], "state": "input-available",
-                        "input": call["args"]}
+                part = {
+                    "type": f"tool-{call['name']}",
+                    "toolCallId": call["id"],
+                    "state": "input-available",
+                    "input": call["args"],
+                }
                 tool_parts[call["id"]] = part
                 assistant["parts"].append(part)
         elif isinstance(message, ToolMessage) and (part := tool_parts.get(message.tool_call_id)):
@@ -55,5 +74,8 @@ def ui_messages(messages: Sequence[AnyMessage], turns: dict[str, dict], conversa
             else:
                 part.update(state="output-available", output=outcome.output)
     # An answer that showed nothing is left out, unless it was interrupted: the page then says so.
-    return [message for message in result
-            if message["role"] == "user" or message["parts"] or message["metadata"].get("interrupted")]
+    return [
+        message
+        for message in result
+        if message["role"] == "user" or message["parts"] or message["metadata"].get("interrupted")
+    ]

@@ -80,18 +80,26 @@ class RequestLimits:
                 async with asyncio.timeout_at(deadline):
                     message = await receive()
             except TimeoutError:
-                raise Refused(408, "REQUEST_TIMEOUT",
-                              f"The request body did not arrive within {self.seconds:g} s.") from None
+                raise Refused(
+                    408, "REQUEST_TIMEOUT", f"The request body did not arrive within {self.seconds:g} s."
+                ) from None
             complete = message["type"] != "http.request" or not message.get("more_body", False)
             return message
 
         await self.app(scope, timed_receive, send)
 
 
-def server_config(app: ASGIApp, *, host: str, port: int, max_connections: int, header_timeout: float,
-                  **options: Any) -> uvicorn.Config:
+def server_config(
+    app: ASGIApp, *, host: str, port: int, max_connections: int, header_timeout: float, **options: Any
+) -> uvicorn.Config:
     """uvicorn as threadline runs it: `threadline serve` and the tests' real servers alike."""
-    return uvicorn.Config(app, host=host, port=port, http=partial(HeaderTimeoutProtocol, header_timeout=header_timeout),
-                          limit_concurrency=max_connections, timeout_keep_alive=5,
-                          proxy_headers=False,  # client_address.py decides whom to trust
-                          **options)
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=partial(HeaderTimeoutProtocol, header_timeout=header_timeout),
+        limit_concurrency=max_connections,
+        timeout_keep_alive=5,
+        proxy_headers=False,  # client_address.py decides whom to trust
+        **options,
+    )

@@ -35,8 +35,12 @@ class Signer:
     def verify(self, token: str | None) -> str | None:
         """The client id in a token, or None when the token is missing, malformed or tampered with."""
         client_id, _, signature = (token or "").partition(".")
-        if client_id and signature and (token or "").isascii() and hmac.compare_digest(
-                signature, self._signature(client_id)):
+        if (
+            client_id
+            and signature
+            and (token or "").isascii()
+            and hmac.compare_digest(signature, self._signature(client_id))
+        ):
             return client_id
         return None
 
@@ -92,8 +96,11 @@ class ClientIdentityMiddleware:
 
         async def send_with_identity(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = [*message.get("headers", []), (b"set-cookie", cookie.encode()),
-                           (HEADER.encode(), issued.encode())]
+                headers = [
+                    *message.get("headers", []),
+                    (b"set-cookie", cookie.encode()),
+                    (HEADER.encode(), issued.encode()),
+                ]
                 message = {**message, "headers": headers}
             await send(message)
 

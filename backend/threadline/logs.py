@@ -11,7 +11,12 @@ import logging
 import msgspec
 
 # Attributes every record has, and uvicorn's terminal-colour copy of its message.
-_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "taskName", "color_message"}
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
+    "message",
+    "asctime",
+    "taskName",
+    "color_message",
+}
 _encode = msgspec.json.Encoder(enc_hook=str).encode
 
 
@@ -31,8 +36,13 @@ class TextFormatter(logging.Formatter):
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        entry = {"time": self.formatTime(record), "level": record.levelname, "logger": record.name,
-                 "message": record.getMessage(), **context_of(record)}
+        entry = {
+            "time": self.formatTime(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            **context_of(record),
+        }
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return _encode(entry).decode()

@@ -53,15 +53,18 @@ def _caller(ctx: Context) -> Caller:
 def _snippet(text: str, needle: str) -> str:
     start = max(text.lower().find(needle.lower()), 0)
     begin = max(start - SNIPPET // 3, 0)
-    piece = " ".join(text[begin:begin + SNIPPET].split())
+    piece = " ".join(text[begin : begin + SNIPPET].split())
     return ("…" if begin else "") + piece + ("…" if begin + SNIPPET < len(text) else "")
 
 
 def build_server(state: State) -> FastMCP:
     """The FastMCP server whose tools read this app's storage and graph through `state`."""
-    server = FastMCP("threadline", instructions="Tools over the user's conversations, plus a calculator and a clock.",
-                     # Every request must carry our JWT, which a page on another site cannot attach.
-                     transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    server = FastMCP(
+        "threadline",
+        instructions="Tools over the user's conversations, plus a calculator and a clock.",
+        # Every request must carry our JWT, which a page on another site cannot attach.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
 
     @server.tool(structured_output=False)
     def calculator(expression: str) -> str:
@@ -80,8 +83,11 @@ def build_server(state: State) -> FastMCP:
         words = re.findall(r"\w+", query.lower())
         if not words:
             raise ToolError("the query has no words to search for")
-        if not caller.conversation_id or not caller.client_id or await state.storage.conversations.get(
-                caller.conversation_id, caller.client_id) is None:
+        if (
+            not caller.conversation_id
+            or not caller.client_id
+            or await state.storage.conversations.get(caller.conversation_id, caller.client_id) is None
+        ):
             raise ToolError("no conversation to search: call this tool from within a conversation")
         thread_id = thread_of(caller.client_id, caller.conversation_id)
         snapshot = await state.graph.aget_state({"configurable": {"thread_id": thread_id}})
@@ -95,7 +101,7 @@ def build_server(state: State) -> FastMCP:
                 hits.append(f"#{position} {who}: {_snippet(text, words[0])}")
         if not hits:
             return f"No earlier message mentions {query!r}."
-        newest = hits[::-1][:max(1, min(limit, 20))]
+        newest = hits[::-1][: max(1, min(limit, 20))]
         return f"{len(hits)} earlier message(s) mention {query!r}; newest first:\n" + "\n".join(newest)
 
     @server.tool(structured_output=False)
@@ -107,8 +113,9 @@ def build_server(state: State) -> FastMCP:
         conversations = await state.storage.conversations.list(caller.client_id, max(1, min(limit, 100)))
         if not conversations:
             return "You have no conversations yet."
-        return "\n".join(f"- {c.title} (last message {c.last_message_at:%Y-%m-%d %H:%M} UTC, id {c.id})"
-                         for c in conversations)
+        return "\n".join(
+            f"- {c.title} (last message {c.last_message_at:%Y-%m-%d %H:%M} UTC, id {c.id})" for c in conversations
+        )
 
     return server
 
@@ -136,8 +143,11 @@ async def _call_tool(server: FastMCP, params: dict[str, Any]) -> dict[str, Any]:
 async def _answer(server: FastMCP, tool_names: set[str], message: Any) -> dict[str, Any] | None:
     """The JSON-RPC response to one request, or None for a notification."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
-        return _rpc_error(message.get("id") if isinstance(message, dict) else None, INVALID_REQUEST,
-                          "Invalid Request: expected a JSON-RPC 2.0 request object")
+        return _rpc_error(
+            message.get("id") if isinstance(message, dict) else None,
+            INVALID_REQUEST,
+            "Invalid Request: expected a JSON-RPC 2.0 request object",
+        )
     method, request_id, params = message["method"], message.get("id"), message.get("params") or {}
     if "id" not in message:
         return None  # notifications/initialized, notifications/cancelled: nothing runs long enough to cancel
@@ -146,8 +156,11 @@ async def _answer(server: FastMCP, tool_names: set[str], message: Any) -> dict[s
     if method == "initialize":
         asked = params.get("protocolVersion")
         version = asked if asked in SUPPORTED_PROTOCOL_VERSIONS else SUPPORTED_PROTOCOL_VERSIONS[-1]
-        result = {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
-                  "serverInfo": {"name": "threadline", "version": __version__}}
+        result = {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "threadline", "version": __version__},
+        }
     elif method == "ping":
         result = {}
     elif method == "tools/list":
@@ -155,8 +168,9 @@ async def _answer(server: FastMCP, tool_names: set[str], message: Any) -> dict[s
     elif method == "tools/call":
         name, arguments = params.get("name"), params.get("arguments")
         if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
-            return _rpc_error(request_id, INVALID_PARAMS,
-                              "Invalid params: tools/call needs a name and an arguments object")
+            return _rpc_error(
+                request_id, INVALID_PARAMS, "Invalid params: tools/call needs a name and an arguments object"
+            )
         if name not in tool_names:
             return _rpc_error(request_id, INVALID_PARAMS, f"Unknown tool: {name}", {"tool": name})
         result = await _call_tool(server, params)
@@ -203,14 +217,20 @@ def builtin_routes(server: FastMCP, tokens: McpTokens) -> list:
 
     @asgi("/mcp", include_in_schema=False, copy_scope=True)
     async def standard(scope: Scope, receive: Receive, send: Send) -> None:
-        authorization = next((value.decode("latin-1") for name, value in scope["headers"] if name == b"authorization"),
-                             None)
+        authorization = next(
+            (value.decode("latin-1") for name, value in scope["headers"] if name == b"authorization"), None
+        )
         try:
             scope[CALLER] = tokens.verify(authorization)
         except InvalidToken as error:
             status, headers, content = _unauthorized(str(error))
-            await send({"type": "http.response.start", "status": status,
-                        "headers": [(k.encode(), v.encode()) for k, v in headers.items()]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status,
+                    "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+                }
+            )
             await send({"type": "http.response.body", "body": content})
             return
         await server.session_manager.handle_request(scope, receive, send)

@@ -63,8 +63,14 @@ class McpTokens:
         if scheme.lower() != "bearer" or not token.strip():
             raise InvalidToken("missing bearer token")
         try:
-            claims = jwt.decode(token.strip(), self._secret, algorithms=[ALGORITHM], audience=AUDIENCE,
-                                issuer=ISSUER, options={"require": ["exp", "iat"]})
+            claims = jwt.decode(
+                token.strip(),
+                self._secret,
+                algorithms=[ALGORITHM],
+                audience=AUDIENCE,
+                issuer=ISSUER,
+                options={"require": ["exp", "iat"]},
+            )
         except jwt.ExpiredSignatureError:
             raise InvalidToken("the token has expired") from None
         except jwt.InvalidTokenError:

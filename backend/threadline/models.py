@@ -16,7 +16,9 @@ def build_chat_model(settings: Settings) -> BaseChatModel:
 
         # Few retries: a user is waiting, and the first-token timeout bounds the whole attempt anyway.
         return ChatGoogleGenerativeAI(
-            model=settings.model_name, google_api_key=settings.google_api_key, base_url=settings.gemini_base_url,
+            model=settings.model_name,
+            google_api_key=settings.google_api_key,
+            base_url=settings.gemini_base_url,
             max_retries=2,
         )
     import httpx

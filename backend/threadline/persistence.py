@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from contextlib import AsyncExitStack, asynccontextmanager
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -51,15 +51,18 @@ MIGRATIONS = [
         "CREATE UNIQUE INDEX active_turns_one_per_client ON active_turns (client_id)",
     ],
     [  # conversation ids scoped per visitor (persistence.thread_of), turn counts for the storage limits,
-       # and running answers tied to the database session of the process that runs them (active_turns.py)
+        # and running answers tied to the database session of the process that runs them (active_turns.py)
         "UPDATE conversations SET client_id = '' WHERE client_id IS NULL",
         "ALTER TABLE conversations ALTER COLUMN client_id SET NOT NULL",
         "ALTER TABLE conversations DROP CONSTRAINT conversations_pkey",
         "ALTER TABLE conversations ADD PRIMARY KEY (client_id, id)",
         "DROP INDEX conversations_last_message_at",
         "ALTER TABLE conversations ADD COLUMN turns integer NOT NULL DEFAULT 0",
-        *(f"UPDATE {table} SET thread_id = c.client_id || ':' || c.id FROM conversations c "
-          f"WHERE {table}.thread_id = c.id" for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes")),
+        *(
+            f"UPDATE {table} SET thread_id = c.client_id || ':' || c.id FROM conversations c "
+            f"WHERE {table}.thread_id = c.id"
+            for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+        ),
         "DELETE FROM active_turns",
         "ALTER TABLE active_turns RENAME COLUMN conversation_id TO thread_id",
         "ALTER TABLE active_turns ADD COLUMN session text",
@@ -96,12 +99,20 @@ class StorageLimits(msgspec.Struct, frozen=True):
     conversations_per_visitor: int = 500
 
     def too_many_turns(self) -> Refused:
-        return Refused(413, "CONVERSATION_FULL", f"This conversation has reached its limit of "
-                       f"{self.turns_per_conversation} messages. Start a new conversation to go on.")
+        return Refused(
+            413,
+            "CONVERSATION_FULL",
+            f"This conversation has reached its limit of "
+            f"{self.turns_per_conversation} messages. Start a new conversation to go on.",
+        )
 
     def too_many_conversations(self) -> Refused:
-        return Refused(413, "TOO_MANY_CONVERSATIONS", f"You have reached the limit of "
-                       f"{self.conversations_per_visitor} conversations. Delete one to start another.")
+        return Refused(
+            413,
+            "TOO_MANY_CONVERSATIONS",
+            f"You have reached the limit of "
+            f"{self.conversations_per_visitor} conversations. Delete one to start another.",
+        )
 
 
 def unstorable(exc: BaseException) -> Refused:
@@ -159,15 +170,23 @@ class PostgresConversations:
         return False
 
     async def _touch(self, conversation_id: str, client_id: str, title: str, turns: int) -> bool:
-        params = {"client_id": client_id, "id": conversation_id, "title": title, "turns": turns,
-                  "max_turns": self.limits.turns_per_conversation,
-                  "max_conversations": self.limits.conversations_per_visitor}
+        params = {
+            "client_id": client_id,
+            "id": conversation_id,
+            "title": title,
+            "turns": turns,
+            "max_turns": self.limits.turns_per_conversation,
+            "max_conversations": self.limits.conversations_per_visitor,
+        }
         async with self.pool.connection() as conn:
             row = await (await conn.execute(TOUCH, params)).fetchone()
             if row is not None:
                 return row["created"]
-            exists = await (await conn.execute("SELECT 1 FROM conversations WHERE client_id = %s AND id = %s",
-                                               (client_id, conversation_id))).fetchone()
+            exists = await (
+                await conn.execute(
+                    "SELECT 1 FROM conversations WHERE client_id = %s AND id = %s", (client_id, conversation_id)
+                )
+            ).fetchone()
         raise self.limits.too_many_turns() if exists else self.limits.too_many_conversations()
 
     async def save_pending(self) -> None:
@@ -180,7 +199,8 @@ class PostgresConversations:
                     await conn.execute(
                         "INSERT INTO conversations (client_id, id, title, turns) VALUES (%s, %s, %s, 1) "
                         "ON CONFLICT (client_id, id) DO UPDATE SET last_message_at = now()",
-                        (client_id, conversation_id, title))
+                        (client_id, conversation_id, title),
+                    )
             except CONNECTION_ERRORS as exc:
                 self.health.failed("recording conversations started while it was down", exc)
                 return
@@ -231,10 +251,15 @@ class MemoryConversations:
             raise self.limits.too_many_conversations()
         if turns > self.limits.turns_per_conversation:
             raise self.limits.too_many_turns()
-        self.rows[(client_id, conversation_id)] = (turns, Conversation(
-            id=conversation_id, title=known.title if known else title_from(first_message),
-            created_at=known.created_at if known else now, last_message_at=now,
-        ))
+        self.rows[(client_id, conversation_id)] = (
+            turns,
+            Conversation(
+                id=conversation_id,
+                title=known.title if known else title_from(first_message),
+                created_at=known.created_at if known else now,
+                last_message_at=now,
+            ),
+        )
         return known is None
 
     async def get(self, conversation_id: str, client_id: str) -> Conversation | None:
@@ -336,7 +361,11 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
     async with AsyncExitStack() as stack:
         # A short wait for a connection: when the database is down, callers fall back instead of hanging.
         pool = AsyncConnectionPool(
-            url, min_size=1, max_size=10, open=False, timeout=2.0,
+            url,
+            min_size=1,
+            max_size=10,
+            open=False,
+            timeout=2.0,
             kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, "connect_timeout": 3},
         )
         await pool.open(wait=True, timeout=30)
@@ -344,5 +373,11 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         postgres_saver = PooledPostgresSaver(pool)
         await migrate(pool, postgres_saver)
         health = DatabaseHealth()
-        yield Storage(FallbackCheckpointer(postgres_saver, health), PostgresConversations(pool, health, limits),
-                      description, pool=pool, database_url=url, health=health)
+        yield Storage(
+            FallbackCheckpointer(postgres_saver, health),
+            PostgresConversations(pool, health, limits),
+            description,
+            pool=pool,
+            database_url=url,
+            health=health,
+        )

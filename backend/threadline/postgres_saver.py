@@ -22,8 +22,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import (WRITES_IDX_MAP, ChannelVersions, Checkpoint, CheckpointMetadata,
-                                       CheckpointTuple, get_serializable_checkpoint_metadata)
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_serializable_checkpoint_metadata,
+)
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg.rows import DictRow
@@ -67,16 +73,22 @@ class PooledPostgresSaver(AsyncPostgresSaver):
         await self.in_flight.settled(config["configurable"]["thread_id"])
         return await super().aget_tuple(config)
 
-    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-                   new_versions: ChannelVersions) -> RunnableConfig:
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
         configurable = config["configurable"].copy()
         thread_id = configurable.pop("thread_id")
         checkpoint_ns = configurable.pop("checkpoint_ns")
         checkpoint_id = configurable.pop("checkpoint_id", None)
         copy = checkpoint.copy()
         copy["channel_values"] = copy["channel_values"].copy()
-        next_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns,
-                                        "checkpoint_id": checkpoint["id"]}}
+        next_config = {
+            "configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}
+        }
         # Primitive values stay inline in the checkpoint row; the others go to the blobs table.
         blob_values = {}
         for key, value in checkpoint["channel_values"].items():
@@ -87,31 +99,62 @@ class PooledPostgresSaver(AsyncPostgresSaver):
                 blob_values[key] = copy["channel_values"].pop(key)
         blob_versions = {key: version for key, version in new_versions.items() if key in blob_values}
         blobs = self._dump_blobs(thread_id, checkpoint_ns, blob_values, blob_versions) if blob_versions else None
-        row = (thread_id, checkpoint_ns, checkpoint["id"], checkpoint_id, Jsonb(copy),
-               Jsonb(get_serializable_checkpoint_metadata(config, metadata)))
+        row = (
+            thread_id,
+            checkpoint_ns,
+            checkpoint["id"],
+            checkpoint_id,
+            Jsonb(copy),
+            Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
+        )
         async with self.in_flight.writing(thread_id), self._cursor(pipeline=True) as cur:
             if blobs:
                 await cur.executemany(self.UPSERT_CHECKPOINT_BLOBS_SQL, blobs)
             await cur.execute(self.UPSERT_CHECKPOINTS_SQL, row)
         return next_config
 
-    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
-                          task_path: str = "") -> None:
-        query = (self.UPSERT_CHECKPOINT_WRITES_SQL if all(write[0] in WRITES_IDX_MAP for write in writes)
-                 else self.INSERT_CHECKPOINT_WRITES_SQL)
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        query = (
+            self.UPSERT_CHECKPOINT_WRITES_SQL
+            if all(write[0] in WRITES_IDX_MAP for write in writes)
+            else self.INSERT_CHECKPOINT_WRITES_SQL
+        )
         configurable = config["configurable"]
-        params = self._dump_writes(configurable["thread_id"], configurable["checkpoint_ns"],
-                                   configurable["checkpoint_id"], task_id, task_path, writes)
+        params = self._dump_writes(
+            configurable["thread_id"],
+            configurable["checkpoint_ns"],
+            configurable["checkpoint_id"],
+            task_id,
+            task_path,
+            writes,
+        )
         async with self.in_flight.writing(configurable["thread_id"]), self._cursor(pipeline=True) as cur:
             await cur.executemany(query, params)
 
     async def _load_checkpoint_tuple(self, value: DictRow) -> CheckpointTuple:
         def config(checkpoint_id: str) -> RunnableConfig:
-            return {"configurable": {"thread_id": value["thread_id"], "checkpoint_ns": value["checkpoint_ns"],
-                                     "checkpoint_id": checkpoint_id}}
+            return {
+                "configurable": {
+                    "thread_id": value["thread_id"],
+                    "checkpoint_ns": value["checkpoint_ns"],
+                    "checkpoint_id": checkpoint_id,
+                }
+            }
 
-        checkpoint = {**value["checkpoint"], "channel_values": {**(value["checkpoint"].get("channel_values") or {}),
-                                                                 **self._load_blobs(value["channel_values"])}}
+        checkpoint = {
+            **value["checkpoint"],
+            "channel_values": {
+                **(value["checkpoint"].get("channel_values") or {}),
+                **self._load_blobs(value["channel_values"]),
+            },
+        }
         parent = config(value["parent_checkpoint_id"]) if value["parent_checkpoint_id"] else None
-        return CheckpointTuple(config(value["checkpoint_id"]), checkpoint, value["metadata"], parent,
-                               self._load_writes(value["pending_writes"]))
+        return CheckpointTuple(
+            config(value["checkpoint_id"]),
+            checkpoint,
+            value["metadata"],
+            parent,
+            self._load_writes(value["pending_writes"]),
+        )

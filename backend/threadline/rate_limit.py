@@ -11,8 +11,8 @@ import math
 import time
 
 from limits import parse
-from limits.storage import storage_from_string
 from limits.aio.strategies import MovingWindowRateLimiter
+from limits.storage import storage_from_string
 
 from threadline.refusals import Refused
 
@@ -49,4 +49,3 @@ class RateLimit:
         if (retry_after := await self.hit(address)) is not None:
             seconds = int(retry_after)
             raise Refused(429, "RATE_LIMITED", f"Too many requests. Try again in {seconds} s.", retry_after=seconds)
-

@@ -6,8 +6,9 @@ from __future__ import annotations
 class Refused(Exception):
     """A request this server will not carry out, with a stable code and a message meant for people."""
 
-    def __init__(self, status: int, code: str, message: str, field: str | None = None, *,
-                 retry_after: int | None = None) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, field: str | None = None, *, retry_after: int | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
@@ -17,5 +18,6 @@ class Refused(Exception):
 
 
 def busy() -> Refused:
-    return Refused(409, "CONFLICT", "An answer is already streaming for you. Stop it or wait for it to finish, "
-                   "then send again.")
+    return Refused(
+        409, "CONFLICT", "An answer is already streaming for you. Stop it or wait for it to finish, then send again."
+    )

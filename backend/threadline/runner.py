@@ -150,8 +150,10 @@ class TurnTranslator:
     def interrupted(self, why: str) -> list[ev.Event]:
         """Close whatever the answer left open, so the client's message is complete and no tool runs forever."""
         out = self.close_parts()
-        out += [ev.ToolOutputError(tool_call_id=call_id, error_text=f"Not finished: {why}.")
-                for call_id in sorted(self.pending_tools)]
+        out += [
+            ev.ToolOutputError(tool_call_id=call_id, error_text=f"Not finished: {why}.")
+            for call_id in sorted(self.pending_tools)
+        ]
         self.pending_tools.clear()
         return out + self.close_step()
 

@@ -12,8 +12,10 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 def policy(cors_origins: tuple[str, ...]) -> str:
     connect = " ".join(("'self'", *cors_origins))
-    return (f"default-src 'self'; img-src 'self' data:; connect-src {connect}; frame-ancestors 'none'; "
-            "base-uri 'self'; form-action 'self'; object-src 'none'")
+    return (
+        f"default-src 'self'; img-src 'self' data:; connect-src {connect}; frame-ancestors 'none'; "
+        "base-uri 'self'; form-action 'self'; object-src 'none'"
+    )
 
 
 class SecurityHeaders:
@@ -21,10 +23,12 @@ class SecurityHeaders:
 
     def __init__(self, app: ASGIApp, cors_origins: tuple[str, ...]) -> None:
         self.app = app
-        self.headers = [(b"content-security-policy", policy(cors_origins).encode()),
-                        (b"x-content-type-options", b"nosniff"),
-                        (b"referrer-policy", b"strict-origin-when-cross-origin"),
-                        (b"x-frame-options", b"DENY")]  # for browsers older than frame-ancestors
+        self.headers = [
+            (b"content-security-policy", policy(cors_origins).encode()),
+            (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"strict-origin-when-cross-origin"),
+            (b"x-frame-options", b"DENY"),
+        ]  # for browsers older than frame-ancestors
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -94,7 +94,8 @@ def _origins(env: Mapping[str, str]) -> tuple[str, ...]:
     for origin in origins:
         if not origin.startswith(("http://", "https://")) or origin.endswith("/") or origin.count("/") > 2:
             raise SettingsError(
-                f"CORS_ORIGINS must be a comma-separated list of origins like http://localhost:3000 (got {origin!r})")
+                f"CORS_ORIGINS must be a comma-separated list of origins like http://localhost:3000 (got {origin!r})"
+            )
     return origins
 
 
@@ -199,10 +200,12 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         mcp_servers=_mcp_servers(env),
         mcp_tool_timeout=_number(env, "MCP_TOOL_TIMEOUT", float, 10.0, 0.1, 3600.0),
         mcp_secret=_mcp_secret(env),
-        max_turns_per_conversation=_number(env, "CHAT_MAX_TURNS", int, DEFAULTS.max_turns_per_conversation,
-                                           1, 1_000_000),
-        max_conversations_per_visitor=_number(env, "CHAT_MAX_CONVERSATIONS", int,
-                                              DEFAULTS.max_conversations_per_visitor, 1, 1_000_000),
+        max_turns_per_conversation=_number(
+            env, "CHAT_MAX_TURNS", int, DEFAULTS.max_turns_per_conversation, 1, 1_000_000
+        ),
+        max_conversations_per_visitor=_number(
+            env, "CHAT_MAX_CONVERSATIONS", int, DEFAULTS.max_conversations_per_visitor, 1, 1_000_000
+        ),
         max_connections=_number(env, "THREADLINE_MAX_CONNECTIONS", int, DEFAULTS.max_connections, 1, 1_000_000),
         header_timeout=_number(env, "THREADLINE_HEADER_TIMEOUT", float, DEFAULTS.header_timeout, 0.1, 3600.0),
         body_timeout=_number(env, "THREADLINE_BODY_TIMEOUT", float, DEFAULTS.body_timeout, 0.1, 3600.0),

@@ -9,11 +9,18 @@ from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 _BINARY = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
 }
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-_FUNCTIONS = {name: getattr(math, name) for name in ("sqrt", "sin", "cos", "tan", "log", "log10", "exp", "floor", "ceil")}
+_FUNCTIONS = {
+    name: getattr(math, name) for name in ("sqrt", "sin", "cos", "tan", "log", "log10", "exp", "floor", "ceil")
+}
 _FUNCTIONS |= {"abs": abs, "round": round}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 
@@ -30,8 +37,12 @@ def _evaluate(node: ast.AST) -> float | int:
         return _UNARY[type(node.op)](_evaluate(node.operand))
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
         return _CONSTANTS[node.id]
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
-            and not node.keywords):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _FUNCTIONS
+        and not node.keywords
+    ):
         return _FUNCTIONS[node.func.id](*(_evaluate(arg) for arg in node.args))
     raise ValueError(f"unsupported expression: {ast.unparse(node)}")
 

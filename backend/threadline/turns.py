@@ -22,14 +22,13 @@ from threadline import events as ev
 from threadline.failures import TIMEOUT, Failure, classify
 from threadline.graph import TurnRequest, last_user_index, usage_since
 from threadline.runner import TurnTranslator, graph_events
+from threadline.turn_context import current_turn
 
 log = logging.getLogger("threadline.turns")
 
 _END = object()
 _STRUCTURE = (ev.Start, ev.StepStart, ev.StepFinish)  # frame an answer but show nothing by themselves
 _MODEL_OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputStart, ev.ToolInputAvailable)
-
-current_turn: contextvars.ContextVar[Turn | None] = contextvars.ContextVar("current_turn", default=None)
 
 
 class Stop(StrEnum):
@@ -47,8 +46,17 @@ class Timeouts:
 
 
 class Turn:
-    def __init__(self, graph: CompiledStateGraph, thread_id: str, conversation_id: str, client_id: str,
-                 request: TurnRequest, *, stream_mode: str, timeouts: Timeouts) -> None:
+    def __init__(
+        self,
+        graph: CompiledStateGraph,
+        thread_id: str,
+        conversation_id: str,
+        client_id: str,
+        request: TurnRequest,
+        *,
+        stream_mode: str,
+        timeouts: Timeouts,
+    ) -> None:
         self.graph = graph
         self.thread_id = thread_id
         self.conversation_id = conversation_id
@@ -88,11 +96,13 @@ class Turn:
             self._warned.add(code)
             self.queue.put_nowait(ev.Warning(code=code, message=message))
 
-    def report(self, event: ev.ToolProgress) -> None:
+    def progress(self, tool_call_id: str, progress: float, total: float | None, message: str | None) -> None:
         """Progress from a running tool: streamed in events mode only, and it counts as the answer being alive."""
         self._last_event = asyncio.get_running_loop().time()
         if self.translator.events_mode:
-            self.queue.put_nowait(event)
+            self.queue.put_nowait(
+                ev.ToolProgress(tool_call_id=tool_call_id, progress=progress, total=total, message=message)
+            )
 
     async def opening(self) -> list[ev.Event]:
         """Events up to the first one a user would see; an Error among them means nothing was streamed yet."""
@@ -118,7 +128,7 @@ class Turn:
                 while not queue.empty():
                     batch.append(queue.get_nowait())
                 if _END in batch:  # the last thing the answer's task puts
-                    batch = batch[:batch.index(_END)]
+                    batch = batch[: batch.index(_END)]
                     ended = True
                 if batch:
                     yield batch
@@ -131,12 +141,20 @@ class Turn:
     async def _run(self, on_done: Callable[[Turn], Awaitable[None]]) -> None:
         loop = asyncio.get_running_loop()
         self._started = self._last_event = loop.time()
-        self._timers = [loop.call_later(self.timeouts.total, self.stop, Stop.TIMEOUT),
-                        loop.call_later(min(self.timeouts.first_token, self.timeouts.idle), self._check_idle)]
+        self._timers = [
+            loop.call_later(self.timeouts.total, self.stop, Stop.TIMEOUT),
+            loop.call_later(min(self.timeouts.first_token, self.timeouts.idle), self._check_idle),
+        ]
         put = self.queue.put_nowait
         request = self.request
-        put(ev.Start(message_id=request["assistant_message_id"], conversation_id=self.conversation_id,
-                     model=request["model"], created_at=request["created_at"]))
+        put(
+            ev.Start(
+                message_id=request["assistant_message_id"],
+                conversation_id=self.conversation_id,
+                model=request["model"],
+                created_at=request["created_at"],
+            )
+        )
         try:
             if self.stop_reason is not None:
                 raise asyncio.CancelledError
@@ -151,16 +169,24 @@ class Turn:
             if self.stop_reason is None:
                 raise  # the server is shutting down
             self._interruptible = False
-            log.log(logging.WARNING if self.stop_reason is Stop.TIMEOUT else logging.INFO, "answer stopped: %s",
-                    self.stop_reason.value, extra={"conversation_id": self.conversation_id})
+            log.log(
+                logging.WARNING if self.stop_reason is Stop.TIMEOUT else logging.INFO,
+                "answer stopped: %s",
+                self.stop_reason.value,
+                extra={"conversation_id": self.conversation_id},
+            )
             # The plain string, not the enum: the checkpoint stores it, and LangGraph will refuse to load
             # types it does not know.
             await self._interrupt(self.stop_reason.value, TIMEOUT if self.stop_reason is Stop.TIMEOUT else None)
         except Exception as exc:
             self._interruptible = False
             failure = classify(exc)
-            log.error("turn failed: %s", failure.code, exc_info=exc,
-                      extra={"conversation_id": self.conversation_id, "error_code": failure.code})
+            log.error(
+                "turn failed: %s",
+                failure.code,
+                exc_info=exc,
+                extra={"conversation_id": self.conversation_id, "error_code": failure.code},
+            )
             await self._interrupt("error", failure)
         finally:
             for timer in self._timers:
@@ -178,8 +204,9 @@ class Turn:
         except NotImplementedError:
             pass  # LangGraph's in-memory saver (CHAT_MEMORY_BACKEND=memory) cannot prune
         except Exception:
-            log.warning("could not prune old checkpoints", exc_info=True,
-                        extra={"conversation_id": self.conversation_id})
+            log.warning(
+                "could not prune old checkpoints", exc_info=True, extra={"conversation_id": self.conversation_id}
+            )
 
     def _check_idle(self) -> None:
         """One timer per turn, re-armed when it fires, instead of a timer reset on every token."""
@@ -199,9 +226,13 @@ class Turn:
         finish = self.translator.finish or {}
         usage = finish.get("usage", {})
         return ev.Finish(
-            finish_reason=finish.get("finishReason", "stop"), finished_at=finish.get("finishedAt") or ev.timestamp(),
-            usage=ev.Usage(input_tokens=usage.get("inputTokens", 0), output_tokens=usage.get("outputTokens", 0),
-                           total_tokens=usage.get("totalTokens", 0)),
+            finish_reason=finish.get("finishReason", "stop"),
+            finished_at=finish.get("finishedAt") or ev.timestamp(),
+            usage=ev.Usage(
+                input_tokens=usage.get("inputTokens", 0),
+                output_tokens=usage.get("outputTokens", 0),
+                total_tokens=usage.get("totalTokens", 0),
+            ),
         )
 
     async def _interrupt(self, why: str, failure: Failure | None) -> None:
@@ -220,13 +251,27 @@ class Turn:
             log.exception("could not save an interrupted answer", extra={"conversation_id": self.conversation_id})
 
     async def _save_interrupted(self, why: str, finish_reason: str, finished_at: str) -> None:
-        await close_turn(self.graph, self.thread_id, why, finish_reason, finished_at,
-                         partial=self.translator.partial_message(),
-                         assistant_id=self.request["assistant_message_id"])
+        await close_turn(
+            self.graph,
+            self.thread_id,
+            why,
+            finish_reason,
+            finished_at,
+            partial=self.translator.partial_message(),
+            assistant_id=self.request["assistant_message_id"],
+        )
 
 
-async def close_turn(graph: CompiledStateGraph, thread_id: str, why: str, finish_reason: str, finished_at: str, *,
-                     partial: AIMessage | None = None, assistant_id: str | None = None) -> None:
+async def close_turn(
+    graph: CompiledStateGraph,
+    thread_id: str,
+    why: str,
+    finish_reason: str,
+    finished_at: str,
+    *,
+    partial: AIMessage | None = None,
+    assistant_id: str | None = None,
+) -> None:
     """Add the partial answer after what the checkpoint holds, closing tool calls that never got a result,
     and mark the turn interrupted. Without `assistant_id`, the newest turn that never finished is closed
     (an answer whose server process died)."""
@@ -247,14 +292,25 @@ async def close_turn(graph: CompiledStateGraph, thread_id: str, why: str, finish
     answered = {message.tool_call_id for message in messages if isinstance(message, ToolMessage)}
     last = messages[-1] if messages else None
     if isinstance(last, AIMessage):
-        update += [ToolMessage(content=f"Not run: the answer was interrupted ({why}).", tool_call_id=call["id"],
-                               name=call["name"], status="error")
-                   for call in last.tool_calls if call["id"] not in answered]
+        update += [
+            ToolMessage(
+                content=f"Not run: the answer was interrupted ({why}).",
+                tool_call_id=call["id"],
+                name=call["name"],
+                status="error",
+            )
+            for call in last.tool_calls
+            if call["id"] not in answered
+        ]
     if partial is not None:
         update.append(partial)
     start = next(index for index, message in enumerate(messages) if message.id == user_id)
-    record = {"finishedAt": finished_at, "finishReason": finish_reason, "interrupted": why,
-              "usage": usage_since(messages, start)}
+    record = {
+        "finishedAt": finished_at,
+        "finishReason": finish_reason,
+        "interrupted": why,
+        "usage": usage_since(messages, start),
+    }
     await graph.aupdate_state(config, {"messages": update, "turns": {user_id: record}}, as_node="respond")
 
 

@@ -13,8 +13,12 @@ TOKENS = int(os.environ.get("TOKENS", "200"))
 DELAY = float(os.environ.get("DELAY_MS", "0")) / 1000
 HEAD = [b'data: {"type":"start"}\n\n', b'data: {"type":"start-step"}\n\n', b'data: {"type":"text-start","id":"t"}\n\n']
 TOKENS_SSE = [b'data: {"type":"text-delta","id":"t","delta":" %d"}\n\n' % (n + 1) for n in range(TOKENS)]
-TAIL = [b'data: {"type":"text-end","id":"t"}\n\n', b'data: {"type":"finish-step"}\n\n',
-        b'data: {"type":"finish","finishReason":"stop"}\n\n', b"data: [DONE]\n\n"]
+TAIL = [
+    b'data: {"type":"text-end","id":"t"}\n\n',
+    b'data: {"type":"finish-step"}\n\n',
+    b'data: {"type":"finish","finishReason":"stop"}\n\n',
+    b"data: [DONE]\n\n",
+]
 
 
 async def answer():
@@ -39,5 +43,6 @@ async def health() -> str:
 
 
 if __name__ == "__main__":
-    uvicorn.run(Litestar([chat, health]), host="127.0.0.1", port=int(os.environ["PORT"]), log_level="warning",
-                access_log=False)
+    uvicorn.run(
+        Litestar([chat, health]), host="127.0.0.1", port=int(os.environ["PORT"]), log_level="warning", access_log=False
+    )

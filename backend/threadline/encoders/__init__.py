@@ -20,8 +20,9 @@ class Wire:
     encode: Callable[[AsyncIterable[list[ev.Event]]], AsyncIterator[bytes]]
 
 
-UI_MESSAGE_STREAM = Wire("ui-message-stream", ui_message_stream.MEDIA_TYPE, ui_message_stream.HEADERS,
-                         ui_message_stream.encode)
+UI_MESSAGE_STREAM = Wire(
+    "ui-message-stream", ui_message_stream.MEDIA_TYPE, ui_message_stream.HEADERS, ui_message_stream.encode
+)
 NDJSON = Wire("ndjson", ndjson.MEDIA_TYPE, ndjson.HEADERS, ndjson.encode)
 DATA_STREAM = Wire("data-stream", data_stream.MEDIA_TYPE, data_stream.HEADERS, data_stream.encode)
 WIRES = {wire.name: wire for wire in (UI_MESSAGE_STREAM, NDJSON, DATA_STREAM)}

@@ -43,8 +43,10 @@ class DataStreamEncoder:
                 return _line(b"g", delta)
             case ev.Start():
                 self.message_id = event.message_id
-                return _line(b"8", [{"conversationId": event.conversation_id, "model": event.model,
-                                     "createdAt": event.created_at}])
+                return _line(
+                    b"8",
+                    [{"conversationId": event.conversation_id, "model": event.model, "createdAt": event.created_at}],
+                )
             case ev.StepStart():
                 self.step_called_tools = False
                 return _line(b"f", {"messageId": self.message_id})
@@ -57,8 +59,7 @@ class DataStreamEncoder:
                 return _line(b"c", {"toolCallId": event.tool_call_id, "argsTextDelta": event.input_text_delta})
             case ev.ToolInputAvailable():
                 self.step_called_tools = True
-                return _line(b"9", {"toolCallId": event.tool_call_id, "toolName": event.tool_name,
-                                    "args": event.input})
+                return _line(b"9", {"toolCallId": event.tool_call_id, "toolName": event.tool_name, "args": event.input})
             case ev.ToolOutput():
                 return _line(b"a", {"toolCallId": event.tool_call_id, "result": event.output})
             case ev.ToolOutputError():

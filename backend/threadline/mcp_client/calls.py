@@ -13,8 +13,17 @@ _cancelling: set[asyncio.Task] = set()
 class McpCallError(Exception):
     """A call that produced no tool result: unreachable, timed out, refused, or answered with nonsense."""
 
-    def __init__(self, message: str, *, request_id: Any = None, code: int | None = None, data: Any = None,
-                 status: int | None = None, unreachable: bool = False, timed_out: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        request_id: Any = None,
+        code: int | None = None,
+        data: Any = None,
+        status: int | None = None,
+        unreachable: bool = False,
+        timed_out: bool = False,
+    ) -> None:
         super().__init__(message)
         self.request_id = request_id
         self.code = code
@@ -24,8 +33,9 @@ class McpCallError(Exception):
         self.timed_out = timed_out
 
 
-async def bounded(call: Awaitable[T], *, timeout: float, request_id: Any,
-                  cancel: Callable[[Any, str], Awaitable[None]]) -> T:
+async def bounded(
+    call: Awaitable[T], *, timeout: float, request_id: Any, cancel: Callable[[Any, str], Awaitable[None]]
+) -> T:
     """Await `call` for at most `timeout` seconds; on timeout, or when the answer itself is stopped,
     tell the server to cancel the request so it does not keep working for nobody."""
     try:

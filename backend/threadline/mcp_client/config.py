@@ -70,16 +70,19 @@ def parse_servers(raw: str, env: Mapping[str, str]) -> tuple[McpServerConfig, ..
         if not _NAME.match(server.name):
             raise McpConfigError(f"MCP_SERVERS: server name {server.name!r} must be 1-32 letters, digits, _ or -")
         if server.transport in ("jsonrpc-http", "streamable-http") and not (
-                server.url and server.url.startswith(("http://", "https://"))):
+            server.url and server.url.startswith(("http://", "https://"))
+        ):
             raise McpConfigError(f"MCP_SERVERS: server {server.name!r} ({server.transport}) needs an http(s) url")
         if server.transport == "stdio" and not server.command:
             raise McpConfigError(f"MCP_SERVERS: server {server.name!r} (stdio) needs a command")
-        checked.append(msgspec.structs.replace(
-            server,
-            jwt=_expand(server.jwt, env) if server.jwt else None,
-            headers={key: _expand(value, env) for key, value in server.headers.items()},
-            env={key: _expand(value, env) for key, value in server.env.items()} if server.env else None,
-        ))
+        checked.append(
+            msgspec.structs.replace(
+                server,
+                jwt=_expand(server.jwt, env) if server.jwt else None,
+                headers={key: _expand(value, env) for key, value in server.headers.items()},
+                env={key: _expand(value, env) for key, value in server.env.items()} if server.env else None,
+            )
+        )
     names = [server.name for server in checked]
     if len(set(names)) != len(names):
         raise McpConfigError("MCP_SERVERS: server names must be unique")

@@ -7,9 +7,10 @@ becomes an McpCallError that says what happened.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 from mcp import types
@@ -21,8 +22,14 @@ from threadline.mcp_client.config import redacted
 
 
 class HttpMcpTransport:
-    def __init__(self, url: str, *, client: httpx.AsyncClient, authorization: Callable[[], str | None],
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        client: httpx.AsyncClient,
+        authorization: Callable[[], str | None],
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.url = url
         self._client = client
         self._authorization = authorization
@@ -44,33 +51,42 @@ class HttpMcpTransport:
         except httpx.TimeoutException as error:
             raise McpCallError(f"no answer from {self.url}: {type(error).__name__}", request_id=request_id) from error
         except httpx.HTTPError as error:
-            raise McpCallError(f"cannot reach {redacted(self.url)}: {redacted(str(error))}", request_id=request_id,
-                               unreachable=True) from error
+            raise McpCallError(
+                f"cannot reach {redacted(self.url)}: {redacted(str(error))}", request_id=request_id, unreachable=True
+            ) from error
         try:
             reply = response.json()
         except ValueError:
             reply = None
         error = reply.get("error") if isinstance(reply, dict) else None
         if isinstance(error, dict):  # also on 4xx/5xx: a JSON-RPC error body says more than the status
-            raise McpCallError(f"JSON-RPC error {error.get('code')}: {error.get('message')}", request_id=request_id,
-                               code=error.get("code"), data=error.get("data"), status=response.status_code)
+            raise McpCallError(
+                f"JSON-RPC error {error.get('code')}: {error.get('message')}",
+                request_id=request_id,
+                code=error.get("code"),
+                data=error.get("data"),
+                status=response.status_code,
+            )
         if response.status_code >= 400:
-            raise McpCallError(f"HTTP {response.status_code} from {self.url}", request_id=request_id,
-                               status=response.status_code)
+            raise McpCallError(
+                f"HTTP {response.status_code} from {self.url}", request_id=request_id, status=response.status_code
+            )
         if not isinstance(reply, dict) or reply.get("jsonrpc") != "2.0" or "result" not in reply:
-            raise McpCallError(f"malformed JSON-RPC reply from {self.url}", request_id=request_id,
-                               status=response.status_code)
+            raise McpCallError(
+                f"malformed JSON-RPC reply from {self.url}", request_id=request_id, status=response.status_code
+            )
         if reply.get("id") != request_id:
-            raise McpCallError(f"reply id {reply.get('id')!r} does not match request id {request_id}",
-                               request_id=request_id, status=response.status_code)
+            raise McpCallError(
+                f"reply id {reply.get('id')!r} does not match request id {request_id}",
+                request_id=request_id,
+                status=response.status_code,
+            )
         return reply["result"]
 
     async def notify(self, method: str, params: dict | None = None) -> None:
         message = {"jsonrpc": "2.0", "method": method} | ({"params": params} if params else {})
-        try:
+        with contextlib.suppress(httpx.HTTPError):  # a notification is best effort by definition
             await self._client.post(self.url, json=message, headers=self._request_headers(), timeout=2.0)
-        except httpx.HTTPError:
-            pass  # a notification is best effort by definition
 
 
 class JsonRpcConnection:
@@ -82,9 +98,14 @@ class JsonRpcConnection:
         self.transport = transport
 
     async def open(self) -> None:
-        await self.transport.request("initialize", {
-            "protocolVersion": SUPPORTED_PROTOCOL_VERSIONS[-1], "capabilities": {},
-            "clientInfo": {"name": "threadline", "version": __version__}})
+        await self.transport.request(
+            "initialize",
+            {
+                "protocolVersion": SUPPORTED_PROTOCOL_VERSIONS[-1],
+                "capabilities": {},
+                "clientInfo": {"name": "threadline", "version": __version__},
+            },
+        )
         await self.transport.notify("notifications/initialized")
 
     async def list_tools(self) -> list[types.Tool]:
@@ -100,12 +121,16 @@ class JsonRpcConnection:
             if not (cursor := page.nextCursor):
                 return tools
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], *, timeout: float,
-                        on_progress=None) -> types.CallToolResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, timeout: float, on_progress=None
+    ) -> types.CallToolResult:
         request_id = self.transport.new_id()
         result = await bounded(
             self.transport.request("tools/call", {"name": name, "arguments": arguments}, request_id=request_id),
-            timeout=timeout, request_id=request_id, cancel=self.cancel)
+            timeout=timeout,
+            request_id=request_id,
+            cancel=self.cancel,
+        )
         try:
             return types.CallToolResult.model_validate(result)
         except ValueError as error:

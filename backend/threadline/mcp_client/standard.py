@@ -43,9 +43,10 @@ def transport_for(config: McpServerConfig) -> Callable[[], AbstractAsyncContextM
     @asynccontextmanager
     async def streamable_http() -> AsyncIterator:
         # The SDK's own defaults: a long read timeout, since an SSE response may stay quiet between events.
-        async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30.0, read=300.0),
-                                     follow_redirects=True) as http, streamable_http_client(
-                config.url, http_client=http) as streams:
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30.0, read=300.0), follow_redirects=True) as http,
+            streamable_http_client(config.url, http_client=http) as streams,
+        ):
             yield streams
 
     return streamable_http
@@ -54,8 +55,9 @@ def transport_for(config: McpServerConfig) -> Callable[[], AbstractAsyncContextM
 class StandardConnection:
     supports_progress = True
 
-    def __init__(self, name: str, transport: Callable[[], AbstractAsyncContextManager],
-                 on_lost: Callable[[str], None]) -> None:
+    def __init__(
+        self, name: str, transport: Callable[[], AbstractAsyncContextManager], on_lost: Callable[[str], None]
+    ) -> None:
         self.name = name
         self._transport = transport
         self._on_lost = on_lost
@@ -75,7 +77,8 @@ class StandardConnection:
             async with AsyncExitStack() as stack:
                 streams = await stack.enter_async_context(self._transport())
                 session = await stack.enter_async_context(
-                    ClientSession(streams[0], streams[1], client_info=CLIENT_INFO))
+                    ClientSession(streams[0], streams[1], client_info=CLIENT_INFO)
+                )
                 await session.initialize()
                 self._session = session
                 ready.set_result(None)
@@ -107,15 +110,17 @@ class StandardConnection:
             raise McpCallError("not connected", unreachable=True)
         return self._session
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], *, timeout: float,
-                        on_progress=None) -> types.CallToolResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, timeout: float, on_progress=None
+    ) -> types.CallToolResult:
         session = self._live()
         # ClientSession numbers requests in order and exposes no id; the next one is this call's, which
         # the cancellation notification must name.
         request_id = session._request_id
         # The SDK's own read timeout is a backstop only: `bounded` times out first and sends the cancellation.
-        call = session.call_tool(name, arguments, read_timeout_seconds=timedelta(seconds=timeout + 5),
-                                 progress_callback=on_progress)
+        call = session.call_tool(
+            name, arguments, read_timeout_seconds=timedelta(seconds=timeout + 5), progress_callback=on_progress
+        )
         # The SDK leaves a call waiting when its session ends under it; end the wait with the session.
         task = asyncio.current_task()
 
@@ -127,17 +132,23 @@ class StandardConnection:
             return await bounded(call, timeout=timeout, request_id=request_id, cancel=self.cancel)
         except asyncio.CancelledError:
             if self._ended.done() and task.uncancel() == 0:  # our cancel, not the answer being stopped
-                raise McpCallError("the connection was lost during the call", request_id=request_id,
-                                   unreachable=True) from None
+                raise McpCallError(
+                    "the connection was lost during the call", request_id=request_id, unreachable=True
+                ) from None
             raise
         except McpError as error:
-            raise McpCallError(f"JSON-RPC error {error.error.code}: {error.error.message}", request_id=request_id,
-                               code=error.error.code, data=error.error.data) from None
+            raise McpCallError(
+                f"JSON-RPC error {error.error.code}: {error.error.message}",
+                request_id=request_id,
+                code=error.error.code,
+                data=error.error.data,
+            ) from None
         except McpCallError:
             raise
         except Exception as error:  # noqa: BLE001 - the transport failed under the session: reconnect
-            raise McpCallError(f"the session failed: {_first_cause(error)}", request_id=request_id,
-                               unreachable=True) from None
+            raise McpCallError(
+                f"the session failed: {_first_cause(error)}", request_id=request_id, unreachable=True
+            ) from None
         finally:
             self._ended.remove_done_callback(abandon)
 
@@ -145,8 +156,13 @@ class StandardConnection:
         if (session := self._session) is None:
             return
         try:
-            await session.send_notification(types.ClientNotification(types.CancelledNotification(
-                params=types.CancelledNotificationParams(requestId=request_id, reason=reason))))
+            await session.send_notification(
+                types.ClientNotification(
+                    types.CancelledNotification(
+                        params=types.CancelledNotificationParams(requestId=request_id, reason=reason)
+                    )
+                )
+            )
         except Exception as error:  # noqa: BLE001 - the session may be gone; cancelling is best effort
             log.debug("could not cancel request %s on %s: %s", request_id, self.name, error)
 

@@ -15,9 +15,8 @@ from typing import Any
 from langchain_core.tools import BaseTool, ToolException
 from mcp import types
 
-from threadline import events as ev
 from threadline.mcp_client.calls import McpCallError
-from threadline.turns import current_turn
+from threadline.turn_context import current_turn
 
 log = logging.getLogger("threadline.mcp")
 
@@ -64,24 +63,39 @@ class McpTool(BaseTool):
         turn, tool_call_id = current_turn.get(), _tool_call_id.get()
         on_progress = None
         if turn is not None and tool_call_id and self.connection.supports_progress:
+
             async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-                turn.report(ev.ToolProgress(tool_call_id=tool_call_id, progress=progress, total=total, message=message))
+                turn.progress(tool_call_id, progress, total, message)
 
         started = time.perf_counter()
-        context = {"mcp_server": self.server, "tool": self.remote_name,
-                   "conversation_id": turn.conversation_id if turn else None}
+        context = {
+            "mcp_server": self.server,
+            "tool": self.remote_name,
+            "conversation_id": turn.conversation_id if turn else None,
+        }
         try:
-            result = await self.connection.call_tool(self.remote_name, arguments, timeout=self.timeout,
-                                                     on_progress=on_progress)
+            result = await self.connection.call_tool(
+                self.remote_name, arguments, timeout=self.timeout, on_progress=on_progress
+            )
         except McpCallError as error:
-            log.warning("MCP tool call failed: %s", error, extra=context | {
-                "request_id": error.request_id, "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-                "rpc_code": error.code, "rpc_data": error.data, "http_status": error.status})
+            log.warning(
+                "MCP tool call failed: %s",
+                error,
+                extra=context
+                | {
+                    "request_id": error.request_id,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                    "rpc_code": error.code,
+                    "rpc_data": error.data,
+                    "http_status": error.status,
+                },
+            )
             if error.unreachable and self.on_unreachable:
                 self.on_unreachable(str(error))
             if error.timed_out:
-                raise ToolException(f"The tool {self.name} did not answer within {self.timeout:g} s and was cancelled."
-                                    ) from None
+                raise ToolException(
+                    f"The tool {self.name} did not answer within {self.timeout:g} s and was cancelled."
+                ) from None
             raise ToolException(f"The tool {self.name} failed: {error}") from None
         text = result_text(result)
         if result.isError:

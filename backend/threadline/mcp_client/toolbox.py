@@ -33,8 +33,9 @@ class Connection(Protocol):
 
     async def open(self) -> None: ...
     async def list_tools(self) -> list[types.Tool]: ...
-    async def call_tool(self, name: str, arguments: dict[str, Any], *, timeout: float,
-                        on_progress=None) -> types.CallToolResult: ...
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, timeout: float, on_progress=None
+    ) -> types.CallToolResult: ...
     async def close(self) -> None: ...
 
 
@@ -46,7 +47,7 @@ def tool_name(server: str, remote: str, taken: set[str]) -> str:
     candidate = f"{server}_{base}"[:MAX_NAME]
     suffix = 2
     while candidate in taken:
-        candidate = f"{server}_{base}"[:MAX_NAME - 3] + f"_{suffix}"
+        candidate = f"{server}_{base}"[: MAX_NAME - 3] + f"_{suffix}"
         suffix += 1
     return candidate
 
@@ -62,9 +63,16 @@ class ServerState:
 class McpToolbox:
     """Owns the connections; `tools` is the current list for the graph, `on_change` fires when it changes."""
 
-    def __init__(self, servers: tuple[McpServerConfig, ...], *, timeout: float,
-                 builtin_http: httpx.AsyncClient, builtin_token: Callable[[], str],
-                 on_change: Callable[[list[BaseTool]], None], retry_after: tuple[float, float] = (1.0, 30.0)) -> None:
+    def __init__(
+        self,
+        servers: tuple[McpServerConfig, ...],
+        *,
+        timeout: float,
+        builtin_http: httpx.AsyncClient,
+        builtin_token: Callable[[], str],
+        on_change: Callable[[list[BaseTool]], None],
+        retry_after: tuple[float, float] = (1.0, 30.0),
+    ) -> None:
         self.timeout = timeout
         self.servers = [ServerState(config) for config in servers]
         self._builtin_http = builtin_http  # reaches this app in-process: no port, no proxy in between
@@ -79,13 +87,18 @@ class McpToolbox:
 
     def _connection(self, config: McpServerConfig) -> Connection:
         if config.transport == BUILTIN:
-            return JsonRpcConnection(HttpMcpTransport("/mcp/rpc", client=self._builtin_http,
-                                                      authorization=self._builtin_token))
+            return JsonRpcConnection(
+                HttpMcpTransport("/mcp/rpc", client=self._builtin_http, authorization=self._builtin_token)
+            )
         if config.transport == "jsonrpc-http":
-            return JsonRpcConnection(HttpMcpTransport(config.url, client=self._http, authorization=lambda: config.jwt,
-                                                      headers=config.headers))
-        return StandardConnection(config.name, transport_for(config),
-                                  on_lost=lambda why, name=config.name: self._mark_lost(name, why))
+            return JsonRpcConnection(
+                HttpMcpTransport(
+                    config.url, client=self._http, authorization=lambda: config.jwt, headers=config.headers
+                )
+            )
+        return StandardConnection(
+            config.name, transport_for(config), on_lost=lambda why, name=config.name: self._mark_lost(name, why)
+        )
 
     async def start(self) -> None:
         """Connect every server at once; none of them failing stops start-up."""
@@ -103,13 +116,22 @@ class McpToolbox:
             await connection.close()
             reason = "timed out connecting" if isinstance(error, TimeoutError) else redacted(str(error))
             if server.error != reason:
-                log.warning("MCP server %s is down: %s (retrying in the background)", server.config.name, reason,
-                            extra={"mcp_server": server.config.name})
+                log.warning(
+                    "MCP server %s is down: %s (retrying in the background)",
+                    server.config.name,
+                    reason,
+                    extra={"mcp_server": server.config.name},
+                )
             server.error = reason
             return False
         server.connection, server.tools, server.error = connection, tools, None
-        log.info("MCP server %s: %d tool(s) over %s", server.config.name, len(tools), server.config.transport,
-                 extra={"mcp_server": server.config.name})
+        log.info(
+            "MCP server %s: %d tool(s) over %s",
+            server.config.name,
+            len(tools),
+            server.config.transport,
+            extra={"mcp_server": server.config.name},
+        )
         return True
 
     def _mark_lost(self, name: str, why: str) -> None:
@@ -147,24 +169,37 @@ class McpToolbox:
             for tool in server.tools:
                 name = tool_name(server.config.name, tool.name, taken)
                 taken.add(name)
-                tools.append(McpTool(name=name, description=tool.description or tool.title or tool.name,
-                                     args_schema=tool.inputSchema, server=server.config.name, remote_name=tool.name,
-                                     connection=server.connection, timeout=self.timeout,
-                                     on_unreachable=lambda why, name=server.config.name: self._mark_lost(name, why)))
+                tools.append(
+                    McpTool(
+                        name=name,
+                        description=tool.description or tool.title or tool.name,
+                        args_schema=tool.inputSchema,
+                        server=server.config.name,
+                        remote_name=tool.name,
+                        connection=server.connection,
+                        timeout=self.timeout,
+                        on_unreachable=lambda why, name=server.config.name: self._mark_lost(name, why),
+                    )
+                )
         self.tools = tools
         self._on_change(tools)
 
     def status(self) -> dict[str, dict[str, Any]]:
         """What /health shows anyone: each server's name, up or down, and its tools; why one is down goes to the
         log only (with credentials and query strings redacted)."""
-        return {server.config.name: {"status": "up" if server.connection else "down",
-                                     "tools": [tool.name for tool in server.tools]}
-                for server in self.servers}
+        return {
+            server.config.name: {
+                "status": "up" if server.connection else "down",
+                "tools": [tool.name for tool in server.tools],
+            }
+            for server in self.servers
+        }
 
     async def close(self) -> None:
         if self._retrying:
             self._retrying.cancel()
-        await asyncio.gather(*(server.connection.close() for server in self.servers if server.connection),
-                             return_exceptions=True)
+        await asyncio.gather(
+            *(server.connection.close() for server in self.servers if server.connection), return_exceptions=True
+        )
         await self._http.aclose()
         await self._builtin_http.aclose()

@@ -16,8 +16,8 @@ from threadline import events as ev
 from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 from threadline.errors import ApiError, error_responses, json_only, not_found
 from threadline.graph import TurnRequest, last_user_index
-from threadline.routes.conversations import ConversationId
 from threadline.persistence import thread_of
+from threadline.routes.conversations import ConversationId
 from threadline.schemas import MAX_MESSAGE_CHARS, CancelRequest, CancelResult, ChatRequest, ErrorDetail
 from threadline.turns import Turn
 
@@ -37,9 +37,13 @@ def choose_wire(request: Request) -> Wire:
         return UI_MESSAGE_STREAM
     elif (media_type := request.accept.best_match(list(BY_MEDIA_TYPE))) is not None:
         return BY_MEDIA_TYPE[media_type]
-    raise ApiError(406, "NOT_ACCEPTABLE", "This answer can stream as: Accept: text/event-stream (the AI SDK UI "
-                   "Message Stream, the default), Accept: application/x-ndjson, or ?protocol=data-stream (AI SDK 4).",
-                   [ErrorDetail("protocol", f"one of {', '.join(WIRES)}")])
+    raise ApiError(
+        406,
+        "NOT_ACCEPTABLE",
+        "This answer can stream as: Accept: text/event-stream (the AI SDK UI "
+        "Message Stream, the default), Accept: application/x-ndjson, or ?protocol=data-stream (AI SDK 4).",
+        [ErrorDetail("protocol", f"one of {', '.join(WIRES)}")],
+    )
 
 
 def _invalid(field: str, message: str) -> ApiError:
@@ -81,15 +85,23 @@ async def _cancel(state: State, conversation_id: str, client_id: str) -> CancelR
 class ChatController(Controller):
     path = "/api"
 
-    @post("/chat", status_code=200, guards=[json_only],
-          responses={200: ResponseSpec(dict[str, Any], media_type=UI_MESSAGE_STREAM.media_type,
-                                       description="The answer, chunk by chunk"),
-                     **error_responses(400, 404, 406, 409, 413, 429, 500, 503)},
-          summary="Send a message; the answer streams back (UI Message Stream, NDJSON or AI SDK 4 data stream)",
-          description="The UI Message Stream by default; `Accept: application/x-ndjson` for NDJSON, "
-                      "`?protocol=data-stream` for the AI SDK 4 data stream (see the README).")
-    async def chat(self, request: Request, data: JSONBody[ChatRequest], state: State,
-                   client_id: NamedDependency[str]) -> Stream:
+    @post(
+        "/chat",
+        status_code=200,
+        guards=[json_only],
+        responses={
+            200: ResponseSpec(
+                dict[str, Any], media_type=UI_MESSAGE_STREAM.media_type, description="The answer, chunk by chunk"
+            ),
+            **error_responses(400, 404, 406, 409, 413, 429, 500, 503),
+        },
+        summary="Send a message; the answer streams back (UI Message Stream, NDJSON or AI SDK 4 data stream)",
+        description="The UI Message Stream by default; `Accept: application/x-ndjson` for NDJSON, "
+        "`?protocol=data-stream` for the AI SDK 4 data stream (see the README).",
+    )
+    async def chat(
+        self, request: Request, data: JSONBody[ChatRequest], state: State, client_id: NamedDependency[str]
+    ) -> Stream:
         """Only the last message is read: the history comes from the conversation's checkpoint."""
         wire = choose_wire(request)
         await state.rate_limit.check(state.client_address.of(request.scope))
@@ -111,29 +123,58 @@ class ChatController(Controller):
         else:
             text = _user_text(data)
             user_message_id = data.messages[-1].id or new_id()
-        turn_request = TurnRequest(user_message_id=user_message_id, text=text, regenerate=regenerate,
-                                   assistant_message_id=new_id(), model=state.model_label, created_at=ev.timestamp())
-        turn = Turn(graph, thread_id, conversation_id, client_id, turn_request,
-                    stream_mode=data.stream_mode or state.settings.stream_mode, timeouts=state.timeouts)
+        turn_request = TurnRequest(
+            user_message_id=user_message_id,
+            text=text,
+            regenerate=regenerate,
+            assistant_message_id=new_id(),
+            model=state.model_label,
+            created_at=ev.timestamp(),
+        )
+        turn = Turn(
+            graph,
+            thread_id,
+            conversation_id,
+            client_id,
+            turn_request,
+            stream_mode=data.stream_mode or state.settings.stream_mode,
+            timeouts=state.timeouts,
+        )
         await state.active_turns.begin(
-            turn, touch=lambda: conversations.touch(conversation_id, client_id, text, new_turn=not regenerate),
-            discard=lambda: conversations.delete(conversation_id, client_id))
+            turn,
+            touch=lambda: conversations.touch(conversation_id, client_id, text, new_turn=not regenerate),
+            discard=lambda: conversations.delete(conversation_id, client_id),
+        )
         opening = await turn.opening()
         if opening and isinstance(opening[-1], ev.Error):
             # Nothing was shown yet, so the failure can still be an HTTP status the client checks first.
             failure = opening[-1]
             raise ApiError(PRE_STREAM_FAILURE, failure.code, failure.message)
-        return Stream(wire.encode(turn.events(opening)), media_type=wire.media_type,
-                      headers={**wire.headers, "x-conversation-id": conversation_id})
+        return Stream(
+            wire.encode(turn.events(opening)),
+            media_type=wire.media_type,
+            headers={**wire.headers, "x-conversation-id": conversation_id},
+        )
 
-    @post("/cancel_stream", status_code=200, guards=[json_only], responses=error_responses(400, 404, 409, 413, 503),
-          summary="Stop the answer streaming in a conversation; keeps what arrived")
-    async def cancel_stream(self, data: JSONBody[CancelRequest], state: State,
-                            client_id: NamedDependency[str]) -> CancelResult:
+    @post(
+        "/cancel_stream",
+        status_code=200,
+        guards=[json_only],
+        responses=error_responses(400, 404, 409, 413, 503),
+        summary="Stop the answer streaming in a conversation; keeps what arrived",
+    )
+    async def cancel_stream(
+        self, data: JSONBody[CancelRequest], state: State, client_id: NamedDependency[str]
+    ) -> CancelResult:
         return await _cancel(state, data.conversation_id, client_id)
 
-    @delete("/chat/{conversation_id:str}/stream", status_code=200, responses=error_responses(400, 404, 409, 503),
-            summary="Stop the answer streaming in a conversation; keeps what arrived")
-    async def stop_stream(self, state: State, client_id: NamedDependency[str],
-                          conversation_id: str = ConversationId) -> CancelResult:
+    @delete(
+        "/chat/{conversation_id:str}/stream",
+        status_code=200,
+        responses=error_responses(400, 404, 409, 503),
+        summary="Stop the answer streaming in a conversation; keeps what arrived",
+    )
+    async def stop_stream(
+        self, state: State, client_id: NamedDependency[str], conversation_id: str = ConversationId
+    ) -> CancelResult:
         return await _cancel(state, conversation_id, client_id)

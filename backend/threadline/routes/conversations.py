@@ -22,8 +22,11 @@ class ConversationController(Controller):
     async def list_conversations(self, state: State, client_id: NamedDependency[str]) -> list[Conversation]:
         return await state.storage.conversations.list(client_id)
 
-    @get("/{conversation_id:str}", summary="One conversation with its messages as UIMessage objects",
-         responses=error_responses(400, 404, 503))
+    @get(
+        "/{conversation_id:str}",
+        summary="One conversation with its messages as UIMessage objects",
+        responses=error_responses(400, 404, 503),
+    )
     async def get_conversation(
         self, state: State, client_id: NamedDependency[str], conversation_id: str = ConversationId
     ) -> ConversationDetail:
@@ -33,13 +36,22 @@ class ConversationController(Controller):
         snapshot = await state.graph.aget_state({"configurable": {"thread_id": thread_of(client_id, conversation_id)}})
         values = snapshot.values or {}
         messages = ui_messages(values.get("messages", []), values.get("turns", {}), conversation_id)
-        return ConversationDetail(id=conversation.id, title=conversation.title, messages=messages,
-                                  created_at=conversation.created_at, last_message_at=conversation.last_message_at)
+        return ConversationDetail(
+            id=conversation.id,
+            title=conversation.title,
+            messages=messages,
+            created_at=conversation.created_at,
+            last_message_at=conversation.last_message_at,
+        )
 
-    @delete("/{conversation_id:str}", summary="Delete a conversation and its history, stopping its answer",
-            responses=error_responses(400, 404, 503))
-    async def delete_conversation(self, state: State, client_id: NamedDependency[str],
-                                  conversation_id: str = ConversationId) -> None:
+    @delete(
+        "/{conversation_id:str}",
+        summary="Delete a conversation and its history, stopping its answer",
+        responses=error_responses(400, 404, 503),
+    )
+    async def delete_conversation(
+        self, state: State, client_id: NamedDependency[str], conversation_id: str = ConversationId
+    ) -> None:
         """An answer still streaming is stopped first (in whichever process runs it) and its last writes are
         awaited, so nothing it saves can bring the conversation back."""
         thread_id = thread_of(client_id, conversation_id)
