@@ -17,6 +17,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from standins import _free_port
+from threadline.conversation import load
 from threadline.demo_model import DemoChatModel
 from threadline.graph import TurnRequest, build_graph
 from threadline.history import ui_messages
@@ -266,8 +267,7 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
     tool_error = next(event for event in first if event.__class__.__name__ == "ToolOutputError")
     assert "cancelled" in tool_error.error_text
     assert second[-2].__class__.__name__ == "Finish", "the conversation is not wedged"
-    state = (await graph.aget_state({"configurable": {"thread_id": "conversation"}})).values
-    saved = ui_messages(state["messages"], state["turns"], "conversation")
+    saved = ui_messages(await load(graph, "conversation"), "conversation")
     part = next(part for part in saved[1]["parts"] if part["type"] == "tool-calculator")
     assert part["state"] == "output-error" and "interrupted" in part["errorText"]
     assert saved[1]["metadata"]["interrupted"] == "cancelled"

@@ -14,9 +14,9 @@ import pytest
 from helpers import chat, chat_body, new_conversation_id, running, serving, stream_some
 from standins import _free_port
 from threadline.client_address import ClientAddress
+from threadline.conversation import thread_of
 from threadline.fallback import SaveRetries
 from threadline.mcp_client.config import McpServerConfig
-from threadline.persistence import thread_of
 
 POISON = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "x\u0000"}]}]}
 

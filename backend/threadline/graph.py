@@ -19,6 +19,7 @@ from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
+from threadline.conversation import AnswerRecord, last_user_index, merge_records, usage_since
 from threadline.events import timestamp
 
 LIMIT_TOOL_RESULT = "Not run: this answer reached its limit of model calls."
@@ -35,36 +36,11 @@ class TurnRequest(TypedDict):
     created_at: str
 
 
-def merge_turns(left: dict[str, dict], right: dict[str, dict]) -> dict[str, dict]:
-    """Per-turn records keyed by the user message id; later updates add fields to a record."""
-    merged = dict(left or {})
-    for key, record in (right or {}).items():
-        merged[key] = {**merged.get(key, {}), **record}
-    return merged
-
-
 class ChatState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
-    turns: Annotated[dict[str, dict], merge_turns]
+    turns: Annotated[dict[str, AnswerRecord], merge_records]  # by user message id; the name old checkpoints use
     model_calls: int
     request: TurnRequest | None
-
-
-def last_user_index(messages: Sequence[AnyMessage]) -> int | None:
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], HumanMessage):
-            return index
-    return None
-
-
-def usage_since(messages: Sequence[AnyMessage], start: int) -> dict[str, int]:
-    usage = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
-    for message in messages[start:]:
-        if isinstance(message, AIMessage) and message.usage_metadata:
-            usage["inputTokens"] += message.usage_metadata.get("input_tokens", 0)
-            usage["outputTokens"] += message.usage_metadata.get("output_tokens", 0)
-            usage["totalTokens"] += message.usage_metadata.get("total_tokens", 0)
-    return usage
 
 
 def build_graph(
@@ -87,19 +63,17 @@ def build_graph(
             index = last_user_index(messages)
             user_id = messages[index].id
             update = [RemoveMessage(id=message.id) for message in messages[index + 1 :]]
-            turn = {}
+            turn = AnswerRecord()
         else:
             user_id = request["user_message_id"]
             if any(message.id == user_id for message in messages):
                 # add_messages would overwrite the earlier message with this id: keep both instead.
                 user_id = f"{user_id}-{uuid.uuid4().hex[:8]}"
             update = [HumanMessage(id=user_id, content=request["text"])]
-            turn = {"userCreatedAt": request["created_at"]}
-        turn |= {
-            "assistantId": request["assistant_message_id"],
-            "createdAt": request["created_at"],
-            "model": request["model"],
-        }
+            turn = AnswerRecord(user_created_at=request["created_at"])
+        turn |= AnswerRecord(
+            assistant_id=request["assistant_message_id"], created_at=request["created_at"], model=request["model"]
+        )
         return {"messages": update, "turns": {user_id: turn}, "model_calls": 0, "request": None}
 
     async def process(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
@@ -128,7 +102,7 @@ def build_graph(
                 )
             )
         start = last_user_index(messages)
-        turn = {"finishedAt": timestamp(), "finishReason": "stop", "usage": usage_since(messages, start)}
+        turn = AnswerRecord(finished_at=timestamp(), finish_reason="stop", usage=usage_since(messages, start))
         return {"messages": update, "turns": {messages[start].id: turn}}
 
     builder = StateGraph(ChatState)

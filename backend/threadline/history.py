@@ -6,48 +6,54 @@ followed by its reasoning, text and tool parts, and a turn's model calls share o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from threadline import events as ev
-from threadline.runner import split_content, tool_output
+from threadline.conversation import AnswerRecord, Conversation, Usage, split_content, tool_output
 
 
-def _assistant(user_id: str, turn: dict[str, Any], conversation_id: str) -> dict[str, Any]:
+def _usage(usage: Usage | None) -> dict[str, int] | None:
+    if usage is None:
+        return None
+    return {"inputTokens": usage["input_tokens"], "outputTokens": usage["output_tokens"],
+            "totalTokens": usage["total_tokens"]}  # fmt: skip
+
+
+def _assistant(user_id: str, record: AnswerRecord, conversation_id: str) -> dict[str, Any]:
     metadata = {
         "conversationId": conversation_id,
-        "model": turn.get("model"),
-        "createdAt": turn.get("createdAt"),
-        "finishedAt": turn.get("finishedAt"),
-        "usage": turn.get("usage"),
-        "interrupted": turn.get("interrupted"),
+        "model": record.get("model"),
+        "createdAt": record.get("created_at"),
+        "finishedAt": record.get("finished_at"),
+        "usage": _usage(record.get("usage")),
+        "interrupted": record.get("interrupted"),
     }
     return {
-        "id": turn.get("assistantId") or f"{user_id}-answer",
+        "id": record.get("assistant_id") or f"{user_id}-answer",
         "role": "assistant",
         "metadata": {key: value for key, value in metadata.items() if value is not None},
         "parts": [],
     }
 
 
-def ui_messages(messages: Sequence[AnyMessage], turns: dict[str, dict], conversation_id: str) -> list[dict]:
+def ui_messages(conversation: Conversation, conversation_id: str) -> list[dict]:
     result: list[dict[str, Any]] = []
     assistant: dict[str, Any] | None = None
     tool_parts: dict[str, dict[str, Any]] = {}
-    for message in messages:
+    for message in conversation.messages:
         if isinstance(message, HumanMessage):
-            turn = turns.get(message.id, {})
+            record = conversation.records.get(message.id or "", AnswerRecord())
             result.append(
                 {
                     "id": message.id,
                     "role": "user",
-                    "metadata": {"createdAt": turn.get("userCreatedAt")},
+                    "metadata": {"createdAt": record.get("user_created_at")},
                     "parts": [{"type": "text", "text": message.text}],
                 }
             )
-            assistant = _assistant(message.id, turn, conversation_id)
+            assistant = _assistant(message.id or "", record, conversation_id)
             result.append(assistant)
         elif assistant is None:
             continue

@@ -24,8 +24,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 
 from threadline import __version__
+from threadline.conversation import load, thread_of
 from threadline.mcp_tokens import Caller, InvalidToken, McpTokens
-from threadline.persistence import thread_of
 from threadline.tools import calculate, time_in
 
 log = logging.getLogger("threadline.mcp_server")
@@ -89,9 +89,7 @@ def build_server(state: State) -> FastMCP:
             or await state.storage.conversations.get(caller.conversation_id, caller.client_id) is None
         ):
             raise ToolError("no conversation to search: call this tool from within a conversation")
-        thread_id = thread_of(caller.client_id, caller.conversation_id)
-        snapshot = await state.graph.aget_state({"configurable": {"thread_id": thread_id}})
-        messages = (snapshot.values or {}).get("messages", [])
+        messages = (await load(state.graph, thread_of(caller.client_id, caller.conversation_id))).messages
         last_user = max((i for i, m in enumerate(messages) if m.type == "human"), default=len(messages))
         hits = []
         for position, message in enumerate(messages[:last_user], start=1):  # the current turn is not "earlier"

@@ -21,6 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from threadline.conversation import thread_of
 from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, SaveRetries
 from threadline.refusals import Refused
 from threadline.settings import Settings
@@ -79,12 +80,6 @@ class Conversation(msgspec.Struct, rename="camel", frozen=True):
 
 
 COLUMNS = "id, title, created_at, last_message_at"
-
-
-def thread_of(client_id: str, conversation_id: str) -> str:
-    """The checkpointer's thread for a visitor's conversation: ids are scoped per visitor, so two visitors'
-    `my-first-chat` are two conversations, and nobody can reach, claim or probe another visitor's id."""
-    return f"{client_id}:{conversation_id}"
 
 
 def title_from(text: str) -> str:

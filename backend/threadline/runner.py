@@ -13,32 +13,10 @@ from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langgraph.graph.state import CompiledStateGraph
 
 from threadline import events as ev
+from threadline.conversation import AnswerRecord, config_of, split_content, tool_output
 from threadline.graph import TurnRequest
 
 STREAM_MODES = ["messages", "updates"]
-
-
-def split_content(content: str | list[Any]) -> tuple[str, str]:
-    """(text, reasoning) of a message's content, which providers give as a string or content blocks."""
-    if isinstance(content, str):
-        return content, ""
-    text, reasoning = [], []
-    for block in content:
-        if isinstance(block, str):
-            text.append(block)
-        elif block.get("type") == "text":
-            text.append(block.get("text", ""))
-        elif block.get("type") in ("thinking", "reasoning"):
-            reasoning.append(block.get("thinking") or block.get("reasoning") or block.get("text") or "")
-    return "".join(text), "".join(reasoning)
-
-
-def tool_output(message: ToolMessage) -> ev.ToolOutput | ev.ToolOutputError:
-    """The event for a finished tool call; shared with history so a reload shows what was streamed."""
-    content = message.content if isinstance(message.content, str) else split_content(message.content)[0]
-    if message.status == "error":
-        return ev.ToolOutputError(tool_call_id=message.tool_call_id, error_text=content)
-    return ev.ToolOutput(tool_call_id=message.tool_call_id, output=content)
 
 
 class TurnTranslator:
@@ -58,7 +36,7 @@ class TurnTranslator:
         self.pending_tools: set[str] = set()
         self.call_text: list[str] = []
         self.call_reasoning: list[str] = []
-        self.finish: dict[str, Any] | None = None
+        self.finish: AnswerRecord | None = None
 
     def _part_id(self, kind: str) -> str:
         self.parts += 1
@@ -180,8 +158,7 @@ async def graph_events(
     graph: CompiledStateGraph, thread_id: str, request: TurnRequest, translator: TurnTranslator
 ) -> AsyncIterator[ev.Event]:
     """Run the graph for one turn and yield what the answer shows, between `start` and `finish`."""
-    config = {"configurable": {"thread_id": thread_id}}
-    async for mode, payload in graph.astream({"request": request}, config, stream_mode=STREAM_MODES):
+    async for mode, payload in graph.astream({"request": request}, config_of(thread_id), stream_mode=STREAM_MODES):
         if mode == "messages":
             message, metadata = payload
             batch = translator.message(message, metadata.get("langgraph_node", ""))

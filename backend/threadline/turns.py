@@ -19,8 +19,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph.state import CompiledStateGraph
 
 from threadline import events as ev
+from threadline.conversation import AnswerRecord, Usage, config_of, load, usage_since
 from threadline.failures import TIMEOUT, Failure, classify
-from threadline.graph import TurnRequest, last_user_index, usage_since
+from threadline.graph import TurnRequest
 from threadline.runner import TurnTranslator, graph_events
 from threadline.turn_context import current_turn
 
@@ -223,16 +224,12 @@ class Turn:
             self._timers.append(loop.call_at(next_check, self._check_idle))
 
     def _finish(self) -> ev.Finish:
-        finish = self.translator.finish or {}
-        usage = finish.get("usage", {})
+        finish = self.translator.finish or AnswerRecord()
+        usage = finish.get("usage") or Usage(input_tokens=0, output_tokens=0, total_tokens=0)
         return ev.Finish(
-            finish_reason=finish.get("finishReason", "stop"),
-            finished_at=finish.get("finishedAt") or ev.timestamp(),
-            usage=ev.Usage(
-                input_tokens=usage.get("inputTokens", 0),
-                output_tokens=usage.get("outputTokens", 0),
-                total_tokens=usage.get("totalTokens", 0),
-            ),
+            finish_reason=finish.get("finish_reason", "stop"),
+            finished_at=finish.get("finished_at") or ev.timestamp(),
+            usage=ev.Usage(**usage),
         )
 
     async def _interrupt(self, why: str, failure: Failure | None) -> None:
@@ -275,19 +272,14 @@ async def close_turn(
     """Add the partial answer after what the checkpoint holds, closing tool calls that never got a result,
     and mark the turn interrupted. Without `assistant_id`, the newest turn that never finished is closed
     (an answer whose server process died)."""
-    config = {"configurable": {"thread_id": thread_id}}
-    snapshot = await graph.aget_state(config)
-    messages = snapshot.values.get("messages", [])
-    turns = snapshot.values.get("turns", {})
+    conversation = await load(graph, thread_id)
     if assistant_id is not None:
-        user_id = next((key for key, turn in turns.items() if turn.get("assistantId") == assistant_id), None)
+        user_id = conversation.question_answered_by(assistant_id)
     else:
-        index = last_user_index(messages)
-        user_id = messages[index].id if index is not None else None
-        if user_id is not None and "finishedAt" in turns.get(user_id, {}):
-            user_id = None  # the newest turn did finish
+        user_id = conversation.unfinished_question()
     if user_id is None:
-        return  # stopped before the turn began: nothing was shown, nothing to keep
+        return  # stopped before the turn began (or it did finish): nothing was shown, nothing to keep
+    messages = conversation.messages
     update: list[Any] = []
     answered = {message.tool_call_id for message in messages if isinstance(message, ToolMessage)}
     last = messages[-1] if messages else None
@@ -305,13 +297,9 @@ async def close_turn(
     if partial is not None:
         update.append(partial)
     start = next(index for index, message in enumerate(messages) if message.id == user_id)
-    record = {
-        "finishedAt": finished_at,
-        "finishReason": finish_reason,
-        "interrupted": why,
-        "usage": usage_since(messages, start),
-    }
-    await graph.aupdate_state(config, {"messages": update, "turns": {user_id: record}}, as_node="respond")
+    record = AnswerRecord(finished_at=finished_at, finish_reason=finish_reason, interrupted=why,
+                          usage=usage_since(messages, start))  # fmt: skip
+    await graph.aupdate_state(config_of(thread_id), {"messages": update, "turns": {user_id: record}}, as_node="respond")
 
 
 async def recover_turn(graph: CompiledStateGraph, thread_id: str, why: str) -> None:

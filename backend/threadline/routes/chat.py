@@ -13,10 +13,10 @@ from litestar.params import JSONBody
 from litestar.response import Stream
 
 from threadline import events as ev
+from threadline.conversation import load, thread_of
 from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 from threadline.errors import ApiError, error_responses, json_only, not_found
-from threadline.graph import TurnRequest, last_user_index
-from threadline.persistence import thread_of
+from threadline.graph import TurnRequest
 from threadline.routes.conversations import ConversationId
 from threadline.schemas import MAX_MESSAGE_CHARS, CancelRequest, CancelResult, ChatRequest, ErrorDetail
 from threadline.turns import Turn
@@ -113,13 +113,10 @@ class ChatController(Controller):
         if regenerate:
             if await conversations.get(conversation_id, client_id) is None:
                 raise not_found()
-            snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
-            messages = snapshot.values.get("messages", [])
-            index = last_user_index(messages)
-            if index is None:
+            question = (await load(graph, thread_id)).last_question()
+            if question is None:
                 raise not_found()
-            text = messages[index].text
-            user_message_id = messages[index].id
+            text, user_message_id = question.text, question.id
         else:
             text = _user_text(data)
             user_message_id = data.messages[-1].id or new_id()

@@ -7,9 +7,10 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import Parameter
 
+from threadline.conversation import load, thread_of
 from threadline.errors import error_responses, not_found
 from threadline.history import ui_messages
-from threadline.persistence import Conversation, thread_of
+from threadline.persistence import Conversation
 from threadline.schemas import ID_PATTERN, ConversationDetail
 
 ConversationId = Parameter(pattern=ID_PATTERN, description="The conversation id (yours: ids are scoped per visitor)")
@@ -33,9 +34,7 @@ class ConversationController(Controller):
         conversation = await state.storage.conversations.get(conversation_id, client_id)
         if conversation is None:
             raise not_found()
-        snapshot = await state.graph.aget_state({"configurable": {"thread_id": thread_of(client_id, conversation_id)}})
-        values = snapshot.values or {}
-        messages = ui_messages(values.get("messages", []), values.get("turns", {}), conversation_id)
+        messages = ui_messages(await load(state.graph, thread_of(client_id, conversation_id)), conversation_id)
         return ConversationDetail(
             id=conversation.id,
             title=conversation.title,

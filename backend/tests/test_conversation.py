@@ -1,0 +1,112 @@
+"""The conversation module and the two views of it, fed scripted LangGraph messages: the history a reloaded
+page reads, and the translator that turns a graph's stream into canonical events."""
+
+from __future__ import annotations
+
+import uuid
+
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from threadline import events as ev
+from threadline.conversation import Conversation, config_of, load, merge_records, record_of
+from threadline.demo_model import DemoChatModel
+from threadline.graph import TurnRequest, build_graph
+from threadline.history import ui_messages
+from threadline.runner import TurnTranslator, graph_events
+
+EARLIER_RECORD = {  # as threadline stored a record before its keys were its own
+    "assistantId": "a1", "model": "demo:demo", "createdAt": "2026-01-01T00:00:00.000Z",
+    "userCreatedAt": "2026-01-01T00:00:00.000Z", "finishedAt": "2026-01-01T00:00:01.000Z", "finishReason": "stop",
+    "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3},
+}  # fmt: skip
+
+
+def request(text: str, *, regenerate: bool = False) -> TurnRequest:
+    return TurnRequest(user_message_id=uuid.uuid4().hex, text=text, regenerate=regenerate,
+                       assistant_message_id=uuid.uuid4().hex, model="demo:demo", created_at="now")  # fmt: skip
+
+
+async def test_a_checkpoint_written_with_the_earlier_record_keys_still_loads_and_goes_on():
+    graph = build_graph(DemoChatModel(token_delay=0), [], InMemorySaver(), system_prompt="", max_model_calls=1)
+    old = {"messages": [HumanMessage(id="u1", content="hi"), AIMessage(id="m1", content="hello")],
+           "turns": {"u1": EARLIER_RECORD}}  # fmt: skip
+    await graph.aupdate_state(config_of("t"), old, as_node="respond")
+    before = ui_messages(await load(graph, "t"), "c")
+    async for _ in graph_events(graph, "t", request("again"), TurnTranslator(events_mode=False)):
+        pass
+    after = await load(graph, "t")
+    assert before[1]["id"] == "a1"
+    assert before[1]["metadata"] == {
+        "conversationId": "c", "model": "demo:demo", "createdAt": "2026-01-01T00:00:00.000Z",
+        "finishedAt": "2026-01-01T00:00:01.000Z", "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3},
+    }  # fmt: skip
+    assert after.records["u1"]["usage"] == {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}
+    assert len(after.messages) == 4 and "finished_at" in after.records[after.messages[2].id]
+
+
+async def test_a_regenerated_answer_starts_a_record_of_its_own():
+    graph = build_graph(DemoChatModel(token_delay=0), [], InMemorySaver(), system_prompt="", max_model_calls=1)
+    async for _ in graph_events(graph, "t", request("hello"), TurnTranslator(events_mode=False)):
+        pass
+    first = await load(graph, "t")
+    question = first.last_question()
+    merged = merge_records(first.records, {question.id: {"assistant_id": "new", "created_at": "later"}})
+    assert merged[question.id] == {"user_created_at": "now", "assistant_id": "new", "created_at": "later"}, (
+        "the earlier answer's finish and usage are not carried over"
+    )
+    assert record_of({"finishReason": "stop"}) == {"finish_reason": "stop"}
+
+
+def test_the_history_view_shows_steps_tools_and_interruptions_like_the_stream():
+    messages = [
+        HumanMessage(id="u1", content="calculate"),
+        AIMessage(content="", tool_calls=[{"id": "c1", "name": "calculator", "args": {"expression": "1+1"}}]),
+        ToolMessage(content="2", tool_call_id="c1", name="calculator"),
+        AIMessage(content=[{"type": "reasoning", "reasoning": "easy"}, {"type": "text", "text": "It is 2."}]),
+        HumanMessage(id="u2", content="and now?"),
+    ]
+    conversation = Conversation("t", messages, {"u2": {"assistant_id": "a2", "interrupted": "server-stopped"}})
+    view = ui_messages(conversation, "c")
+    assert [message["role"] for message in view] == ["user", "assistant", "user", "assistant"]
+    assert [part["type"] for part in view[1]["parts"]] == [
+        "step-start", "tool-calculator", "step-start", "reasoning", "text"
+    ]  # fmt: skip
+    assert view[1]["parts"][1]["state"] == "output-available" and view[1]["parts"][1]["output"] == "2"
+    assert view[3] == {"id": "a2", "role": "assistant", "parts": [],
+                       "metadata": {"conversationId": "c", "interrupted": "server-stopped"}}  # fmt: skip
+
+
+def kinds(events: list[ev.Event]) -> list[str]:
+    return [type(event).__name__ for event in events]
+
+
+def test_the_translator_opens_and_closes_parts_and_steps_around_scripted_chunks():
+    translator = TurnTranslator(events_mode=True)
+    events = translator.model_chunk(AIMessageChunk(content=[{"type": "reasoning", "reasoning": "hmm"}]))
+    events += translator.model_chunk(AIMessageChunk(content="Let me", tool_call_chunks=[
+        {"index": 0, "id": "c1", "name": "calculator", "args": '{"expression"'}]))  # fmt: skip
+    events += translator.model_chunk(AIMessageChunk(content=" check.", tool_call_chunks=[
+        {"index": 0, "id": None, "name": None, "args": ': "1+1"}'}]))  # fmt: skip
+    done = AIMessage(
+        content="Let me check.", tool_calls=[{"id": "c1", "name": "calculator", "args": {"expression": "1+1"}}]
+    )
+    events += translator.model_done(done)
+    events += translator.message(ToolMessage(content="2", tool_call_id="c1", name="calculator"), "tools")
+    events += translator.update("tools", {})
+    assert kinds(events) == [
+        "StepStart", "Status", "ReasoningStart", "ReasoningDelta", "ReasoningEnd", "TextStart", "TextDelta",
+        "ToolInputStart", "ToolInputDelta", "TextDelta", "ToolInputDelta", "TextEnd", "ToolInputAvailable", "Status",
+        "ToolOutput", "StepFinish",
+    ]  # fmt: skip
+    assert translator.pending_tools == set()
+
+
+def test_an_interrupted_translation_closes_what_is_open_and_keeps_what_was_said():
+    translator = TurnTranslator(events_mode=False)
+    translator.model_chunk(AIMessageChunk(content="Half an"))
+    translator.model_done(AIMessage(content="", tool_calls=[{"id": "c9", "name": "slow", "args": {}}]))
+    translator.model_chunk(AIMessageChunk(content="swer"))
+    events = translator.interrupted("cancelled")
+    assert kinds(events) == ["TextEnd", "ToolOutputError", "StepFinish"]
+    assert events[1].error_text == "Not finished: cancelled."
+    assert translator.partial_message().content == "swer", "the model call in flight, not the one before it"

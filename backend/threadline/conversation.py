@@ -1,0 +1,149 @@
+"""A conversation as the checkpointer holds it: its thread, its messages, and a record of each answer.
+
+Whatever reads a conversation (the routes, an answer being stopped, the MCP tools, the `UIMessage`
+view) goes through here, so the thread's name, the state's shape and the keys of the stored record
+live in one place. Records are stored with our own keys; those written before with the wire's
+camelCase keys still load (`record_of`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypedDict
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+
+from threadline import events as ev
+
+
+class Usage(TypedDict):
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+
+
+class AnswerRecord(TypedDict, total=False):
+    """What is kept of one answer besides its messages, under the id of the user message it answers."""
+
+    assistant_id: str
+    model: str
+    created_at: str
+    user_created_at: str
+    finished_at: str
+    finish_reason: str
+    interrupted: str
+    usage: Usage
+
+
+_EARLIER_KEYS = {"assistantId": "assistant_id", "createdAt": "created_at", "userCreatedAt": "user_created_at",
+                 "finishedAt": "finished_at", "finishReason": "finish_reason"}  # fmt: skip
+_EARLIER_USAGE = {"inputTokens": "input_tokens", "outputTokens": "output_tokens", "totalTokens": "total_tokens"}
+
+
+def record_of(stored: dict[str, Any]) -> AnswerRecord:
+    """A stored record with our keys, whichever keys it was written with."""
+    record: dict[str, Any] = {_EARLIER_KEYS.get(key, key): value for key, value in stored.items()}
+    if isinstance(usage := record.get("usage"), dict):
+        record["usage"] = {_EARLIER_USAGE.get(key, key): value for key, value in usage.items()}
+    return record  # type: ignore[return-value]
+
+
+def merge_records(left: dict[str, AnswerRecord], right: dict[str, AnswerRecord]) -> dict[str, AnswerRecord]:
+    """The state's reducer for records: later updates add fields to an answer's record, and a new answer to
+    the same question (a regenerated one) starts a record of its own."""
+    merged = dict(left or {})
+    for key, update in (right or {}).items():
+        record = record_of(merged.get(key, {}))  # type: ignore[arg-type]
+        if update.get("assistant_id", record.get("assistant_id")) != record.get("assistant_id"):
+            record = AnswerRecord(user_created_at=record["user_created_at"]) if "user_created_at" in record else {}
+        merged[key] = AnswerRecord(**{**record, **update})  # type: ignore[typeddict-item]
+    return merged
+
+
+def thread_of(client_id: str, conversation_id: str) -> str:
+    """The checkpointer's thread for a visitor's conversation: ids are scoped per visitor, so two visitors'
+    `my-first-chat` are two conversations, and nobody can reach, claim or probe another visitor's id."""
+    return f"{client_id}:{conversation_id}"
+
+
+def config_of(thread_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def last_user_index(messages: Sequence[AnyMessage]) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return index
+    return None
+
+
+def usage_since(messages: Sequence[AnyMessage], start: int) -> Usage:
+    """Tokens the model calls after `start` used, as the providers reported them."""
+    usage = Usage(input_tokens=0, output_tokens=0, total_tokens=0)
+    for message in messages[start:]:
+        if isinstance(message, AIMessage) and message.usage_metadata:
+            usage["input_tokens"] += message.usage_metadata.get("input_tokens", 0)
+            usage["output_tokens"] += message.usage_metadata.get("output_tokens", 0)
+            usage["total_tokens"] += message.usage_metadata.get("total_tokens", 0)
+    return usage
+
+
+def split_content(content: str | list[Any]) -> tuple[str, str]:
+    """(text, reasoning) of a message's content, which providers give as a string or content blocks."""
+    if isinstance(content, str):
+        return content, ""
+    text, reasoning = [], []
+    for block in content:
+        if isinstance(block, str):
+            text.append(block)
+        elif block.get("type") == "text":
+            text.append(block.get("text", ""))
+        elif block.get("type") in ("thinking", "reasoning"):
+            reasoning.append(block.get("thinking") or block.get("reasoning") or block.get("text") or "")
+    return "".join(text), "".join(reasoning)
+
+
+def tool_output(message: ToolMessage) -> ev.ToolOutput | ev.ToolOutputError:
+    """The event for a finished tool call: the live stream and a reloaded history show the same."""
+    content = message.content if isinstance(message.content, str) else split_content(message.content)[0]
+    if message.status == "error":
+        return ev.ToolOutputError(tool_call_id=message.tool_call_id, error_text=content)
+    return ev.ToolOutput(tool_call_id=message.tool_call_id, output=content)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A conversation's messages and its answers' records, as of its latest checkpoint."""
+
+    thread_id: str
+    messages: list[AnyMessage]
+    records: dict[str, AnswerRecord]  # by the id of the user message each answers
+
+    def last_question(self) -> HumanMessage | None:
+        """The newest user message: what a regenerated answer answers again."""
+        index = last_user_index(self.messages)
+        return None if index is None else self.messages[index]  # type: ignore[return-value]
+
+    def question_answered_by(self, assistant_id: str) -> str | None:
+        """The id of the user message an answer (by its assistant message id) belongs to."""
+        return next((key for key, record in self.records.items() if record.get("assistant_id") == assistant_id), None)
+
+    def unfinished_question(self) -> str | None:
+        """The id of the newest user message when its answer never finished (its process died)."""
+        question = self.last_question()
+        if question is None or "finished_at" in self.records.get(question.id or "", {}):
+            return None
+        return question.id
+
+
+class StateReader(Protocol):
+    async def aget_state(self, config: RunnableConfig) -> Any: ...
+
+
+async def load(graph: StateReader, thread_id: str) -> Conversation:
+    """The conversation's latest state; empty when it has none yet."""
+    values = (await graph.aget_state(config_of(thread_id))).values or {}
+    records = {key: record_of(record) for key, record in values.get("turns", {}).items()}
+    return Conversation(thread_id, list(values.get("messages", [])), records)
