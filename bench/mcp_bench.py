@@ -114,11 +114,11 @@ async def run(calls: int) -> None:
         )
         app = create_app(settings)
         async with app.lifespan():  # on this event loop, so the toolbox's connections are usable from here
-            toolbox = app.state.toolbox
+            toolbox = app.state.services.toolbox
             status = toolbox.status()
-            down = {name: server.get("error") for name, server in status.items() if server["status"] != "up"}
+            down = [name for name, server in status.items() if server["status"] != "up"]
             if down:
-                raise SystemExit(f"servers down: {down}")
+                raise SystemExit(f"servers down (the log says why): {down}")
             tools = {(tool.server, tool.remote_name): tool for tool in toolbox.tools}
             plan = [
                 ("builtin", "calculator", {"expression": "1"}),

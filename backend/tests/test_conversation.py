@@ -15,21 +15,33 @@ from threadline.history import ui_messages
 from threadline.runner import TurnTranslator, graph_events
 
 EARLIER_RECORD = {  # as threadline stored a record before its keys were its own
-    "assistantId": "a1", "model": "demo:demo", "createdAt": "2026-01-01T00:00:00.000Z",
-    "userCreatedAt": "2026-01-01T00:00:00.000Z", "finishedAt": "2026-01-01T00:00:01.000Z", "finishReason": "stop",
+    "assistantId": "a1",
+    "model": "demo:demo",
+    "createdAt": "2026-01-01T00:00:00.000Z",
+    "userCreatedAt": "2026-01-01T00:00:00.000Z",
+    "finishedAt": "2026-01-01T00:00:01.000Z",
+    "finishReason": "stop",
     "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3},
-}  # fmt: skip
+}
 
 
 def request(text: str, *, regenerate: bool = False) -> TurnRequest:
-    return TurnRequest(user_message_id=uuid.uuid4().hex, text=text, regenerate=regenerate,
-                       assistant_message_id=uuid.uuid4().hex, model="demo:demo", created_at="now")  # fmt: skip
+    return TurnRequest(
+        user_message_id=uuid.uuid4().hex,
+        text=text,
+        regenerate=regenerate,
+        assistant_message_id=uuid.uuid4().hex,
+        model="demo:demo",
+        created_at="now",
+    )
 
 
 async def test_a_checkpoint_written_with_the_earlier_record_keys_still_loads_and_goes_on():
     graph = build_graph(DemoChatModel(token_delay=0), [], InMemorySaver(), system_prompt="", max_model_calls=1)
-    old = {"messages": [HumanMessage(id="u1", content="hi"), AIMessage(id="m1", content="hello")],
-           "turns": {"u1": EARLIER_RECORD}}  # fmt: skip
+    old = {
+        "messages": [HumanMessage(id="u1", content="hi"), AIMessage(id="m1", content="hello")],
+        "turns": {"u1": EARLIER_RECORD},
+    }
     await graph.aupdate_state(config_of("t"), old, as_node="respond")
     before = ui_messages(await load(graph, "t"), "c")
     async for _ in graph_events(graph, "t", request("again"), TurnTranslator(events_mode=False)):
@@ -37,9 +49,12 @@ async def test_a_checkpoint_written_with_the_earlier_record_keys_still_loads_and
     after = await load(graph, "t")
     assert before[1]["id"] == "a1"
     assert before[1]["metadata"] == {
-        "conversationId": "c", "model": "demo:demo", "createdAt": "2026-01-01T00:00:00.000Z",
-        "finishedAt": "2026-01-01T00:00:01.000Z", "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3},
-    }  # fmt: skip
+        "conversationId": "c",
+        "model": "demo:demo",
+        "createdAt": "2026-01-01T00:00:00.000Z",
+        "finishedAt": "2026-01-01T00:00:01.000Z",
+        "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3},
+    }
     assert after.records["u1"]["usage"] == {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}
     assert len(after.messages) == 4 and "finished_at" in after.records[after.messages[2].id]
 
@@ -69,11 +84,19 @@ def test_the_history_view_shows_steps_tools_and_interruptions_like_the_stream():
     view = ui_messages(conversation, "c")
     assert [message["role"] for message in view] == ["user", "assistant", "user", "assistant"]
     assert [part["type"] for part in view[1]["parts"]] == [
-        "step-start", "tool-calculator", "step-start", "reasoning", "text"
-    ]  # fmt: skip
+        "step-start",
+        "tool-calculator",
+        "step-start",
+        "reasoning",
+        "text",
+    ]
     assert view[1]["parts"][1]["state"] == "output-available" and view[1]["parts"][1]["output"] == "2"
-    assert view[3] == {"id": "a2", "role": "assistant", "parts": [],
-                       "metadata": {"conversationId": "c", "interrupted": "server-stopped"}}  # fmt: skip
+    assert view[3] == {
+        "id": "a2",
+        "role": "assistant",
+        "parts": [],
+        "metadata": {"conversationId": "c", "interrupted": "server-stopped"},
+    }
 
 
 def kinds(events: list[ev.Event]) -> list[str]:
@@ -83,10 +106,14 @@ def kinds(events: list[ev.Event]) -> list[str]:
 def test_the_translator_opens_and_closes_parts_and_steps_around_scripted_chunks():
     translator = TurnTranslator(events_mode=True)
     events = translator.model_chunk(AIMessageChunk(content=[{"type": "reasoning", "reasoning": "hmm"}]))
-    events += translator.model_chunk(AIMessageChunk(content="Let me", tool_call_chunks=[
-        {"index": 0, "id": "c1", "name": "calculator", "args": '{"expression"'}]))  # fmt: skip
-    events += translator.model_chunk(AIMessageChunk(content=" check.", tool_call_chunks=[
-        {"index": 0, "id": None, "name": None, "args": ': "1+1"}'}]))  # fmt: skip
+    events += translator.model_chunk(
+        AIMessageChunk(
+            content="Let me", tool_call_chunks=[{"index": 0, "id": "c1", "name": "calculator", "args": '{"expression"'}]
+        )
+    )
+    events += translator.model_chunk(
+        AIMessageChunk(content=" check.", tool_call_chunks=[{"index": 0, "id": None, "name": None, "args": ': "1+1"}'}])
+    )
     done = AIMessage(
         content="Let me check.", tool_calls=[{"id": "c1", "name": "calculator", "args": {"expression": "1+1"}}]
     )
@@ -94,10 +121,23 @@ def test_the_translator_opens_and_closes_parts_and_steps_around_scripted_chunks(
     events += translator.message(ToolMessage(content="2", tool_call_id="c1", name="calculator"), "tools")
     events += translator.update("tools", {})
     assert kinds(events) == [
-        "StepStart", "Status", "ReasoningStart", "ReasoningDelta", "ReasoningEnd", "TextStart", "TextDelta",
-        "ToolInputStart", "ToolInputDelta", "TextDelta", "ToolInputDelta", "TextEnd", "ToolInputAvailable", "Status",
-        "ToolOutput", "StepFinish",
-    ]  # fmt: skip
+        "StepStart",
+        "Status",
+        "ReasoningStart",
+        "ReasoningDelta",
+        "ReasoningEnd",
+        "TextStart",
+        "TextDelta",
+        "ToolInputStart",
+        "ToolInputDelta",
+        "TextDelta",
+        "ToolInputDelta",
+        "TextEnd",
+        "ToolInputAvailable",
+        "Status",
+        "ToolOutput",
+        "StepFinish",
+    ]
     assert translator.pending_tools == set()
 
 

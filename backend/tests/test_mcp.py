@@ -211,7 +211,7 @@ async def test_tools_of_a_server_in_another_process_stream_with_progress(make_se
         assert health["status"] == "ok"
         assert health["toolServers"]["tests"]["status"] == "up"
         assert {"noop", "slow", "calculator"} <= set(health["toolServers"]["tests"]["tools"])
-        names = {tool.name for tool in client.app.state.toolbox.tools}
+        names = {tool.name for tool in client.app.state.services.toolbox.tools}
         assert {"calculator", "tests_calculator", "slow"} <= names  # the clash is renamed, the first keeps its name
 
         _, raw, chunks = await chat(client, None, 'use the slow tool with {"seconds": 0.5}', streamMode="events")

@@ -1,8 +1,7 @@
-"""create_app(): the Litestar application, whose lifespan builds storage → model → graph once."""
+"""create_app(): the Litestar application, whose lifespan starts the services (services.py) once."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,51 +16,45 @@ from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.static_files import create_static_files_router
 
-from threadline.active_turns import ActiveTurns
-from threadline.client_address import ClientAddress
 from threadline.errors import EXCEPTION_HANDLERS
-from threadline.graph import build_graph
 from threadline.http_limits import RequestLimits
 from threadline.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
-from threadline.mcp_client.toolbox import McpToolbox
 from threadline.mcp_server import build_server, builtin_routes
 from threadline.mcp_tokens import Caller, McpTokens, tokens_for
-from threadline.models import build_chat_model
-from threadline.persistence import open_storage
-from threadline.rate_limit import RateLimit
+from threadline.routes import AppServices
 from threadline.routes.chat import ChatController
 from threadline.routes.conversations import ConversationController
 from threadline.security_headers import SecurityHeaders
+from threadline.services import Limits, Services, running_services
 from threadline.settings import Settings, load_settings
 from threadline.turn_context import current_turn
-from threadline.turns import Timeouts, recover_turn
 
 log = logging.getLogger("threadline")
 
 
 @get("/health", summary="Liveness and what this server runs with")
-async def health(state: State) -> dict[str, Any]:
+async def health(services: AppServices) -> dict[str, Any]:
     """`degraded` while conversations wait in memory for the database, or while a tool server is down.
 
     `quarantinedConversations` counts conversations PostgreSQL kept refusing (the log says which); they do
     not make the server degraded, since every other conversation is saved as usual."""
-    waiting = state.storage.waiting_to_be_saved()
-    tool_servers = state.toolbox.status()
+    waiting = services.storage.waiting_to_be_saved()
+    tool_servers = services.toolbox.status()
     degraded = waiting or any(server["status"] == "down" for server in tool_servers.values())
     return {
         "status": "degraded" if degraded else "ok",
-        "model": state.model_label,
-        "storage": state.storage.description,
+        "model": services.model_label,
+        "storage": services.storage.description,
         "unsavedConversations": waiting,
-        "quarantinedConversations": state.storage.quarantined(),
+        "quarantinedConversations": services.storage.quarantined(),
         "toolServers": tool_servers,
     }
 
 
 async def limit_every_request(request: Request) -> None:
     """A generous limit on every endpoint (API_RATE_LIMIT), besides the chat's own (CHAT_RATE_LIMIT)."""
-    state = request.app.state
-    await state.api_rate_limit.check(state.client_address.of(request.scope))
+    limits: Limits = request.app.state.limits
+    await limits.api.check(limits.client_address.of(request.scope))
 
 
 def turn_token(tokens: McpTokens) -> str:
@@ -73,6 +66,11 @@ def turn_token(tokens: McpTokens) -> str:
 def client_id_of(request: Request) -> str:
     """The caller's anonymous identity, set by ClientIdentityMiddleware."""
     return request.state.client_id
+
+
+def services_of(state: State) -> Services:
+    """The services the lifespan started, for every handler that declares `services: AppServices`."""
+    return state.services
 
 
 def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
@@ -92,86 +90,43 @@ def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or load_settings()
     signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
     tokens = tokens_for(settings.mcp_secret, settings.client_id_secret, settings.data_dir)
-    state = State(
-        {
-            "settings": settings,
-            "model_label": f"{settings.model_provider}:{settings.model_name}",
-            "rate_limit": RateLimit(settings.rate_limit, settings.rate_limit_storage),
-            "api_rate_limit": RateLimit(settings.api_rate_limit, settings.rate_limit_storage, namespace="api"),
-            "client_address": ClientAddress(settings.trusted_proxies),
-            "timeouts": Timeouts(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout),
-        }
-    )
-    mcp_server = build_server(state)
+    limits = Limits.of(settings)
+    mcp_server = build_server(lambda: app.state.services)
     mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with open_storage(settings) as storage, mcp_server.session_manager.run():
-            model = build_chat_model(settings)
-            app.state.storage = storage
-
-            def use_tools(tools: list) -> None:
-                app.state.graph = build_graph(
-                    model,
-                    tools,
-                    storage.checkpointer,
-                    system_prompt=settings.system_prompt,
-                    max_model_calls=settings.max_model_calls,
-                )
-
-            toolbox = app.state.toolbox = McpToolbox(
-                settings.mcp_servers,
-                timeout=settings.mcp_tool_timeout,
-                on_change=use_tools,
-                builtin_http=httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://threadline"),
-                builtin_token=lambda: turn_token(tokens),
-            )
-            await toolbox.start()
-            active_turns = app.state.active_turns = ActiveTurns(
-                storage.pool,
-                storage.database_url,
-                storage.health,
-                stale_after=settings.total_timeout + 30,
-                recover=lambda thread_id, why: recover_turn(app.state.graph, thread_id, why),
-            )
-            background = [asyncio.create_task(storage.keep_saving())]
-            if storage.pool is not None:
-                background.append(asyncio.create_task(active_turns.listen()))
-            log.info(
-                "threadline ready: model %s, storage %s, stream mode %s, rate limit %s",
-                app.state.model_label,
-                storage.description,
-                settings.stream_mode,
-                app.state.rate_limit.description,
-            )
-            try:
-                yield
-            finally:
-                await active_turns.stop_all()
-                for task in background:
-                    task.cancel()
-                await toolbox.close()
+        builtin_http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://threadline")
+        async with (
+            mcp_server.session_manager.run(),
+            running_services(settings, limits, builtin_http, lambda: turn_token(tokens)) as services,
+        ):
+            app.state.services = services
+            yield
 
     route_handlers = [ChatController, ConversationController, health, *builtin_routes(mcp_server, tokens)]
     if (settings.frontend_dir / "index.html").exists():
         route_handlers.append(create_static_files_router("/", [settings.frontend_dir], html_mode=True))
     else:
         log.warning("no chat page: %s has no index.html (tasks.py serve builds it)", settings.frontend_dir)
-    return Litestar(
+    app = Litestar(
         route_handlers=route_handlers,
         middleware=[
             DefineMiddleware(SecurityHeaders, cors_origins=settings.cors_origins),
             DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
             DefineMiddleware(ClientIdentityMiddleware, signer=signer),
         ],
-        dependencies={"client_id": Provide(client_id_of, sync_to_thread=False)},
+        dependencies={
+            "client_id": Provide(client_id_of, sync_to_thread=False),
+            "services": Provide(services_of, sync_to_thread=False),
+        },
         cors_config=cors_config(settings.cors_origins),
         lifespan=[lifespan],
-        state=state,
+        state=State({"limits": limits}),
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=limit_every_request,
         openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
         request_max_body_size=1_048_576,
         logging_config=None,  # threadline.logs configures logging; Litestar's own would replace it
     )
+    return app

@@ -37,8 +37,13 @@ class AnswerRecord(TypedDict, total=False):
     usage: Usage
 
 
-_EARLIER_KEYS = {"assistantId": "assistant_id", "createdAt": "created_at", "userCreatedAt": "user_created_at",
-                 "finishedAt": "finished_at", "finishReason": "finish_reason"}  # fmt: skip
+_EARLIER_KEYS = {
+    "assistantId": "assistant_id",
+    "createdAt": "created_at",
+    "userCreatedAt": "user_created_at",
+    "finishedAt": "finished_at",
+    "finishReason": "finish_reason",
+}
 _EARLIER_USAGE = {"inputTokens": "input_tokens", "outputTokens": "output_tokens", "totalTokens": "total_tokens"}
 
 

@@ -17,8 +17,11 @@ from threadline.conversation import AnswerRecord, Conversation, Usage, split_con
 def _usage(usage: Usage | None) -> dict[str, int] | None:
     if usage is None:
         return None
-    return {"inputTokens": usage["input_tokens"], "outputTokens": usage["output_tokens"],
-            "totalTokens": usage["total_tokens"]}  # fmt: skip
+    return {
+        "inputTokens": usage["input_tokens"],
+        "outputTokens": usage["output_tokens"],
+        "totalTokens": usage["total_tokens"],
+    }
 
 
 def _assistant(user_id: str, record: AnswerRecord, conversation_id: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import os
 import secrets
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -50,13 +51,18 @@ def load_secret(configured: str | None, data_dir: Path) -> bytes:
     if configured:
         return configured.encode()
     path = data_dir / "client-id-secret"
-    if path.exists():
-        return path.read_bytes().strip()
-    data_dir.mkdir(parents=True, exist_ok=True)
-    secret = secrets.token_urlsafe(32).encode()
-    path.touch(mode=0o600)
-    path.write_bytes(secret)
-    return secret
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        draft = data_dir / f".client-id-secret.{secrets.token_hex(8)}"
+        draft.touch(mode=0o600)
+        draft.write_bytes(secrets.token_urlsafe(32).encode())
+        try:  # a link cannot replace a file: of processes starting together, the first one's secret wins
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    return path.read_bytes().strip()
 
 
 def _token_from(scope: Scope) -> str | None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
 from litestar import Request, Response, asgi, post
-from litestar.datastructures import State
 from litestar.types import Receive, Scope, Send
 from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
@@ -26,6 +26,7 @@ from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 from threadline import __version__
 from threadline.conversation import load, thread_of
 from threadline.mcp_tokens import Caller, InvalidToken, McpTokens
+from threadline.services import Services
 from threadline.tools import calculate, time_in
 
 log = logging.getLogger("threadline.mcp_server")
@@ -57,8 +58,8 @@ def _snippet(text: str, needle: str) -> str:
     return ("…" if begin else "") + piece + ("…" if begin + SNIPPET < len(text) else "")
 
 
-def build_server(state: State) -> FastMCP:
-    """The FastMCP server whose tools read this app's storage and graph through `state`."""
+def build_server(services: Callable[[], Services]) -> FastMCP:
+    """The FastMCP server whose tools read the visitor's conversations (the services exist once the app runs)."""
     server = FastMCP(
         "threadline",
         instructions="Tools over the user's conversations, plus a calculator and a clock.",
@@ -86,10 +87,10 @@ def build_server(state: State) -> FastMCP:
         if (
             not caller.conversation_id
             or not caller.client_id
-            or await state.storage.conversations.get(caller.conversation_id, caller.client_id) is None
+            or await services().conversations.get(caller.conversation_id, caller.client_id) is None
         ):
             raise ToolError("no conversation to search: call this tool from within a conversation")
-        messages = (await load(state.graph, thread_of(caller.client_id, caller.conversation_id))).messages
+        messages = (await load(services().graph, thread_of(caller.client_id, caller.conversation_id))).messages
         last_user = max((i for i, m in enumerate(messages) if m.type == "human"), default=len(messages))
         hits = []
         for position, message in enumerate(messages[:last_user], start=1):  # the current turn is not "earlier"
@@ -108,7 +109,7 @@ def build_server(state: State) -> FastMCP:
         caller = _caller(ctx)
         if not caller.client_id:
             raise ToolError("no visitor: this token does not name whose conversations to list")
-        conversations = await state.storage.conversations.list(caller.client_id, max(1, min(limit, 100)))
+        conversations = await services().conversations.list(caller.client_id, max(1, min(limit, 100)))
         if not conversations:
             return "You have no conversations yet."
         return "\n".join(

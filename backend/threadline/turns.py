@@ -297,8 +297,9 @@ async def close_turn(
     if partial is not None:
         update.append(partial)
     start = next(index for index, message in enumerate(messages) if message.id == user_id)
-    record = AnswerRecord(finished_at=finished_at, finish_reason=finish_reason, interrupted=why,
-                          usage=usage_since(messages, start))  # fmt: skip
+    record = AnswerRecord(
+        finished_at=finished_at, finish_reason=finish_reason, interrupted=why, usage=usage_since(messages, start)
+    )
     await graph.aupdate_state(config_of(thread_id), {"messages": update, "turns": {user_id: record}}, as_node="respond")
 
 

@@ -6,7 +6,6 @@ import secrets
 from typing import Any
 
 from litestar import Controller, Request, delete, post
-from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
@@ -17,8 +16,10 @@ from threadline.conversation import load, thread_of
 from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 from threadline.errors import ApiError, error_responses, json_only, not_found
 from threadline.graph import TurnRequest
+from threadline.routes import AppServices
 from threadline.routes.conversations import ConversationId
 from threadline.schemas import MAX_MESSAGE_CHARS, CancelRequest, CancelResult, ChatRequest, ErrorDetail
+from threadline.services import Services
 from threadline.turns import Turn
 
 PRE_STREAM_FAILURE = 500
@@ -69,15 +70,15 @@ def _user_text(data: ChatRequest) -> str:
     return text
 
 
-async def _cancel(state: State, conversation_id: str, client_id: str) -> CancelResult:
+async def _cancel(services: Services, conversation_id: str, client_id: str) -> CancelResult:
     """A running answer is stopped even before its conversation is recorded; otherwise 404 or 409. The answer
     is looked for again once the conversation is found: it may have started while the stop was on its way."""
     thread_id = thread_of(client_id, conversation_id)
-    if await state.active_turns.cancel(thread_id, client_id):
+    if await services.active_turns.cancel(thread_id, client_id):
         return CancelResult(cancelled=True, conversation_id=conversation_id)
-    if await state.storage.conversations.get(conversation_id, client_id) is None:
+    if await services.conversations.get(conversation_id, client_id) is None:
         raise not_found()
-    if await state.active_turns.cancel(thread_id, client_id):
+    if await services.active_turns.cancel(thread_id, client_id):
         return CancelResult(cancelled=True, conversation_id=conversation_id)
     raise ApiError(409, "CONFLICT", "No answer is streaming in this conversation: it has already finished.")
 
@@ -100,15 +101,15 @@ class ChatController(Controller):
         "`?protocol=data-stream` for the AI SDK 4 data stream (see the README).",
     )
     async def chat(
-        self, request: Request, data: JSONBody[ChatRequest], state: State, client_id: NamedDependency[str]
+        self, request: Request, data: JSONBody[ChatRequest], services: AppServices, client_id: NamedDependency[str]
     ) -> Stream:
         """Only the last message is read: the history comes from the conversation's checkpoint."""
         wire = choose_wire(request)
-        await state.rate_limit.check(state.client_address.of(request.scope))
+        await services.limits.chat.check(services.limits.client_address.of(request.scope))
         conversation_id = data.id or new_id()
         thread_id = thread_of(client_id, conversation_id)
-        conversations = state.storage.conversations
-        graph = state.graph
+        conversations = services.conversations
+        graph = services.graph
         regenerate = data.trigger == "regenerate-message"
         if regenerate:
             if await conversations.get(conversation_id, client_id) is None:
@@ -125,7 +126,7 @@ class ChatController(Controller):
             text=text,
             regenerate=regenerate,
             assistant_message_id=new_id(),
-            model=state.model_label,
+            model=services.model_label,
             created_at=ev.timestamp(),
         )
         turn = Turn(
@@ -134,10 +135,10 @@ class ChatController(Controller):
             conversation_id,
             client_id,
             turn_request,
-            stream_mode=data.stream_mode or state.settings.stream_mode,
-            timeouts=state.timeouts,
+            stream_mode=data.stream_mode or services.settings.stream_mode,
+            timeouts=services.timeouts,
         )
-        await state.active_turns.begin(
+        await services.active_turns.begin(
             turn,
             touch=lambda: conversations.touch(conversation_id, client_id, text, new_turn=not regenerate),
             discard=lambda: conversations.delete(conversation_id, client_id),
@@ -161,9 +162,9 @@ class ChatController(Controller):
         summary="Stop the answer streaming in a conversation; keeps what arrived",
     )
     async def cancel_stream(
-        self, data: JSONBody[CancelRequest], state: State, client_id: NamedDependency[str]
+        self, data: JSONBody[CancelRequest], services: AppServices, client_id: NamedDependency[str]
     ) -> CancelResult:
-        return await _cancel(state, data.conversation_id, client_id)
+        return await _cancel(services, data.conversation_id, client_id)
 
     @delete(
         "/chat/{conversation_id:str}/stream",
@@ -172,6 +173,6 @@ class ChatController(Controller):
         summary="Stop the answer streaming in a conversation; keeps what arrived",
     )
     async def stop_stream(
-        self, state: State, client_id: NamedDependency[str], conversation_id: str = ConversationId
+        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
     ) -> CancelResult:
-        return await _cancel(state, conversation_id, client_id)
+        return await _cancel(services, conversation_id, client_id)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from litestar import Controller, delete, get
-from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import Parameter
 
@@ -11,6 +10,7 @@ from threadline.conversation import load, thread_of
 from threadline.errors import error_responses, not_found
 from threadline.history import ui_messages
 from threadline.persistence import Conversation
+from threadline.routes import AppServices
 from threadline.schemas import ID_PATTERN, ConversationDetail
 
 ConversationId = Parameter(pattern=ID_PATTERN, description="The conversation id (yours: ids are scoped per visitor)")
@@ -20,8 +20,8 @@ class ConversationController(Controller):
     path = "/api/conversations"
 
     @get("/", summary="The conversations, most recently used first", responses=error_responses(503))
-    async def list_conversations(self, state: State, client_id: NamedDependency[str]) -> list[Conversation]:
-        return await state.storage.conversations.list(client_id)
+    async def list_conversations(self, services: AppServices, client_id: NamedDependency[str]) -> list[Conversation]:
+        return await services.conversations.list(client_id)
 
     @get(
         "/{conversation_id:str}",
@@ -29,12 +29,12 @@ class ConversationController(Controller):
         responses=error_responses(400, 404, 503),
     )
     async def get_conversation(
-        self, state: State, client_id: NamedDependency[str], conversation_id: str = ConversationId
+        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
     ) -> ConversationDetail:
-        conversation = await state.storage.conversations.get(conversation_id, client_id)
+        conversation = await services.conversations.get(conversation_id, client_id)
         if conversation is None:
             raise not_found()
-        messages = ui_messages(await load(state.graph, thread_of(client_id, conversation_id)), conversation_id)
+        messages = ui_messages(await load(services.graph, thread_of(client_id, conversation_id)), conversation_id)
         return ConversationDetail(
             id=conversation.id,
             title=conversation.title,
@@ -49,12 +49,12 @@ class ConversationController(Controller):
         responses=error_responses(400, 404, 503),
     )
     async def delete_conversation(
-        self, state: State, client_id: NamedDependency[str], conversation_id: str = ConversationId
+        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
     ) -> None:
         """An answer still streaming is stopped first (in whichever process runs it) and its last writes are
         awaited, so nothing it saves can bring the conversation back."""
         thread_id = thread_of(client_id, conversation_id)
-        await state.active_turns.cancel(thread_id, client_id)
-        if not await state.storage.conversations.delete(conversation_id, client_id):
+        await services.active_turns.cancel(thread_id, client_id)
+        if not await services.conversations.delete(conversation_id, client_id):
             raise not_found()
-        await state.storage.checkpointer.adelete_thread(thread_id)
+        await services.storage.checkpointer.adelete_thread(thread_id)

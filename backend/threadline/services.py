@@ -1,0 +1,145 @@
+"""The app's services, built once when the server starts and handed to handlers by dependency injection.
+
+`running_services` opens storage, builds the model and the graph, connects the tool servers and starts
+the background loops; `Services` is what handlers declare (`services: Services`) to reach them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import httpx
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from threadline.active_turns import ActiveTurns
+from threadline.client_address import ClientAddress
+from threadline.graph import build_graph
+from threadline.mcp_client.toolbox import McpToolbox
+from threadline.models import build_chat_model
+from threadline.persistence import Conversations, Storage, open_storage
+from threadline.rate_limit import RateLimit
+from threadline.settings import Settings
+from threadline.turns import Timeouts, recover_turn
+
+log = logging.getLogger("threadline")
+
+
+class GraphSwitch:
+    """The compiled conversation graph, compiled again whenever the tool servers' tools change."""
+
+    def __init__(self, model: BaseChatModel, checkpointer: BaseCheckpointSaver, settings: Settings) -> None:
+        self.model = model
+        self.checkpointer = checkpointer
+        self.settings = settings
+        self.current: CompiledStateGraph | None = None
+
+    def use_tools(self, tools: Sequence[BaseTool]) -> None:
+        """An answer already running keeps the graph it started with; the next one gets the new tools."""
+        self.current = build_graph(
+            self.model,
+            tools,
+            self.checkpointer,
+            system_prompt=self.settings.system_prompt,
+            max_model_calls=self.settings.max_model_calls,
+        )
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What exists before the services start: the rate limits and how a caller's address is read."""
+
+    chat: RateLimit
+    api: RateLimit
+    client_address: ClientAddress
+
+    @classmethod
+    def of(cls, settings: Settings) -> Limits:
+        return cls(
+            chat=RateLimit(settings.rate_limit, settings.rate_limit_storage),
+            api=RateLimit(settings.api_rate_limit, settings.rate_limit_storage, namespace="api"),
+            client_address=ClientAddress(settings.trusted_proxies),
+        )
+
+
+@dataclass(frozen=True)
+class Services:
+    settings: Settings
+    model_label: str
+    storage: Storage
+    graphs: GraphSwitch
+    toolbox: McpToolbox
+    active_turns: ActiveTurns
+    limits: Limits
+    timeouts: Timeouts
+
+    @property
+    def graph(self) -> CompiledStateGraph:
+        assert self.graphs.current is not None, "compiled when the tool servers were first listed"
+        return self.graphs.current
+
+    @property
+    def conversations(self) -> Conversations:
+        return self.storage.conversations
+
+
+def model_label(settings: Settings) -> str:
+    return f"{settings.model_provider}:{settings.model_name}"
+
+
+@asynccontextmanager
+async def running_services(
+    settings: Settings, limits: Limits, builtin_http: httpx.AsyncClient, builtin_token: Callable[[], str]
+) -> AsyncIterator[Services]:
+    """Start everything an answer needs, in order (storage → model → tools → graph), and stop it again;
+    `builtin_http` reaches this server's own MCP endpoint, with tokens from `builtin_token`."""
+    async with open_storage(settings) as storage:
+        graphs = GraphSwitch(build_chat_model(settings), storage.checkpointer, settings)
+        toolbox = McpToolbox(
+            settings.mcp_servers,
+            timeout=settings.mcp_tool_timeout,
+            on_change=graphs.use_tools,
+            builtin_http=builtin_http,
+            builtin_token=builtin_token,
+        )
+        await toolbox.start()
+        active_turns = ActiveTurns(
+            storage.pool,
+            storage.database_url,
+            storage.health,
+            stale_after=settings.total_timeout + 30,
+            recover=lambda thread_id, why: recover_turn(graphs.current, thread_id, why),
+        )
+        services = Services(
+            settings=settings,
+            model_label=model_label(settings),
+            storage=storage,
+            graphs=graphs,
+            toolbox=toolbox,
+            active_turns=active_turns,
+            limits=limits,
+            timeouts=Timeouts(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout),
+        )
+        background = [asyncio.create_task(storage.keep_saving())]
+        if storage.pool is not None:
+            background.append(asyncio.create_task(active_turns.listen()))
+        log.info(
+            "threadline ready: model %s, storage %s, stream mode %s, rate limit %s",
+            services.model_label,
+            storage.description,
+            settings.stream_mode,
+            limits.chat.description,
+        )
+        try:
+            yield services
+        finally:
+            await active_turns.stop_all()
+            for task in background:
+                task.cancel()
+            await toolbox.close()
