@@ -24,6 +24,7 @@ from threadline.mcp_tokens import Caller, McpTokens, tokens_for
 from threadline.routes import AppServices
 from threadline.routes.chat import ChatController
 from threadline.routes.conversations import ConversationController
+from threadline.schemas import MAX_BODY_BYTES
 from threadline.security_headers import SecurityHeaders
 from threadline.services import Limits, Services, running_services
 from threadline.settings import Settings, load_settings
@@ -126,7 +127,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=limit_every_request,
         openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
-        request_max_body_size=1_048_576,
+        request_max_body_size=MAX_BODY_BYTES,
         logging_config=None,  # threadline.logs configures logging; Litestar's own would replace it
     )
     return app

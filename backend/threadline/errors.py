@@ -13,7 +13,7 @@ from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from threadline.refusals import Refused
-from threadline.schemas import ErrorBody, ErrorDetail, ErrorInfo
+from threadline.schemas import MAX_BODY_BYTES, ErrorBody, ErrorDetail, ErrorInfo
 
 log = logging.getLogger("threadline.errors")
 
@@ -55,7 +55,8 @@ _DESCRIPTIONS = {
     404: "No such conversation (or not yours)",
     406: "None of the wires asked for is supported",
     409: "An answer is already streaming, or none is left to stop",
-    413: "The body is over 1 MB, or a storage limit is reached (CONVERSATION_FULL, TOO_MANY_CONVERSATIONS)",
+    413: f"The body is over {MAX_BODY_BYTES // 1_048_576} MB, or a storage limit is reached "
+    "(CONVERSATION_FULL, TOO_MANY_CONVERSATIONS)",
     429: "Over the rate limit; Retry-After says when to try again",
     500: "The model failed before anything was streamed",
     503: "The database is unavailable for a moment",
@@ -110,7 +111,8 @@ def handle_http_exception(request: Request, exc: HTTPException) -> Response:
         message = details[0].message if len(details) == 1 else "The request is not valid"
         return _response(400, ErrorInfo("VALIDATION_ERROR", f"Invalid request: {message}", details))
     if exc.status_code == 413:
-        return _response(413, ErrorInfo("PAYLOAD_TOO_LARGE", "The request body is too large (the limit is 1 MB)."))
+        limit = f"{MAX_BODY_BYTES // 1_048_576} MB"
+        return _response(413, ErrorInfo("PAYLOAD_TOO_LARGE", f"The request body is too large (the limit is {limit})."))
     status = exc.status_code if exc.status_code < 500 else HTTP_500_INTERNAL_SERVER_ERROR
     code = _CODES.get(status, "INTERNAL_ERROR")
     message = exc.detail if status < 500 else "Something went wrong on our side. Please try again."

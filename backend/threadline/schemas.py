@@ -11,6 +11,7 @@ import msgspec
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}(?!\n)$"
 Id = Annotated[str, msgspec.Meta(pattern=ID_PATTERN, description="letters, digits, _ and -")]
 MAX_MESSAGE_CHARS = 10_000
+MAX_BODY_BYTES = 1_048_576  # 1 MB
 
 
 class UIMessagePart(msgspec.Struct):

@@ -124,7 +124,7 @@ async def running_services(
             toolbox=toolbox,
             active_turns=active_turns,
             limits=limits,
-            timeouts=Timeouts(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout),
+            timeouts=Timeouts.of(settings),
         )
         background = [asyncio.create_task(storage.keep_saving())]
         if storage.pool is not None:

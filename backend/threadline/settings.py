@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -65,148 +66,159 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 DEFAULTS = Settings()
 
 
-def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
-    value = env.get(name, "").strip() or default
-    if value not in allowed:
-        raise SettingsError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
-    return value
+# How each environment variable is read. A reader gets the stripped value (never empty: an empty or
+# missing variable means the default) and the variable's name for its error message.
+Reader = Callable[[str, str], Any]
 
 
-def _number(env: Mapping[str, str], name: str, kind: type, default, minimum, maximum):
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = None
-    if value is None or not minimum <= value <= maximum:
-        raise SettingsError(f"{name} must be a {kind.__name__} from {minimum} to {maximum} (got {raw!r})")
-    return value
+def text(raw: str, name: str) -> str:
+    return raw
 
 
-def _optional(env: Mapping[str, str], name: str) -> str | None:
-    return env.get(name, "").strip() or None
+def choice(*allowed: str, upper: bool = False) -> Reader:
+    def read(raw: str, name: str) -> str:
+        value = raw.upper() if upper else raw
+        if value not in allowed:
+            raise SettingsError(f"{name} must be one of {', '.join(allowed)} (got {raw!r})")
+        return value
+
+    return read
 
 
-def _origins(env: Mapping[str, str]) -> tuple[str, ...]:
-    origins = tuple(origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip())
-    for origin in origins:
+def number(kind: type[int] | type[float], minimum: float, maximum: float) -> Reader:
+    def read(raw: str, name: str) -> int | float:
+        try:
+            value = kind(raw)
+        except ValueError:
+            value = None
+        if value is None or not minimum <= value <= maximum:
+            raise SettingsError(f"{name} must be a {kind.__name__} from {minimum} to {maximum} (got {raw!r})")
+        return value
+
+    return read
+
+
+def database_url(raw: str, name: str) -> str:
+    if not raw.startswith(("postgresql://", "postgres://")):
+        raise SettingsError(f"{name} must start with postgresql:// (got {raw.split(':')[0]!r}...)")
+    return raw
+
+
+def origins(raw: str, name: str) -> tuple[str, ...]:
+    values = tuple(origin.strip() for origin in raw.split(",") if origin.strip())
+    for origin in values:
         if not origin.startswith(("http://", "https://")) or origin.endswith("/") or origin.count("/") > 2:
             raise SettingsError(
-                f"CORS_ORIGINS must be a comma-separated list of origins like http://localhost:3000 (got {origin!r})"
+                f"{name} must be a comma-separated list of origins like http://localhost:3000 (got {origin!r})"
             )
-    return origins
+    return values
 
 
-def _rate_limit(env: Mapping[str, str], name: str, default: str) -> str:
+def rate(raw: str, name: str) -> str:
     from limits import parse
 
-    value = env.get(name, "").strip() or default
     try:
-        parse(value)
+        parse(raw)
     except ValueError:
-        raise SettingsError(f"{name} must look like 10/minute or 100/hour (got {value!r})") from None
-    return value
+        raise SettingsError(f"{name} must look like 10/minute or 100/hour (got {raw!r})") from None
+    return raw
 
 
-def _rate_limit_storage(env: Mapping[str, str]) -> str:
-    value = env.get("RATE_LIMIT_STORAGE", "").strip() or "memory://"
-    if not value.startswith(("memory://", "redis://", "rediss://")):
-        raise SettingsError(f"RATE_LIMIT_STORAGE must be memory:// or a redis:// URL (got {value.split(':')[0]!r}...)")
-    return value
+def rate_storage(raw: str, name: str) -> str:
+    if not raw.startswith(("memory://", "redis://", "rediss://")):
+        raise SettingsError(f"{name} must be memory:// or a redis:// URL (got {raw.split(':')[0]!r}...)")
+    return raw
 
 
-def _networks(env: Mapping[str, str]) -> tuple[str, ...]:
-    raw = env.get("TRUSTED_PROXIES")
-    if raw is None:
-        return DEFAULT_TRUSTED_PROXIES
-    networks = tuple(item.strip() for item in raw.split(",") if item.strip())
-    for network in networks:
+def networks(raw: str, name: str) -> tuple[str, ...]:
+    values = tuple(item.strip() for item in raw.split(",") if item.strip())
+    for network in values:
         try:
             ipaddress.ip_network(network, strict=False)
         except ValueError:
             raise SettingsError(
-                f"TRUSTED_PROXIES must be a comma-separated list of addresses or CIDR ranges (got {network!r})"
+                f"{name} must be a comma-separated list of addresses or CIDR ranges (got {network!r})"
             ) from None
-    return networks
+    return values
 
 
-def _mcp_servers(env: Mapping[str, str]) -> tuple[McpServerConfig, ...]:
-    raw = env.get("MCP_SERVERS", "").strip()
-    if not raw:
-        return DEFAULT_SERVERS
-    try:
-        return parse_servers(raw, env)
-    except McpConfigError as error:
-        raise SettingsError(str(error)) from None
+def mcp_secret(raw: str, name: str) -> str:
+    if len(raw.encode()) < 32:
+        raise SettingsError(f"{name} must be at least 32 bytes long (shorter HS256 keys can be guessed)")
+    return raw
 
 
-def _mcp_secret(env: Mapping[str, str]) -> str | None:
-    secret = _optional(env, "MCP_JWT_SECRET")
-    if secret is not None and len(secret.encode()) < 32:
-        raise SettingsError("MCP_JWT_SECRET must be at least 32 bytes long (shorter HS256 keys can be guessed)")
-    return secret
+class Variable(NamedTuple):
+    names: tuple[str, ...]  # the first one set is read
+    read: Reader = text
+    empty_is_a_value: bool = False  # an empty variable is read (e.g. TRUSTED_PROXIES= for none), not a default
+
+
+# Every setting once: its environment variable(s) and how it is read; its default is Settings' own.
+VARIABLES: dict[str, Variable] = {
+    "model_provider": Variable(("CHAT_MODEL_PROVIDER",), choice(*PROVIDERS)),
+    "model_name": Variable(("CHAT_MODEL_NAME",)),
+    "memory_backend": Variable(("CHAT_MEMORY_BACKEND",), choice(*MEMORY_BACKENDS)),
+    "database_url": Variable(("DATABASE_URL",), database_url),
+    "data_dir": Variable(("THREADLINE_DATA_DIR",), lambda raw, name: Path(raw)),
+    "stream_mode": Variable(("CHAT_STREAM_MODE",), choice(*STREAM_MODES)),
+    "system_prompt": Variable(("CHAT_SYSTEM_PROMPT",)),
+    "max_model_calls": Variable(("CHAT_MAX_MODEL_CALLS",), number(int, 1, 50)),
+    "google_api_key": Variable(("GOOGLE_API_KEY", "GEMINI_API_KEY")),
+    "gemini_base_url": Variable(("GEMINI_BASE_URL",)),
+    "openai_api_key": Variable(("OPENAI_API_KEY",)),
+    "openai_base_url": Variable(("OPENAI_BASE_URL",)),
+    "demo_token_delay_ms": Variable(("CHAT_DEMO_TOKEN_DELAY_MS",), number(float, 0.0, 10_000.0)),
+    "client_id_secret": Variable(("THREADLINE_SECRET",)),
+    "cors_origins": Variable(("CORS_ORIGINS",), origins),
+    "rate_limit": Variable(("CHAT_RATE_LIMIT",), rate),
+    "api_rate_limit": Variable(("API_RATE_LIMIT",), rate),
+    "rate_limit_storage": Variable(("RATE_LIMIT_STORAGE",), rate_storage),
+    "trusted_proxies": Variable(("TRUSTED_PROXIES",), networks, empty_is_a_value=True),
+    "first_token_timeout": Variable(("CHAT_FIRST_TOKEN_TIMEOUT",), number(float, 0.1, 3600.0)),
+    "idle_timeout": Variable(("CHAT_IDLE_TIMEOUT",), number(float, 0.1, 3600.0)),
+    "total_timeout": Variable(("CHAT_TOTAL_TIMEOUT",), number(float, 0.1, 86400.0)),
+    "host": Variable(("THREADLINE_HOST",)),
+    "port": Variable(("THREADLINE_PORT",), number(int, 1, 65535)),
+    "log_level": Variable(("LOG_LEVEL",), choice("DEBUG", "INFO", "WARNING", "ERROR", upper=True)),
+    "log_format": Variable(("LOG_FORMAT",), choice("text", "json")),
+    "frontend_dir": Variable(("THREADLINE_FRONTEND_DIR",), lambda raw, name: Path(raw)),
+    "mcp_servers": Variable(("MCP_SERVERS",)),  # read with the whole environment, for its ${NAME} references
+    "mcp_tool_timeout": Variable(("MCP_TOOL_TIMEOUT",), number(float, 0.1, 3600.0)),
+    "mcp_secret": Variable(("MCP_JWT_SECRET",), mcp_secret),
+    "max_turns_per_conversation": Variable(("CHAT_MAX_TURNS",), number(int, 1, 1_000_000)),
+    "max_conversations_per_visitor": Variable(("CHAT_MAX_CONVERSATIONS",), number(int, 1, 1_000_000)),
+    "max_connections": Variable(("THREADLINE_MAX_CONNECTIONS",), number(int, 1, 1_000_000)),
+    "header_timeout": Variable(("THREADLINE_HEADER_TIMEOUT",), number(float, 0.1, 3600.0)),
+    "body_timeout": Variable(("THREADLINE_BODY_TIMEOUT",), number(float, 0.1, 3600.0)),
+}
+
+
+def _read(env: Mapping[str, str], field: str, variable: Variable) -> Any:
+    for name in variable.names:
+        raw = env.get(name)
+        if raw is not None and (raw.strip() or variable.empty_is_a_value):
+            return variable.read(raw.strip(), name)
+    return getattr(DEFAULTS, field)
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Build Settings from environment variables; raise SettingsError on the first bad one."""
     env = os.environ if env is None else env
-    provider = _choice(env, "CHAT_MODEL_PROVIDER", PROVIDERS, "gemini")
-    google_api_key = _optional(env, "GOOGLE_API_KEY") or _optional(env, "GEMINI_API_KEY")
-    openai_api_key = _optional(env, "OPENAI_API_KEY")
-    openai_base_url = _optional(env, "OPENAI_BASE_URL")
-    if provider == "gemini" and not google_api_key:
+    values = {field: _read(env, field, variable) for field, variable in VARIABLES.items()}
+    provider = values["model_provider"]
+    if not env.get("CHAT_MODEL_NAME", "").strip():
+        values["model_name"] = DEFAULT_MODEL_NAMES[provider]
+    if env.get("MCP_SERVERS", "").strip():
+        try:
+            values["mcp_servers"] = parse_servers(env["MCP_SERVERS"].strip(), env)
+        except McpConfigError as error:
+            raise SettingsError(str(error)) from None
+    if provider == "gemini" and not values["google_api_key"]:
         raise SettingsError(
             "GOOGLE_API_KEY is required when CHAT_MODEL_PROVIDER=gemini "
             "(or set CHAT_MODEL_PROVIDER to one of openai, demo)"
         )
-    if provider == "openai" and not (openai_api_key or openai_base_url):
+    if provider == "openai" and not (values["openai_api_key"] or values["openai_base_url"]):
         raise SettingsError("OPENAI_API_KEY or OPENAI_BASE_URL is required when CHAT_MODEL_PROVIDER=openai")
-    database_url = _optional(env, "DATABASE_URL")
-    if database_url and not database_url.startswith(("postgresql://", "postgres://")):
-        raise SettingsError(f"DATABASE_URL must start with postgresql:// (got {database_url.split(':')[0]!r}...)")
-    log_level = env.get("LOG_LEVEL", "").strip().upper() or "INFO"
-    if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
-        raise SettingsError(f"LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR (got {log_level!r})")
-    return Settings(
-        model_provider=provider,
-        model_name=_optional(env, "CHAT_MODEL_NAME") or DEFAULT_MODEL_NAMES[provider],
-        memory_backend=_choice(env, "CHAT_MEMORY_BACKEND", MEMORY_BACKENDS, "postgres"),
-        database_url=database_url,
-        data_dir=Path(_optional(env, "THREADLINE_DATA_DIR") or ".threadline"),
-        stream_mode=_choice(env, "CHAT_STREAM_MODE", STREAM_MODES, "messages"),
-        system_prompt=_optional(env, "CHAT_SYSTEM_PROMPT") or DEFAULT_SYSTEM_PROMPT,
-        max_model_calls=_number(env, "CHAT_MAX_MODEL_CALLS", int, 5, 1, 50),
-        google_api_key=google_api_key,
-        gemini_base_url=_optional(env, "GEMINI_BASE_URL"),
-        openai_api_key=openai_api_key,
-        openai_base_url=openai_base_url,
-        demo_token_delay_ms=_number(env, "CHAT_DEMO_TOKEN_DELAY_MS", float, 15.0, 0.0, 10_000.0),
-        client_id_secret=_optional(env, "THREADLINE_SECRET"),
-        cors_origins=_origins(env),
-        rate_limit=_rate_limit(env, "CHAT_RATE_LIMIT", DEFAULTS.rate_limit),
-        api_rate_limit=_rate_limit(env, "API_RATE_LIMIT", DEFAULTS.api_rate_limit),
-        rate_limit_storage=_rate_limit_storage(env),
-        trusted_proxies=_networks(env),
-        first_token_timeout=_number(env, "CHAT_FIRST_TOKEN_TIMEOUT", float, 10.0, 0.1, 3600.0),
-        idle_timeout=_number(env, "CHAT_IDLE_TIMEOUT", float, 30.0, 0.1, 3600.0),
-        total_timeout=_number(env, "CHAT_TOTAL_TIMEOUT", float, 120.0, 0.1, 86400.0),
-        host=_optional(env, "THREADLINE_HOST") or "127.0.0.1",
-        port=_number(env, "THREADLINE_PORT", int, 8000, 1, 65535),
-        log_level=log_level,
-        log_format=_choice(env, "LOG_FORMAT", ("text", "json"), "text"),
-        frontend_dir=Path(_optional(env, "THREADLINE_FRONTEND_DIR") or DEFAULT_FRONTEND_DIR),
-        mcp_servers=_mcp_servers(env),
-        mcp_tool_timeout=_number(env, "MCP_TOOL_TIMEOUT", float, 10.0, 0.1, 3600.0),
-        mcp_secret=_mcp_secret(env),
-        max_turns_per_conversation=_number(
-            env, "CHAT_MAX_TURNS", int, DEFAULTS.max_turns_per_conversation, 1, 1_000_000
-        ),
-        max_conversations_per_visitor=_number(
-            env, "CHAT_MAX_CONVERSATIONS", int, DEFAULTS.max_conversations_per_visitor, 1, 1_000_000
-        ),
-        max_connections=_number(env, "THREADLINE_MAX_CONNECTIONS", int, DEFAULTS.max_connections, 1, 1_000_000),
-        header_timeout=_number(env, "THREADLINE_HEADER_TIMEOUT", float, DEFAULTS.header_timeout, 0.1, 3600.0),
-        body_timeout=_number(env, "THREADLINE_BODY_TIMEOUT", float, DEFAULTS.body_timeout, 0.1, 3600.0),
-    )
+    return Settings(**values)

@@ -23,6 +23,7 @@ from threadline.conversation import AnswerRecord, Usage, config_of, load, usage_
 from threadline.failures import TIMEOUT, Failure, classify
 from threadline.graph import TurnRequest
 from threadline.runner import TurnTranslator, graph_events
+from threadline.settings import DEFAULTS, Settings
 from threadline.turn_context import current_turn
 
 log = logging.getLogger("threadline.turns")
@@ -41,9 +42,13 @@ class Stop(StrEnum):
 
 @dataclass(frozen=True)
 class Timeouts:
-    first_token: float = 10.0
-    idle: float = 30.0
-    total: float = 120.0
+    first_token: float = DEFAULTS.first_token_timeout
+    idle: float = DEFAULTS.idle_timeout
+    total: float = DEFAULTS.total_timeout
+
+    @classmethod
+    def of(cls, settings: Settings) -> Timeouts:
+        return cls(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout)
 
 
 class Turn:
