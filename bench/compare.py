@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 
 import httpx
 from raw_client import answers_at
-from stream_bench import ROOT, cpu_seconds, database_url, free_port, peak_rss_mb
+from stream_bench import ROOT, cpu_seconds, database_url, peak_rss_mb
+from threadline_testing.ports import free_port
 
 BENCH = ROOT / "bench"
 CHART = ROOT / "docs" / "bench-compare.png"

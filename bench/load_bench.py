@@ -19,7 +19,8 @@ import statistics
 import tempfile
 
 from raw_client import one_answer
-from stream_bench import free_port, peak_rss_mb, start_server
+from stream_bench import peak_rss_mb, start_server
+from threadline_testing.ports import free_port
 
 TOKENS, TOKEN_DELAY_MS = 40, 50
 

@@ -27,11 +27,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from stream_bench import free_port
 from threadline.app import create_app
 from threadline.mcp_client.config import McpServerConfig
 from threadline.mcp_tokens import Caller, McpTokens
 from threadline.settings import Settings
+from threadline_testing.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_SERVER = ROOT / "backend" / "tests" / "mcp_test_server.py"

@@ -23,12 +23,13 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 import psycopg
-from stream_bench import LOCAL_POSTGRES, database_url
+from stream_bench import database_url
 from threadline.demo_model import DemoChatModel
 from threadline.graph import TurnRequest, build_graph
 from threadline.persistence import open_storage
 from threadline.runner import TurnTranslator, graph_events
 from threadline.settings import Settings
+from threadline_testing.database import LOCAL_POSTGRES
 
 MARKS = (10, 100, 1000)
 ALPHABET = string.ascii_lowercase + " " * 5

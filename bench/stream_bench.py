@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -23,27 +22,16 @@ import time
 from pathlib import Path
 
 import httpx
-import psycopg
 from raw_client import answers_at
+from threadline_testing.database import local_server
+from threadline_testing.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def database_url() -> str | None:
-    if url := os.environ.get("DATABASE_URL"):
-        return url
-    try:
-        psycopg.connect(LOCAL_POSTGRES, connect_timeout=3).close()
-        return LOCAL_POSTGRES
-    except psycopg.OperationalError:
-        return None  # the server starts its embedded PostgreSQL
+    """DATABASE_URL, else the local PostgreSQL; None lets the server start its embedded one."""
+    return local_server("DATABASE_URL")
 
 
 def cpu_seconds(pid: int) -> float:

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 import pytest
 from launch import CHROMIUM_FLAGS, RESULTS, ROOT, chromium_path, threadline_server
 from playwright.sync_api import Browser, Page, sync_playwright
-from testdb import fresh_database
+from threadline_testing.database import fresh_database
 
 
 @pytest.fixture(scope="session")
 def e2e_database(tmp_path_factory) -> Iterator[str]:
-    with fresh_database(tmp_path_factory) as url:
+    with fresh_database(tmp_path_factory.mktemp("pg")) as url:
         yield url
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from standins import _free_port
+from threadline_testing.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "test-results"
@@ -36,7 +36,7 @@ def threadline_server(database_url: str, data_dir: Path, **env: str) -> Iterator
     """`threadline serve` as a user runs it, on a free port; yields its base URL."""
     if not (ROOT / "frontend" / "dist" / "index.html").exists():
         pytest.fail("the chat page is not built: run the tests with `python3 tasks.py test`")
-    port = _free_port()
+    port = free_port()
     environment = {
         **os.environ,
         "CHAT_MODEL_PROVIDER": "demo",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-import standins
 from launch import threadline_server
 from playwright.sync_api import Page, expect
+from threadline_testing import standins
 
 SEND = "Send"
 

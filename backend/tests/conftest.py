@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from testdb import fresh_database
 from threadline.settings import Settings
+from threadline_testing.database import fresh_database
 
 
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A fresh database for this test session, dropped at the end."""
-    with fresh_database(tmp_path_factory) as url:
+    with fresh_database(tmp_path_factory.mktemp("pg")) as url:
         yield url
 
 

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from pathlib import Path
 
 import httpx
 from litestar.testing import AsyncTestClient
 from threadline.app import create_app
 from threadline.http_limits import server_config
 from threadline.settings import Settings
-
-ROOT = Path(__file__).resolve().parents[2]
-CONFORMANCE = ROOT / "conformance"
+from threadline_testing.ai_sdk import parse_sse
+from threadline_testing.ports import free_port
 
 
 @asynccontextmanager
@@ -26,13 +23,6 @@ async def running(settings: Settings) -> AsyncIterator[AsyncTestClient]:
     """An app with its lifespan run (storage, graph), and a client for it."""
     async with AsyncTestClient(app=create_app(settings), timeout=30) as client:
         yield client
-
-
-def parse_sse(raw: bytes) -> list[dict]:
-    """The JSON chunks of an SSE body; checks the `[DONE]` terminator is last."""
-    events = [block.removeprefix(b"data: ") for block in raw.split(b"\n\n") if block]
-    assert events[-1] == b"[DONE]", raw[-200:]
-    return [json.loads(event) for event in events[:-1]]
 
 
 def chat_body(conversation_id: str | None, text: str, **extra) -> dict:
@@ -57,17 +47,6 @@ def text_of(chunks: list[dict]) -> str:
     return "".join(chunk["delta"] for chunk in chunks if chunk["type"] == "text-delta")
 
 
-def read_with_ai(raw: bytes) -> dict:
-    """Parse a stream with the real `ai` npm package (see conformance/read-ui-stream.mjs)."""
-    if not (CONFORMANCE / "node_modules" / "ai").exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True)
-    result = subprocess.run(
-        ["node", str(CONFORMANCE / "read-ui-stream.mjs")], input=raw, capture_output=True, timeout=60
-    )
-    assert result.returncode == 0, result.stderr.decode()
-    return json.loads(result.stdout)
-
-
 def new_conversation_id() -> str:
     return f"t{uuid.uuid4().hex[:12]}"
 
@@ -79,9 +58,8 @@ def serving(settings: Settings) -> Iterator[str]:
     import time
 
     import uvicorn
-    from standins import _free_port
 
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(
         server_config(
             create_app(settings),
@@ -110,15 +88,6 @@ async def sse_chunks(response) -> AsyncIterator[dict]:
     async for line in response.aiter_lines():
         if line.startswith("data: ") and line != "data: [DONE]":
             yield json.loads(line.removeprefix("data: "))
-
-
-def read_with_ai4(raw: bytes) -> dict:
-    """Parse an AI SDK 4 data stream with the real ai@4 client code (see conformance/read-data-stream.mjs)."""
-    result = subprocess.run(
-        ["node", str(CONFORMANCE / "read-data-stream.mjs")], input=raw, capture_output=True, timeout=60
-    )
-    assert result.returncode == 0, result.stderr.decode()
-    return json.loads(result.stdout)
 
 
 async def stream_some(client: httpx.AsyncClient, conversation_id: str, deltas: int):

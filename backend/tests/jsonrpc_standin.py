@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from litestar import Litestar, Request, Response, post
-from standins import serve_in_thread
+from threadline_testing.standins import serve_in_thread
 
 TOKEN = "stand-in-jwt"
 TOOLS = {

@@ -16,12 +16,12 @@ from helpers import chat, chat_body, new_conversation_id, saved_answer, serving,
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from standins import _free_port
 from threadline.conversation import load
 from threadline.demo_model import DemoChatModel
 from threadline.graph import TurnRequest, build_graph
 from threadline.history import ui_messages
 from threadline.turns import Stop, Timeouts, Turn
+from threadline_testing.ports import free_port
 
 SLOW = {"demo_token_delay_ms": 20.0}
 
@@ -120,7 +120,7 @@ async def _wait_up(base_url: str) -> None:
 @pytest.fixture
 async def two_servers(database_url, tmp_path):
     """Two server processes on one database, sharing one secret (in tmp_path); their base URLs."""
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     processes = [_server_process(database_url, tmp_path, port) for port in ports]
     try:
         urls = [f"http://127.0.0.1:{port}" for port in ports]
@@ -185,7 +185,7 @@ async def test_deleting_a_conversation_while_another_process_streams_its_answer_
 async def test_an_answer_whose_process_is_killed_blocks_no_one_and_its_turn_is_closed(database_url, tmp_path):
     """`kill -9` mid-answer: PostgreSQL ends the dead process's session, so its running-answer row is stale
     at once; a server starting up closes the turn (marked interrupted) and the visitor can go on."""
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     doomed = _server_process(database_url, tmp_path, ports[0])
     survivor = None
     try:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import chat, chat_body, new_conversation_id, read_with_ai, running, text_of
+from helpers import chat, chat_body, new_conversation_id, running, text_of
+from threadline_testing.ai_sdk import read_with_ai
 
 
 async def test_text_turn_is_accepted_by_the_ai_client(make_settings):
@@ -84,7 +85,7 @@ async def test_regenerate_replaces_the_last_answer(make_settings):
 
 
 async def test_the_model_call_budget_ends_with_a_clear_answer(make_settings):
-    from standins import start
+    from threadline_testing.standins import start
 
     standin = start("openai")
     try:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import standins
 from helpers import chat, new_conversation_id, running, text_of
+from threadline_testing import standins
 
 
 async def test_a_second_instance_continues_with_the_history(make_settings):

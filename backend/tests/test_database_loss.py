@@ -8,9 +8,9 @@ import time
 
 import pgserver
 import pytest
-import standins
 from helpers import chat, chat_body, running, text_of
 from pgserver._commands import pg_ctl
+from threadline_testing import standins
 
 
 @pytest.fixture

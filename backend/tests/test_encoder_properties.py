@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from helpers import read_with_ai
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from threadline import events as ev
 from threadline.encoders.ui_message_stream import DONE, encode_event
+from threadline_testing.ai_sdk import read_with_ai
 
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=200)  # any Unicode but lone surrogates
 json_values = st.recursive(

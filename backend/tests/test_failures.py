@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-import standins
-from helpers import chat, chat_body, new_conversation_id, parse_sse, read_with_ai, running, text_of
+from helpers import chat, chat_body, new_conversation_id, running, text_of
 from threadline.logs import JsonFormatter
+from threadline_testing import standins
+from threadline_testing.ai_sdk import parse_sse, read_with_ai
 
 
 @pytest.fixture(params=["openai", "gemini"])
@@ -74,7 +75,7 @@ async def test_an_unreachable_model_is_a_retryable_network_error(make_settings):
         model_provider="openai",
         model_name="gpt-standin",
         openai_api_key="sk-test",
-        openai_base_url=f"http://127.0.0.1:{standins._free_port()}/v1",
+        openai_base_url=f"http://127.0.0.1:{standins.free_port()}/v1",
     )  # nothing listens
     conversation_id = new_conversation_id()
     async with running(settings) as client:

@@ -12,11 +12,11 @@ import httpx
 import psycopg
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, serving, stream_some
-from standins import _free_port
 from threadline.client_address import ClientAddress
 from threadline.conversation import thread_of
 from threadline.fallback import SaveRetries
 from threadline.mcp_client.config import McpServerConfig
+from threadline_testing.ports import free_port
 
 POISON = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "x\u0000"}]}]}
 
@@ -196,7 +196,7 @@ async def test_a_stop_sent_right_after_a_submit_stops_the_answer(make_settings):
 
 
 async def test_health_names_tool_servers_without_their_credentials(make_settings, caplog):
-    url = f"http://user:hunter2@127.0.0.1:{_free_port()}/mcp?key=s3cret"
+    url = f"http://user:hunter2@127.0.0.1:{free_port()}/mcp?key=s3cret"
     settings = make_settings(mcp_servers=(McpServerConfig(name="private", transport="streamable-http", url=url),))
     async with running(settings) as client:
         health = await client.get("/health")

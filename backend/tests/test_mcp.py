@@ -16,13 +16,14 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-from helpers import chat, read_with_ai, running, serving, text_of
+from helpers import chat, running, serving, text_of
 from jsonrpc_standin import TOKEN, start_jsonrpc_standin
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from standins import _free_port
 from threadline.mcp_client.config import DEFAULT_SERVERS, McpServerConfig
 from threadline.mcp_tokens import Caller, McpTokens
+from threadline_testing.ai_sdk import read_with_ai
+from threadline_testing.ports import free_port
 
 TEST_SERVER = Path(__file__).with_name("mcp_test_server.py")
 SECRET = "a test secret for MCP tokens, 32+ bytes"
@@ -33,7 +34,7 @@ BUILTIN_TOOLS = {"calculator", "current_time", "search_conversation", "list_conv
 @contextmanager
 def mcp_server_process(port: int | None = None) -> Iterator[str]:
     """mcp_test_server.py over streamable HTTP in its own process; yields its /mcp URL."""
-    port = port or _free_port()
+    port = port or free_port()
     process = subprocess.Popen(
         [sys.executable, str(TEST_SERVER), "streamable-http", str(port)],
         stdout=subprocess.DEVNULL,
@@ -315,7 +316,7 @@ async def test_custom_jsonrpc_server_failures_become_error_results(make_settings
 
 async def test_servers_down_at_start_are_reported_and_retried(make_settings):
     standin = start_jsonrpc_standin()
-    port = _free_port()
+    port = free_port()
     try:
         settings = make_settings(
             mcp_servers=servers(
@@ -408,7 +409,7 @@ async def test_mcp_token_command_mints_a_token_the_server_accepts(make_settings)
 
 
 async def test_a_server_lost_mid_life_gives_error_results_and_is_reconnected(make_settings):
-    port = _free_port()
+    port = free_port()
     settings = make_settings(
         mcp_servers=(McpServerConfig(name="tests", transport="streamable-http", url=f"http://127.0.0.1:{port}/mcp"),)
     )

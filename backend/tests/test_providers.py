@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-import standins
-from helpers import chat, new_conversation_id, parse_sse, read_with_ai, running, text_of
+from helpers import chat, new_conversation_id, running, text_of
+from threadline_testing import standins
+from threadline_testing.ai_sdk import parse_sse, read_with_ai
 
 
 @pytest.fixture(params=["openai", "gemini"])

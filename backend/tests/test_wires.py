@@ -13,9 +13,10 @@ import asyncio
 import httpx
 import msgspec
 import pytest
-import standins
-from helpers import chat_body, new_conversation_id, parse_sse, read_with_ai, read_with_ai4, running, serving
+from helpers import chat_body, new_conversation_id, running, serving
 from threadline.client import AsyncClient, Client, Data, ReasoningDelta, TextDelta, ToolInputDelta, parse_chunk
+from threadline_testing import standins
+from threadline_testing.ai_sdk import parse_sse, read_with_ai, read_with_ai4
 
 ACCEPT = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -25,6 +24,8 @@ from typing import Any
 import uvicorn
 from litestar import Litestar, Request, Response, post
 from litestar.response import Stream
+
+from threadline_testing.ports import free_port
 
 
 @dataclass
@@ -212,15 +213,9 @@ def _gemini_app(standin: StandIn) -> Litestar:
     return Litestar([generate])
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def serve_in_thread(app: Litestar, name: str) -> tuple[str, uvicorn.Server]:
     """Serve `app` on a free loopback port in a thread; returns its base URL and the server (to stop)."""
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     deadline = time.monotonic() + 10

@@ -1,0 +1,34 @@
+"""Our streams read by the real AI SDK client code from npm (pinned in conformance/), as `useChat` reads them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance"
+
+
+def parse_sse(raw: bytes) -> list[dict]:
+    """The JSON chunks of an SSE body; checks the `[DONE]` terminator is last."""
+    events = [block.removeprefix(b"data: ") for block in raw.split(b"\n\n") if block]
+    assert events[-1] == b"[DONE]", raw[-200:]
+    return [json.loads(event) for event in events[:-1]]
+
+
+def _node(script: str, raw: bytes) -> dict:
+    if not (CONFORMANCE / "node_modules" / "ai").exists():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True)
+    result = subprocess.run(["node", str(CONFORMANCE / script)], input=raw, capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr.decode()
+    return json.loads(result.stdout)
+
+
+def read_with_ai(raw: bytes) -> dict:
+    """A UI Message Stream parsed by the real `ai` package (see conformance/read-ui-stream.mjs)."""
+    return _node("read-ui-stream.mjs", raw)
+
+
+def read_with_ai4(raw: bytes) -> dict:
+    """An AI SDK 4 data stream parsed by the real ai@4 client code (see conformance/read-data-stream.mjs)."""
+    return _node("read-data-stream.mjs", raw)
