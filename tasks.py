@@ -120,6 +120,7 @@ CHECKS = {  # each fails the test command; the configuration of each is in pypro
     "ruff check": ["ruff", "check", "--quiet", "."],
     "ruff format": ["ruff", "format", "--check", "--quiet", "."],
     "import directions": ["lint-imports", "--no-cache"],
+    "types": ["mypy"],
 }
 
 

@@ -17,11 +17,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
+from typing import Any
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
+from psycopg.rows import DictRow
 
 from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth
+from threadline.postgres_saver import Pool
 from threadline.refusals import Refused, busy
 from threadline.turns import Stop, Turn
 
@@ -41,9 +43,9 @@ STALE = (
 class ActiveTurns:
     def __init__(
         self,
-        pool: AsyncConnectionPool | None,
+        pool: Pool | None,
         database_url: str | None,
-        health: DatabaseHealth | None,
+        health: DatabaseHealth,
         stale_after: float,
         recover: Callable[[str, str], Awaitable[None]],
     ) -> None:
@@ -56,11 +58,11 @@ class ActiveTurns:
         self.by_thread: dict[str, Turn] = {}
         self.by_client: dict[str, Turn] = {}
         self.recorded: dict[Turn, datetime] = {}  # each running answer's row, by when it was written
-        self.tasks: dict[str, asyncio.Task] = {}  # each answer's task, until it has also pruned its checkpoints
+        self.tasks: dict[str, asyncio.Task[None]] = {}  # each answer's task, until it has also pruned its checkpoints
         self.session: str | None = None  # the LISTEN connection's session: it lives as long as this process
 
     async def begin(
-        self, turn: Turn, touch: Callable[[], Awaitable[bool]], discard: Callable[[], Awaitable[None]]
+        self, turn: Turn, touch: Callable[[], Awaitable[bool]], discard: Callable[[], Awaitable[object]]
     ) -> None:
         """Register the answer and start it once `touch()` has recorded the turn in its conversation.
 
@@ -72,7 +74,7 @@ class ActiveTurns:
             raise busy()
         self.by_thread[turn.thread_id] = turn
         self.by_client[turn.client_id] = turn
-        steps = [touch()]
+        steps: list[Awaitable[Any]] = [touch()]
         if self.pool is not None and not self.health.down:
             steps.append(self._record(turn))
         created, *recorded = await asyncio.gather(*steps, return_exceptions=True)
@@ -82,17 +84,18 @@ class ActiveTurns:
             if created is True:
                 await discard()
             raise failure
-        turn.start(self._end)
-        self.tasks[turn.thread_id] = turn.task
-        turn.task.add_done_callback(partial(self._forget_task, turn.thread_id))
+        task = turn.start(self._end)
+        self.tasks[turn.thread_id] = task
+        task.add_done_callback(partial(self._forget_task, turn.thread_id))
 
-    def _forget_task(self, thread_id: str, task: asyncio.Task) -> None:
+    def _forget_task(self, thread_id: str, task: asyncio.Task[None]) -> None:
         if self.tasks.get(thread_id) is task:
             del self.tasks[thread_id]
 
     async def _record(self, turn: Turn) -> None:
         insert = "INSERT INTO active_turns (thread_id, client_id, session) VALUES (%s, %s, %s) RETURNING started_at"
         params = (turn.thread_id, turn.client_id, self.session)
+        assert self.pool is not None, "recorded only with a database"
         try:
             async with self.pool.connection() as conn:
                 try:
@@ -102,13 +105,15 @@ class ActiveTurns:
                     if not (await self._clear_ended_here(conn, turn) or await self.clear_stale(conn)):
                         raise
                     cursor = await conn.execute(insert, params)
-                self.recorded[turn] = (await cursor.fetchone())["started_at"]
+                row = await cursor.fetchone()
+                assert row is not None, "INSERT … RETURNING returns the row"
+                self.recorded[turn] = row["started_at"]
         except psycopg.errors.UniqueViolation:
             raise busy() from None
         except CONNECTION_ERRORS as exc:  # PoolTimeout is an OperationalError
             self.health.failed("recording a running answer", exc, conversation_id=turn.conversation_id)
 
-    async def _clear_ended_here(self, conn: psycopg.AsyncConnection, turn: Turn) -> int:
+    async def _clear_ended_here(self, conn: psycopg.AsyncConnection[DictRow], turn: Turn) -> int:
         """Remove this client's rows of answers this process ran and has ended, whose own removal is still on
         its way: the next message right after an answer must not be refused."""
         if self.session is None:
@@ -120,7 +125,7 @@ class ActiveTurns:
         )
         return cursor.rowcount
 
-    async def clear_stale(self, conn: psycopg.AsyncConnection) -> int:
+    async def clear_stale(self, conn: psycopg.AsyncConnection[DictRow]) -> int:
         """Remove the rows of answers whose process is gone and close their turns; how many there were."""
         cursor = await conn.execute(
             f"DELETE FROM active_turns WHERE {STALE} RETURNING thread_id", {"stale_after": self.stale_after}
@@ -139,7 +144,7 @@ class ActiveTurns:
             del self.by_thread[turn.thread_id]
         if self.by_client.get(turn.client_id) is turn:
             del self.by_client[turn.client_id]
-        if (started_at := self.recorded.pop(turn, None)) is not None:
+        if (started_at := self.recorded.pop(turn, None)) is not None and self.pool is not None:
             try:  # this answer's row only: the next answer in the conversation may have written its own
                 async with self.pool.connection() as conn:
                     await conn.execute(
@@ -166,6 +171,7 @@ class ActiveTurns:
         return await self._cancel_elsewhere(thread_id, client_id)
 
     async def _cancel_elsewhere(self, thread_id: str, client_id: str, wait: float = 10.0) -> bool:
+        assert self.pool is not None, "other processes are reached through the database"
         query = "SELECT 1 FROM active_turns WHERE thread_id = %s AND client_id = %s"
         async with self.pool.connection() as conn:
             if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
@@ -193,11 +199,12 @@ class ActiveTurns:
     async def listen(self) -> None:
         """Hold this process's session, clear what dead processes left, and stop answers another process was
         asked to stop; reconnects when the database returns."""
+        assert self.pool is not None and self.database_url is not None, "listening needs the database"
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(self.database_url, autocommit=True) as conn:
                     cursor = await conn.execute(f"SELECT {SESSION} FROM pg_stat_activity WHERE pid = pg_backend_pid()")
-                    self.session = (await cursor.fetchone())[0]
+                    self.session = str((await cursor.fetchone() or ("",))[0]) or None
                     await conn.execute(f"LISTEN {CHANNEL}")
                     async with self.pool.connection() as pooled:
                         if self.recorded:  # answers recorded under a session that ended with the old connection

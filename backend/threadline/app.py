@@ -8,15 +8,16 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-from litestar import Litestar, Request, get
+from litestar import Litestar, get
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.static_files import create_static_files_router
+from litestar.types import ControllerRouterHandler
 
-from threadline.errors import EXCEPTION_HANDLERS
+from threadline.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http_limits import RequestLimits
 from threadline.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.mcp_server import build_server, builtin_routes
@@ -52,7 +53,7 @@ async def health(services: AppServices) -> dict[str, Any]:
     }
 
 
-async def limit_every_request(request: Request) -> None:
+async def limit_every_request(request: AnyRequest) -> None:
     """A generous limit on every endpoint (API_RATE_LIMIT), besides the chat's own (CHAT_RATE_LIMIT)."""
     limits: Limits = request.app.state.limits
     await limits.api.check(limits.client_address.of(request.scope))
@@ -64,14 +65,15 @@ def turn_token(tokens: McpTokens) -> str:
     return tokens.mint(Caller(client_id=turn.client_id, conversation_id=turn.conversation_id) if turn else Caller())
 
 
-def client_id_of(request: Request) -> str:
+def client_id_of(request: AnyRequest) -> str:
     """The caller's anonymous identity, set by ClientIdentityMiddleware."""
-    return request.state.client_id
+    return str(request.state.client_id)
 
 
 def services_of(state: State) -> Services:
     """The services the lifespan started, for every handler that declares `services: AppServices`."""
-    return state.services
+    services: Services = state.services
+    return services
 
 
 def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
@@ -97,7 +99,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        builtin_http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://threadline")
+        # Litestar's ASGI callable is typed more narrowly than httpx's: the ignore is for that alone.
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        builtin_http = httpx.AsyncClient(transport=transport, base_url="http://threadline")
         async with (
             mcp_server.session_manager.run(),
             running_services(settings, limits, builtin_http, lambda: turn_token(tokens)) as services,
@@ -105,7 +109,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
             app.state.services = services
             yield
 
-    route_handlers = [ChatController, ConversationController, health, *builtin_routes(mcp_server, tokens)]
+    route_handlers: list[ControllerRouterHandler] = [
+        ChatController,
+        ConversationController,
+        health,
+        *builtin_routes(mcp_server, tokens),
+    ]
     if (settings.frontend_dir / "index.html").exists():
         route_handlers.append(create_static_files_router("/", [settings.frontend_dir], html_mode=True))
     else:

@@ -33,81 +33,81 @@ class Chunk(msgspec.Struct, tag_field="type", rename="camel", frozen=True):
     """One UI Message Stream chunk; `type` on the wire is the subclass's tag."""
 
 
-class Start(Chunk, tag="start"):
+class Start(Chunk, tag="start", frozen=True):
     message_id: str | None = None
     message_metadata: dict[str, Any] = {}
 
 
-class StartStep(Chunk, tag="start-step"):
+class StartStep(Chunk, tag="start-step", frozen=True):
     pass
 
 
-class FinishStep(Chunk, tag="finish-step"):
+class FinishStep(Chunk, tag="finish-step", frozen=True):
     pass
 
 
-class TextStart(Chunk, tag="text-start"):
+class TextStart(Chunk, tag="text-start", frozen=True):
     id: str
 
 
-class TextDelta(Chunk, tag="text-delta"):
+class TextDelta(Chunk, tag="text-delta", frozen=True):
     id: str
     delta: str
 
 
-class TextEnd(Chunk, tag="text-end"):
+class TextEnd(Chunk, tag="text-end", frozen=True):
     id: str
 
 
-class ReasoningStart(Chunk, tag="reasoning-start"):
+class ReasoningStart(Chunk, tag="reasoning-start", frozen=True):
     id: str
 
 
-class ReasoningDelta(Chunk, tag="reasoning-delta"):
+class ReasoningDelta(Chunk, tag="reasoning-delta", frozen=True):
     id: str
     delta: str
 
 
-class ReasoningEnd(Chunk, tag="reasoning-end"):
+class ReasoningEnd(Chunk, tag="reasoning-end", frozen=True):
     id: str
 
 
-class ToolInputStart(Chunk, tag="tool-input-start"):
+class ToolInputStart(Chunk, tag="tool-input-start", frozen=True):
     tool_call_id: str
     tool_name: str
 
 
-class ToolInputDelta(Chunk, tag="tool-input-delta"):
+class ToolInputDelta(Chunk, tag="tool-input-delta", frozen=True):
     tool_call_id: str
     input_text_delta: str
 
 
-class ToolInputAvailable(Chunk, tag="tool-input-available"):
+class ToolInputAvailable(Chunk, tag="tool-input-available", frozen=True):
     tool_call_id: str
     tool_name: str
     input: Any = None
 
 
-class ToolOutputAvailable(Chunk, tag="tool-output-available"):
+class ToolOutputAvailable(Chunk, tag="tool-output-available", frozen=True):
     tool_call_id: str
     output: Any = None
 
 
-class ToolOutputError(Chunk, tag="tool-output-error"):
+class ToolOutputError(Chunk, tag="tool-output-error", frozen=True):
     tool_call_id: str
     error_text: str
 
 
-class Finish(Chunk, tag="finish"):
+class Finish(Chunk, tag="finish", frozen=True):
     finish_reason: str | None = None
     message_metadata: dict[str, Any] = {}
 
 
-class Error(Chunk, tag="error"):
+class Error(Chunk, tag="error", frozen=True):
     error_text: str
 
 
-class Data(Chunk, tag="data"):
+class Data(Chunk, tag="data", frozen=True):
     """A `data-<name>` chunk: threadline's status, warning and tool progress."""
 
     name: str
@@ -145,7 +145,8 @@ def parse_chunk(raw: bytes | str) -> Chunk:
         return Data(
             name=value["type"].removeprefix("data-"), data=value.get("data"), transient=bool(value.get("transient"))
         )
-    return _decode_known(raw)
+    chunk: Chunk = _decode_known(raw)
+    return chunk
 
 
 @dataclass
@@ -327,7 +328,8 @@ class Client:
 
     @property
     def token(self) -> str | None:
-        return self.http.headers.get(IDENTITY_HEADER)
+        token: str | None = self.http.headers.get(IDENTITY_HEADER)
+        return token
 
     def stream(
         self, text: str, conversation_id: str | None = None, *, stream_mode: Literal["messages", "events"] | None = None
@@ -345,7 +347,7 @@ class Client:
             for line in response.iter_lines():
                 if (chunk := _chunk_of(line, self.wire)) is _DONE:
                     return
-                if chunk is not None:
+                if isinstance(chunk, Chunk):
                     yield chunk
 
     def ask(self, text: str, conversation_id: str | None = None, **options: Any) -> Answer:
@@ -389,7 +391,8 @@ class AsyncClient:
 
     @property
     def token(self) -> str | None:
-        return self.http.headers.get(IDENTITY_HEADER)
+        token: str | None = self.http.headers.get(IDENTITY_HEADER)
+        return token
 
     async def stream(
         self, text: str, conversation_id: str | None = None, *, stream_mode: Literal["messages", "events"] | None = None
@@ -406,7 +409,7 @@ class AsyncClient:
             async for line in response.aiter_lines():
                 if (chunk := _chunk_of(line, self.wire)) is _DONE:
                     return
-                if chunk is not None:
+                if isinstance(chunk, Chunk):
                     yield chunk
 
     async def ask(self, text: str, conversation_id: str | None = None, **options: Any) -> Answer:

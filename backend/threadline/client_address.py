@@ -47,7 +47,8 @@ class ClientAddress:
     def of(self, scope: Scope) -> str:
         """The rate-limit key of the caller: the client behind our trusted proxies, else the peer itself. A
         forwarded value that is not an address is not a key: the peer's is used instead."""
-        peer = scope["client"][0] if scope.get("client") else "unknown"
+        client = scope.get("client")
+        peer = client[0] if client else "unknown"
         peer_key = rate_key(peer) or peer
         if not self.is_trusted(peer):
             return peer_key

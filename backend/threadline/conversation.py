@@ -60,10 +60,10 @@ def merge_records(left: dict[str, AnswerRecord], right: dict[str, AnswerRecord])
     the same question (a regenerated one) starts a record of its own."""
     merged = dict(left or {})
     for key, update in (right or {}).items():
-        record = record_of(merged.get(key, {}))  # type: ignore[arg-type]
+        record = record_of(dict(merged.get(key, {})))
         if update.get("assistant_id", record.get("assistant_id")) != record.get("assistant_id"):
             record = AnswerRecord(user_created_at=record["user_created_at"]) if "user_created_at" in record else {}
-        merged[key] = AnswerRecord(**{**record, **update})  # type: ignore[typeddict-item]
+        merged[key] = record | update
     return merged
 
 

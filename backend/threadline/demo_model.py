@@ -49,7 +49,7 @@ class DemoChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "threadline-demo"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable:
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, Any]:
         names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
         return self.bind(tool_names=names, **kwargs)
 
@@ -143,9 +143,10 @@ class DemoChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = None
+        message: AIMessageChunk | None = None
         for chunk in self._chunks(messages, kwargs.get("tool_names", ())):
             message = chunk if message is None else message + chunk
+        assert message is not None, "every plan streams at least one chunk"
         return ChatResult(generations=[ChatGeneration(message=message_chunk_to_message(message))])
 
     def _stream(

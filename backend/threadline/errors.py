@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import psycopg
 from litestar import Request, Response
@@ -11,9 +12,12 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import BaseRouteHandler
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+from litestar.types import ExceptionHandlersMap
 
 from threadline.refusals import Refused
 from threadline.schemas import MAX_BODY_BYTES, ErrorBody, ErrorDetail, ErrorInfo
+
+AnyRequest = Request[Any, Any, Any]
 
 log = logging.getLogger("threadline.errors")
 
@@ -68,7 +72,7 @@ def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
     return {status: ResponseSpec(data_container=ErrorBody, description=_DESCRIPTIONS[status]) for status in statuses}
 
 
-def json_only(connection: ASGIConnection, _handler: BaseRouteHandler) -> None:
+def json_only(connection: ASGIConnection[Any, Any, Any, Any], _handler: BaseRouteHandler) -> None:
     """Guard for endpoints that read a JSON body: anything else is refused before it is parsed."""
     media_type = connection.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json":
@@ -84,7 +88,7 @@ def not_found(what: str = "Conversation") -> ApiError:
     return ApiError(404, "NOT_FOUND", f"{what} not found")
 
 
-def _response(status: int, info: ErrorInfo, headers: dict[str, str] | None = None) -> Response:
+def _response(status: int, info: ErrorInfo, headers: dict[str, str] | None = None) -> Response[ErrorBody]:
     return Response(ErrorBody(error=info), status_code=status, headers=headers)
 
 
@@ -93,7 +97,7 @@ def _field(key: str | None) -> str:
     return "body" if field in ("", "data") else field
 
 
-def handle_http_exception(request: Request, exc: HTTPException) -> Response:
+def handle_http_exception(request: AnyRequest, exc: HTTPException) -> Response[ErrorBody]:
     if isinstance(exc, ApiError):
         return _response(exc.status_code, ErrorInfo(exc.code, exc.detail, exc.details, exc.retry_after), exc.headers)
     if isinstance(exc, ValidationException) or exc.status_code == 400:
@@ -119,7 +123,7 @@ def handle_http_exception(request: Request, exc: HTTPException) -> Response:
     return _response(status, ErrorInfo(code, message), exc.headers)
 
 
-def handle_refused(request: Request, exc: Refused) -> Response:
+def handle_refused(request: AnyRequest, exc: Refused) -> Response[ErrorBody]:
     details = [ErrorDetail(exc.field, exc.message.removeprefix("Invalid request: "))] if exc.field else []
     headers = {"retry-after": str(exc.retry_after)} if exc.retry_after is not None else {}
     if exc.status == 408:
@@ -127,7 +131,7 @@ def handle_refused(request: Request, exc: Refused) -> Response:
     return _response(exc.status, ErrorInfo(exc.code, exc.message, details, exc.retry_after), headers)
 
 
-def handle_undecodable_body(request: Request, exc: Exception) -> Response:
+def handle_undecodable_body(request: AnyRequest, exc: Exception) -> Response[ErrorBody]:
     """msgspec raises these while decoding a body: bytes that are not UTF-8, or JSON nested too deeply."""
     why = "it is not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else "it is nested too deeply"
     return _response(
@@ -136,7 +140,7 @@ def handle_undecodable_body(request: Request, exc: Exception) -> Response:
     )
 
 
-def handle_database_error(request: Request, exc: Exception) -> Response:
+def handle_database_error(request: AnyRequest, exc: Exception) -> Response[ErrorBody]:
     log.error("database unavailable on %s %s: %s", request.method, request.url.path, exc)
     return _response(
         503,
@@ -145,12 +149,12 @@ def handle_database_error(request: Request, exc: Exception) -> Response:
     )
 
 
-def handle_unexpected(request: Request, exc: Exception) -> Response:
+def handle_unexpected(request: AnyRequest, exc: Exception) -> Response[ErrorBody]:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return _response(500, ErrorInfo("INTERNAL_ERROR", "Something went wrong on our side. Please try again."))
 
 
-EXCEPTION_HANDLERS = {
+EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     HTTPException: handle_http_exception,
     Refused: handle_refused,
     UnicodeDecodeError: handle_undecodable_body,

@@ -16,85 +16,85 @@ class Event(msgspec.Struct, tag_field="type", rename="camel", omit_defaults=True
     """Base of the tagged union; `type` on the wire comes from each subclass's tag."""
 
 
-class Start(Event, tag="start"):
+class Start(Event, tag="start", frozen=True):
     message_id: str
     conversation_id: str
     model: str
     created_at: str
 
 
-class StepStart(Event, tag="start-step"):
+class StepStart(Event, tag="start-step", frozen=True):
     pass
 
 
-class StepFinish(Event, tag="finish-step"):
+class StepFinish(Event, tag="finish-step", frozen=True):
     pass
 
 
-class TextStart(Event, tag="text-start"):
+class TextStart(Event, tag="text-start", frozen=True):
     id: str
 
 
-class TextDelta(Event, tag="text-delta"):
+class TextDelta(Event, tag="text-delta", frozen=True):
     id: str
     delta: str
 
 
-class TextEnd(Event, tag="text-end"):
+class TextEnd(Event, tag="text-end", frozen=True):
     id: str
 
 
-class ReasoningStart(Event, tag="reasoning-start"):
+class ReasoningStart(Event, tag="reasoning-start", frozen=True):
     id: str
 
 
-class ReasoningDelta(Event, tag="reasoning-delta"):
+class ReasoningDelta(Event, tag="reasoning-delta", frozen=True):
     id: str
     delta: str
 
 
-class ReasoningEnd(Event, tag="reasoning-end"):
+class ReasoningEnd(Event, tag="reasoning-end", frozen=True):
     id: str
 
 
-class ToolInputStart(Event, tag="tool-input-start"):
+class ToolInputStart(Event, tag="tool-input-start", frozen=True):
     tool_call_id: str
     tool_name: str
 
 
-class ToolInputDelta(Event, tag="tool-input-delta"):
+class ToolInputDelta(Event, tag="tool-input-delta", frozen=True):
     tool_call_id: str
     input_text_delta: str
 
 
-class ToolInputAvailable(Event, tag="tool-input-available"):
+class ToolInputAvailable(Event, tag="tool-input-available", frozen=True):
     tool_call_id: str
     tool_name: str
     input: Any
 
 
-class ToolOutput(Event, tag="tool-output-available"):
+class ToolOutput(Event, tag="tool-output-available", frozen=True):
     tool_call_id: str
     output: Any
 
 
-class ToolOutputError(Event, tag="tool-output-error"):
+class ToolOutputError(Event, tag="tool-output-error", frozen=True):
     tool_call_id: str
     error_text: str
 
 
-class ToolProgress(Event, tag="tool-progress"):
+class ToolProgress(Event, tag="tool-progress", frozen=True):
     tool_call_id: str
     progress: float
     total: float | None = None
     message: str | None = None
 
 
-class Status(Event, tag="status"):
+class Status(Event, tag="status", frozen=True):
     text: str
 
 
-class Warning(Event, tag="warning"):  # noqa: A001 - the event's name on every wire
+class Warning(Event, tag="warning", frozen=True):  # noqa: A001 - the event's name on every wire
     code: str
     message: str
 
@@ -105,14 +105,14 @@ class Usage(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
     total_tokens: int = 0
 
 
-class Finish(Event, tag="finish"):
+class Finish(Event, tag="finish", frozen=True):
     finish_reason: str
     finished_at: str
     usage: Usage = Usage()
     interrupted: str | None = None  # why the answer stopped early: cancelled, client-disconnected
 
 
-class Error(Event, tag="error"):
+class Error(Event, tag="error", frozen=True):
     code: str
     message: str
     retryable: bool = False

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
@@ -33,21 +34,22 @@ UNAVAILABLE = Failure(
 )
 
 
-def _chain(exc: BaseException):
+def _chain(exc: BaseException) -> Iterator[BaseException]:
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        yield link
+        link = link.__cause__ or link.__context__
 
 
 def _status(exc: BaseException) -> int | None:
     # A provider's library is imported only when its model is in use (about 15 MB each); if it was
     # never imported, none of its exceptions can be in the chain.
     if (openai := sys.modules.get("openai")) and isinstance(exc, openai.APIStatusError):
-        return exc.status_code
+        return int(exc.status_code)
     if (genai_errors := sys.modules.get("google.genai.errors")) and isinstance(exc, genai_errors.APIError):
-        return exc.code
+        return int(exc.code)
     if isinstance(exc, httpx.HTTPStatusError):
         return exc.response.status_code
     return None

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence, Set
 from typing import Any
 
 import psycopg
@@ -117,11 +117,11 @@ class SaveRetries:
 
 
 def _thread(config: RunnableConfig) -> str:
-    return config["configurable"]["thread_id"]
+    return str(config["configurable"]["thread_id"])
 
 
-class FallbackCheckpointer(BaseCheckpointSaver):
-    def __init__(self, primary: BaseCheckpointSaver, health: DatabaseHealth, remember: int = 2048) -> None:
+class FallbackCheckpointer(BaseCheckpointSaver[Any]):
+    def __init__(self, primary: BaseCheckpointSaver[Any], health: DatabaseHealth, remember: int = 2048) -> None:
         super().__init__(serde=primary.serde)
         self.primary = primary
         self.health = health
@@ -243,7 +243,7 @@ class FallbackCheckpointer(BaseCheckpointSaver):
         """Conversations in memory because the database was unreachable (not because it refused them)."""
         return {thread_id for thread_id in self.unsaved if not self.retries.refused(thread_id)}
 
-    async def save_unsaved(self, skip: set[str] = frozenset()) -> int:
+    async def save_unsaved(self, skip: Set[str] = frozenset()) -> int:
         """Write each in-memory conversation's newest checkpoint to the database; how many were saved."""
         saved = 0
         if not self.unsaved or self.health.down:

@@ -11,7 +11,16 @@ from collections.abc import Sequence
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+)
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -22,6 +31,7 @@ from langgraph.prebuilt import ToolNode
 from threadline.conversation import AnswerRecord, last_user_index, merge_records, usage_since
 from threadline.events import timestamp
 
+Graph = CompiledStateGraph[Any, Any, Any, Any]  # the compiled conversation graph (ChatState in and out)
 LIMIT_TOOL_RESULT = "Not run: this answer reached its limit of model calls."
 
 
@@ -46,23 +56,30 @@ class ChatState(TypedDict, total=False):
 def build_graph(
     model: BaseChatModel,
     tools: Sequence[BaseTool],
-    checkpointer: BaseCheckpointSaver,
+    checkpointer: BaseCheckpointSaver[Any],
     *,
     system_prompt: str,
     max_model_calls: int,
-) -> CompiledStateGraph:
+) -> Graph:
     """Compile the graph once at start-up; each conversation is a thread of the checkpointer."""
     model_with_tools = model.bind_tools(tools) if tools else model
     system = SystemMessage(content=system_prompt)
     # Every node is `async def`: LangGraph would run a plain function in a worker thread.
 
+    def tool_calls_of(state: ChatState) -> list[ToolCall]:
+        last = state["messages"][-1]
+        return last.tool_calls if isinstance(last, AIMessage) else []
+
     async def input_node(state: ChatState) -> dict[str, Any]:
         request = state["request"]
+        assert request is not None, "every run starts with a request"
         messages = state.get("messages", [])
+        update: list[BaseMessage]
         if request["regenerate"]:
             index = last_user_index(messages)
-            user_id = messages[index].id
-            update = [RemoveMessage(id=message.id) for message in messages[index + 1 :]]
+            assert index is not None, "the route regenerates only a conversation with a question"
+            user_id = messages[index].id or ""
+            update = [RemoveMessage(id=message.id or "") for message in messages[index + 1 :]]
             turn = AnswerRecord()
         else:
             user_id = request["user_message_id"]
@@ -81,17 +98,16 @@ def build_graph(
         return {"messages": [response], "model_calls": state.get("model_calls", 0) + 1}
 
     async def after_process(state: ChatState) -> str:
-        wants_tools = bool(state["messages"][-1].tool_calls)
+        wants_tools = bool(tool_calls_of(state))
         return "tools" if wants_tools and state["model_calls"] < max_model_calls else "respond"
 
     async def respond(state: ChatState) -> dict[str, Any]:
         messages = state["messages"]
-        last = messages[-1]
         update: list[AnyMessage] = []
-        if last.tool_calls:
+        if unanswered := tool_calls_of(state):
             update = [
                 ToolMessage(content=LIMIT_TOOL_RESULT, tool_call_id=call["id"], name=call["name"], status="error")
-                for call in last.tool_calls
+                for call in unanswered
             ]
             update.append(
                 AIMessage(
@@ -101,7 +117,7 @@ def build_graph(
                     )
                 )
             )
-        start = last_user_index(messages)
+        start = last_user_index(messages) or 0
         turn = AnswerRecord(finished_at=timestamp(), finish_reason="stop", usage=usage_since(messages, start))
         return {"messages": update, "turns": {messages[start].id: turn}}
 

@@ -41,7 +41,7 @@ def _assistant(user_id: str, record: AnswerRecord, conversation_id: str) -> dict
     }
 
 
-def ui_messages(conversation: Conversation, conversation_id: str) -> list[dict]:
+def ui_messages(conversation: Conversation, conversation_id: str) -> list[dict[str, Any]]:
     result: list[dict[str, Any]] = []
     assistant: dict[str, Any] | None = None
     tool_parts: dict[str, dict[str, Any]] = {}
@@ -74,9 +74,10 @@ def ui_messages(conversation: Conversation, conversation_id: str) -> list[dict]:
                     "state": "input-available",
                     "input": call["args"],
                 }
-                tool_parts[call["id"]] = part
+                tool_parts[call["id"] or ""] = part
                 assistant["parts"].append(part)
-        elif isinstance(message, ToolMessage) and (part := tool_parts.get(message.tool_call_id)):
+        elif isinstance(message, ToolMessage) and (tool_part := tool_parts.get(message.tool_call_id)):
+            part = tool_part
             outcome = tool_output(message)
             if isinstance(outcome, ev.ToolOutputError):
                 part.update(state="output-error", errorText=outcome.error_text)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import uvicorn
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Receive, ReceiveMessage, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from threadline.refusals import Refused
@@ -63,7 +64,7 @@ class RequestLimits:
         self.seconds = seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
         if "\x00" in scope["path"]:
@@ -71,7 +72,7 @@ class RequestLimits:
         deadline: float | None = None
         complete = False
 
-        async def timed_receive() -> Message:
+        async def timed_receive() -> ReceiveMessage:
             nonlocal deadline, complete
             if complete:  # the body is in: what follows is waiting for a disconnect, which may take long
                 return await receive()
@@ -97,7 +98,7 @@ def server_config(
         app,
         host=host,
         port=port,
-        http=partial(HeaderTimeoutProtocol, header_timeout=header_timeout),
+        http=cast("type[asyncio.Protocol]", partial(HeaderTimeoutProtocol, header_timeout=header_timeout)),
         limit_concurrency=max_connections,
         timeout_keep_alive=5,
         proxy_headers=False,  # client_address.py decides whom to trust

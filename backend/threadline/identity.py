@@ -15,6 +15,7 @@ import secrets
 from http.cookies import SimpleCookie
 from pathlib import Path
 
+from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 COOKIE = "threadline_client"
@@ -85,7 +86,7 @@ class ClientIdentityMiddleware:
         self.signer = signer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
         client_id = self.signer.verify(_token_from(scope))

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from litestar import Request, Response, asgi, post
-from litestar.types import Receive, Scope, Send
+from litestar import Response, asgi, post
+from litestar.handlers import ASGIRouteHandler, HTTPRouteHandler
+from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
 from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
@@ -25,6 +26,7 @@ from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 
 from threadline import __version__
 from threadline.conversation import load, thread_of
+from threadline.errors import AnyRequest
 from threadline.mcp_tokens import Caller, InvalidToken, McpTokens
 from threadline.services import Services
 from threadline.tools import calculate, time_in
@@ -38,7 +40,7 @@ UNAUTHORIZED = -32001
 SNIPPET = 160
 
 
-def _caller(ctx: Context) -> Caller:
+def _caller(ctx: Context[Any, Any, Any]) -> Caller:
     caller = _rpc_caller.get()
     if caller is None:  # over /mcp the tool runs in the SDK's session task: the caller rides on the request
         try:
@@ -78,7 +80,7 @@ def build_server(services: Callable[[], Services]) -> FastMCP:
         return time_in(timezone)
 
     @server.tool(structured_output=False)
-    async def search_conversation(query: str, ctx: Context, limit: int = 5) -> str:
+    async def search_conversation(query: str, ctx: Context[Any, Any, Any], limit: int = 5) -> str:
         """Search the current conversation's earlier messages for words (case-insensitive); returns the newest matches with their position and author."""  # noqa: E501
         caller = _caller(ctx)
         words = re.findall(r"\w+", query.lower())
@@ -104,7 +106,7 @@ def build_server(services: Callable[[], Services]) -> FastMCP:
         return f"{len(hits)} earlier message(s) mention {query!r}; newest first:\n" + "\n".join(newest)
 
     @server.tool(structured_output=False)
-    async def list_conversations(ctx: Context, limit: int = 20) -> str:
+    async def list_conversations(ctx: Context[Any, Any, Any], limit: int = 20) -> str:
         """List the user's conversations, most recently used first, with their titles and last activity."""
         caller = _caller(ctx)
         if not caller.client_id:
@@ -124,7 +126,7 @@ def _rpc_error(request_id: Any, code: int, message: str, data: Any = None) -> di
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
-def _dump(model: Any) -> dict[str, Any]:
+def _dump(model: types.CallToolResult | types.Tool) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
@@ -136,6 +138,7 @@ async def _call_tool(server: FastMCP, params: dict[str, Any]) -> dict[str, Any]:
     if isinstance(result, tuple):
         content, structured = result
         return _dump(types.CallToolResult(content=list(content), structuredContent=structured))
+    assert not isinstance(result, dict), "tools declared with structured_output=False return content blocks"
     return _dump(types.CallToolResult(content=list(result)))
 
 
@@ -183,19 +186,18 @@ def _unauthorized(reason: str, request_id: Any = None) -> tuple[int, dict[str, s
     return 401, {"www-authenticate": 'Bearer realm="threadline-mcp"', "content-type": "application/json"}, body
 
 
-def builtin_routes(server: FastMCP, tokens: McpTokens) -> list:
+def builtin_routes(server: FastMCP, tokens: McpTokens) -> list[HTTPRouteHandler | ASGIRouteHandler]:
     """The two endpoints of the built-in server, as Litestar route handlers."""
     tool_names: set[str] = set()  # all declared in build_server: listed on the first request
 
     @post("/mcp/rpc", include_in_schema=False, status_code=200)
-    async def rpc(request: Request) -> Response:
+    async def rpc(request: AnyRequest) -> Response[Any]:
         body = await request.body()
+        parse_error: Exception | None = None
         try:
             message = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
             message, parse_error = None, error
-        else:
-            parse_error = None
         try:  # the token first: a caller without one learns nothing, not even that the body is malformed
             caller = tokens.verify(request.headers.get("authorization"))
         except InvalidToken as error:
@@ -220,18 +222,19 @@ def builtin_routes(server: FastMCP, tokens: McpTokens) -> list:
             (value.decode("latin-1") for name, value in scope["headers"] if name == b"authorization"), None
         )
         try:
-            scope[CALLER] = tokens.verify(authorization)
+            scope[CALLER] = tokens.verify(authorization)  # type: ignore[literal-required]  # our own key
         except InvalidToken as error:
             status, headers, content = _unauthorized(str(error))
             await send(
-                {
-                    "type": "http.response.start",
-                    "status": status,
-                    "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
-                }
+                HTTPResponseStartEvent(
+                    type="http.response.start",
+                    status=status,
+                    headers=[(k.encode(), v.encode()) for k, v in headers.items()],
+                )
             )
-            await send({"type": "http.response.body", "body": content})
+            await send(HTTPResponseBodyEvent(type="http.response.body", body=content, more_body=False))
             return
-        await server.session_manager.handle_request(scope, receive, send)
+        # The SDK types ASGI loosely (mutable mappings); Litestar's types are the precise ones.
+        await server.session_manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
 
     return [rpc, standard]

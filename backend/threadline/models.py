@@ -23,10 +23,11 @@ def build_chat_model(settings: Settings) -> BaseChatModel:
         )
     import httpx
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
     return ChatOpenAI(
         model=settings.model_name,
-        api_key=settings.openai_api_key or "unused",  # local OpenAI-compatible servers often need none
+        api_key=SecretStr(settings.openai_api_key or "unused"),  # local OpenAI-compatible servers often need none
         base_url=settings.openai_base_url,
         stream_usage=True,
         max_retries=2,

@@ -11,8 +11,10 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
 
 import msgspec
 import psycopg
@@ -23,6 +25,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from threadline.conversation import thread_of
 from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, SaveRetries
+from threadline.postgres_saver import Pool, PooledPostgresSaver
 from threadline.refusals import Refused
 from threadline.settings import Settings
 
@@ -141,7 +144,7 @@ class PostgresConversations:
     `save_pending`); a limit cannot be checked then, so none is enforced.
     """
 
-    def __init__(self, pool: AsyncConnectionPool, health: DatabaseHealth, limits: StorageLimits) -> None:
+    def __init__(self, pool: Pool, health: DatabaseHealth, limits: StorageLimits) -> None:
         self.pool = pool
         self.health = health
         self.limits = limits
@@ -176,7 +179,7 @@ class PostgresConversations:
         async with self.pool.connection() as conn:
             row = await (await conn.execute(TOUCH, params)).fetchone()
             if row is not None:
-                return row["created"]
+                return bool(row["created"])
             exists = await (
                 await conn.execute(
                     "SELECT 1 FROM conversations WHERE client_id = %s AND id = %s", (client_id, conversation_id)
@@ -237,6 +240,10 @@ class MemoryConversations:
         self.limits = limits
         self.rows: dict[tuple[str, str], tuple[int, Conversation]] = {}
         self.pending: dict[str, tuple[str, str, str]] = {}  # never anything: memory cannot go away
+        self.retries = SaveRetries()
+
+    async def save_pending(self) -> None:
+        """Nothing waits: memory cannot go away."""
 
     async def touch(self, conversation_id: str, client_id: str, first_message: str, *, new_turn: bool = True) -> bool:
         now = datetime.now(UTC)
@@ -268,17 +275,33 @@ class MemoryConversations:
         return self.rows.pop((client_id, conversation_id), None) is not None
 
 
-Conversations = PostgresConversations | MemoryConversations
+class Conversations(Protocol):
+    """A visitor's conversations, in PostgreSQL or in memory."""
+
+    pending: dict[str, tuple[str, str, str]]
+    retries: SaveRetries
+
+    async def touch(
+        self, conversation_id: str, client_id: str, first_message: str, *, new_turn: bool = True
+    ) -> bool: ...
+
+    async def get(self, conversation_id: str, client_id: str) -> Conversation | None: ...
+
+    async def list(self, client_id: str, limit: int = 100) -> list[Conversation]: ...
+
+    async def delete(self, conversation_id: str, client_id: str) -> bool: ...
+
+    async def save_pending(self) -> None: ...
 
 
 @dataclass
 class Storage:
-    checkpointer: BaseCheckpointSaver
+    checkpointer: BaseCheckpointSaver[Any]
     conversations: Conversations
     description: str
-    pool: AsyncConnectionPool | None = None
+    pool: Pool | None = None
     database_url: str | None = None
-    health: DatabaseHealth | None = None
+    health: DatabaseHealth = field(default_factory=DatabaseHealth)
 
     def waiting_to_be_saved(self) -> int:
         """Conversations kept only in memory (or not yet listed) until the database is back."""
@@ -308,15 +331,15 @@ class Storage:
                 log.exception("saving conversations kept in memory failed; will retry")
 
 
-def embedded_database_url(data_dir) -> str:
+def embedded_database_url(data_dir: Path) -> str:
     """Start (or reuse) a PostgreSQL server from the pgserver wheel, keeping its files in data_dir."""
     import pgserver
 
-    server = pgserver.get_server(data_dir / "postgres", cleanup_mode="stop")
-    return server.get_uri()
+    server = pgserver.get_server(data_dir / "postgres", cleanup_mode="stop")  # type: ignore[attr-defined]
+    return str(server.get_uri())
 
 
-async def migrate(pool: AsyncConnectionPool, saver: BaseCheckpointSaver) -> None:
+async def migrate(pool: Pool, saver: PooledPostgresSaver) -> None:
     """Set up LangGraph's tables, then apply our pending migrations, under a session advisory lock, so
     instances starting together on a new database do not race."""
     async with pool.connection() as conn:
@@ -329,7 +352,8 @@ async def migrate(pool: AsyncConnectionPool, saver: BaseCheckpointSaver) -> None
                     "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
                 )
                 cursor = await conn.execute("SELECT coalesce(max(version), 0) AS version FROM threadline_migrations")
-                current = (await cursor.fetchone())["version"]
+                row = await cursor.fetchone()
+                current = row["version"] if row else 0
                 for version, statements in enumerate(MIGRATIONS, start=1):
                     if version > current:
                         for statement in statements:
@@ -345,8 +369,6 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
     if settings.memory_backend == "memory":
         yield Storage(InMemorySaver(), MemoryConversations(limits), "memory (lost when the server stops)")
         return
-    from threadline.postgres_saver import PooledPostgresSaver
-
     url = settings.database_url
     description = "PostgreSQL at DATABASE_URL"
     if not url:
@@ -355,7 +377,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         description = f"embedded PostgreSQL in {settings.data_dir / 'postgres'}"
     async with AsyncExitStack() as stack:
         # A short wait for a connection: when the database is down, callers fall back instead of hanging.
-        pool = AsyncConnectionPool(
+        pool: Pool = AsyncConnectionPool(
             url,
             min_size=1,
             max_size=10,

@@ -32,6 +32,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
@@ -63,10 +64,13 @@ class WritesInFlight:
             await asyncio.sleep(0)
 
 
+Pool = AsyncConnectionPool[AsyncConnection[DictRow]]  # connections that return rows as dicts
+
+
 class PooledPostgresSaver(AsyncPostgresSaver):
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    def __init__(self, pool: Pool) -> None:
         super().__init__(pool)
-        self.lock = asyncio.Semaphore(pool.max_size)
+        self.lock = asyncio.Semaphore(pool.max_size)  # type: ignore[assignment]  # the library types it a Lock
         self.in_flight = WritesInFlight()
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -86,7 +90,7 @@ class PooledPostgresSaver(AsyncPostgresSaver):
         checkpoint_id = configurable.pop("checkpoint_id", None)
         copy = checkpoint.copy()
         copy["channel_values"] = copy["channel_values"].copy()
-        next_config = {
+        next_config: RunnableConfig = {
             "configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}
         }
         # Primitive values stay inline in the checkpoint row; the others go to the blobs table.
@@ -143,7 +147,7 @@ class PooledPostgresSaver(AsyncPostgresSaver):
                 }
             }
 
-        checkpoint = {
+        checkpoint: Checkpoint = {  # type: ignore[typeddict-item]  # the stored row holds the other keys
             **value["checkpoint"],
             "channel_values": {
                 **(value["checkpoint"].get("channel_values") or {}),

@@ -10,13 +10,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
-from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StreamMode
 
 from threadline import events as ev
 from threadline.conversation import AnswerRecord, config_of, split_content, tool_output
-from threadline.graph import TurnRequest
+from threadline.graph import Graph, TurnRequest
 
-STREAM_MODES = ["messages", "updates"]
+STREAM_MODES: list[StreamMode] = ["messages", "updates"]
 
 
 class TurnTranslator:
@@ -101,8 +101,9 @@ class TurnTranslator:
         self.call_text.clear()
         self.call_reasoning.clear()
         for call in message.tool_calls:
-            self.pending_tools.add(call["id"])
-            out.append(ev.ToolInputAvailable(tool_call_id=call["id"], tool_name=call["name"], input=call["args"]))
+            call_id = call["id"] or ""
+            self.pending_tools.add(call_id)
+            out.append(ev.ToolInputAvailable(tool_call_id=call_id, tool_name=call["name"], input=call["args"]))
             if self.events_mode:
                 out.append(ev.Status(text=f"Calling tool {call['name']}…"))
         self.tool_calls.clear()
@@ -140,10 +141,12 @@ class TurnTranslator:
         text, reasoning = "".join(self.call_text), "".join(self.call_reasoning)
         if not reasoning:
             return AIMessage(content=text) if text else None
-        blocks = [{"type": "reasoning", "reasoning": reasoning}] + ([{"type": "text", "text": text}] if text else [])
+        blocks: list[str | dict[str, Any]] = [{"type": "reasoning", "reasoning": reasoning}]
+        blocks += [{"type": "text", "text": text}] if text else []
         return AIMessage(content=blocks)
 
     def update(self, node: str, update: dict[str, Any] | None) -> list[ev.Event]:
+        update = update or {}
         if node == "process":
             return self.model_done(update["messages"][-1])
         if node == "tools":
@@ -155,10 +158,12 @@ class TurnTranslator:
 
 
 async def graph_events(
-    graph: CompiledStateGraph, thread_id: str, request: TurnRequest, translator: TurnTranslator
+    graph: Graph, thread_id: str, request: TurnRequest, translator: TurnTranslator
 ) -> AsyncIterator[ev.Event]:
     """Run the graph for one turn and yield what the answer shows, between `start` and `finish`."""
-    async for mode, payload in graph.astream({"request": request}, config_of(thread_id), stream_mode=STREAM_MODES):
+    stream: AsyncIterator[Any] = graph.astream({"request": request}, config_of(thread_id), stream_mode=STREAM_MODES)
+    async for mode, payload in stream:
+        batch: list[ev.Event]
         if mode == "messages":
             message, metadata = payload
             batch = translator.message(message, metadata.get("langgraph_node", ""))

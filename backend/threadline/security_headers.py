@@ -7,6 +7,7 @@ answers as links for the same reason (see frontend/src/Message.tsx).
 
 from __future__ import annotations
 
+from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 
@@ -31,7 +32,7 @@ class SecurityHeaders:
         ]  # for browsers older than frame-ancestors
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
 

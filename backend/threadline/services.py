@@ -11,16 +11,16 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
 
 from threadline.active_turns import ActiveTurns
 from threadline.client_address import ClientAddress
-from threadline.graph import build_graph
+from threadline.graph import Graph, build_graph
 from threadline.mcp_client.toolbox import McpToolbox
 from threadline.models import build_chat_model
 from threadline.persistence import Conversations, Storage, open_storage
@@ -34,15 +34,20 @@ log = logging.getLogger("threadline")
 class GraphSwitch:
     """The compiled conversation graph, compiled again whenever the tool servers' tools change."""
 
-    def __init__(self, model: BaseChatModel, checkpointer: BaseCheckpointSaver, settings: Settings) -> None:
+    def __init__(self, model: BaseChatModel, checkpointer: BaseCheckpointSaver[Any], settings: Settings) -> None:
         self.model = model
         self.checkpointer = checkpointer
         self.settings = settings
-        self.current: CompiledStateGraph | None = None
+        self.graph: Graph | None = None
+
+    @property
+    def current(self) -> Graph:
+        assert self.graph is not None, "compiled when the tool servers are first listed, before serving starts"
+        return self.graph
 
     def use_tools(self, tools: Sequence[BaseTool]) -> None:
         """An answer already running keeps the graph it started with; the next one gets the new tools."""
-        self.current = build_graph(
+        self.graph = build_graph(
             self.model,
             tools,
             self.checkpointer,
@@ -80,8 +85,7 @@ class Services:
     timeouts: Timeouts
 
     @property
-    def graph(self) -> CompiledStateGraph:
-        assert self.graphs.current is not None, "compiled when the tool servers were first listed"
+    def graph(self) -> Graph:
         return self.graphs.current
 
     @property

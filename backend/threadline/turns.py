@@ -16,12 +16,12 @@ from enum import StrEnum
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
-from langgraph.graph.state import CompiledStateGraph
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline import events as ev
 from threadline.conversation import AnswerRecord, Usage, config_of, load, usage_since
 from threadline.failures import TIMEOUT, Failure, classify
-from threadline.graph import TurnRequest
+from threadline.graph import Graph, TurnRequest
 from threadline.runner import TurnTranslator, graph_events
 from threadline.settings import DEFAULTS, Settings
 from threadline.turn_context import current_turn
@@ -54,7 +54,7 @@ class Timeouts:
 class Turn:
     def __init__(
         self,
-        graph: CompiledStateGraph,
+        graph: Graph,
         thread_id: str,
         conversation_id: str,
         client_id: str,
@@ -72,24 +72,26 @@ class Turn:
         self.translator = TurnTranslator(events_mode=stream_mode == "events")
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.stop_reason: Stop | None = None
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Task[None] | None = None
         self._interruptible = True
+        self._running = False
         self._output_seen = False
         self._warned: set[str] = set()
         self._started = self._last_event = 0.0
         self._timers: list[asyncio.TimerHandle] = []
 
-    def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> None:
+    def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> asyncio.Task[None]:
         context = contextvars.copy_context()
         context.run(current_turn.set, self)
         self.task = asyncio.get_running_loop().create_task(self._run(on_done), context=context)
+        return self.task
 
     def stop(self, reason: Stop) -> None:
         """Ask the answer to end now; it closes itself and saves what it has. A stop that arrives before the
         answer's task started ends it as soon as it starts."""
         if self._interruptible and self.stop_reason is None and not (self.task and self.task.done()):
             self.stop_reason = reason
-            if self.task:
+            if self.task and self._running:  # a task cancelled before its first step would skip its cleanup
                 self.task.cancel()
 
     async def finished(self) -> None:
@@ -145,6 +147,7 @@ class Turn:
     # The answer's own task.
 
     async def _run(self, on_done: Callable[[Turn], Awaitable[None]]) -> None:
+        self._running = True
         loop = asyncio.get_running_loop()
         self._started = self._last_event = loop.time()
         self._timers = [
@@ -205,8 +208,11 @@ class Turn:
         """Drop the conversation's older checkpoints: each holds every message again, so keeping them all
         would grow storage with the square of a conversation's length. Nothing reads them: history, stops
         and regeneration all start from the latest one. Runs after the answer has ended."""
+        checkpointer = self.graph.checkpointer
+        if not isinstance(checkpointer, BaseCheckpointSaver):
+            return
         try:
-            await self.graph.checkpointer.aprune([self.thread_id])
+            await checkpointer.aprune([self.thread_id])
         except NotImplementedError:
             pass  # LangGraph's in-memory saver (CHAT_MEMORY_BACKEND=memory) cannot prune
         except Exception:
@@ -265,7 +271,7 @@ class Turn:
 
 
 async def close_turn(
-    graph: CompiledStateGraph,
+    graph: Graph,
     thread_id: str,
     why: str,
     finish_reason: str,
@@ -308,6 +314,6 @@ async def close_turn(
     await graph.aupdate_state(config_of(thread_id), {"messages": update, "turns": {user_id: record}}, as_node="respond")
 
 
-async def recover_turn(graph: CompiledStateGraph, thread_id: str, why: str) -> None:
+async def recover_turn(graph: Graph, thread_id: str, why: str) -> None:
     """Close the unfinished turn of an answer whose process died, so the conversation can go on."""
     await close_turn(graph, thread_id, why, "other", ev.timestamp())

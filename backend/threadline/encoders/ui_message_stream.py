@@ -7,7 +7,7 @@ same chunks go out as SSE (`encode`) or as NDJSON (see ndjson.py).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any
 
 import msgspec
@@ -42,11 +42,11 @@ def _error(event: ev.Error) -> Any:
     return {"type": "error", "errorText": event.message}
 
 
-def _data(name: str):
+def _data(name: str) -> Callable[[Any], dict[str, Any]]:
     return lambda event: {"type": f"data-{name}", "data": event, "transient": True}
 
 
-_REBUILT = {
+_REBUILT: dict[type[ev.Event], Callable[[Any], Any]] = {
     ev.Start: _start,
     ev.Finish: _finish,
     ev.Error: _error,

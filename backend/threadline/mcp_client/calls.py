@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-_cancelling: set[asyncio.Task] = set()
+_cancelling: set[asyncio.Task[None]] = set()
 
 
 class McpCallError(Exception):
@@ -34,7 +34,7 @@ class McpCallError(Exception):
 
 
 async def bounded(
-    call: Awaitable[T], *, timeout: float, request_id: Any, cancel: Callable[[Any, str], Awaitable[None]]
+    call: Awaitable[T], *, timeout: float, request_id: Any, cancel: Callable[[Any, str], Coroutine[Any, Any, None]]
 ) -> T:
     """Await `call` for at most `timeout` seconds; on timeout, or when the answer itself is stopped,
     tell the server to cancel the request so it does not keep working for nobody."""

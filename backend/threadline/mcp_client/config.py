@@ -28,7 +28,7 @@ class McpServerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     headers: dict[str, str] = {}
 
 
-DEFAULT_SERVERS = (McpServerConfig(name="threadline", transport=BUILTIN),)
+DEFAULT_SERVERS = (McpServerConfig(name="threadline", transport="builtin"),)
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 

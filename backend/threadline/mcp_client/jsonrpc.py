@@ -42,7 +42,9 @@ class HttpMcpTransport:
             headers["authorization"] = f"Bearer {token}"
         return headers
 
-    async def request(self, method: str, params: dict | None = None, *, request_id: int | None = None) -> dict:
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, request_id: int | None = None
+    ) -> dict[str, Any]:
         """Send one request and return its `result`; raise McpCallError for anything else."""
         request_id = self.new_id() if request_id is None else request_id
         message = {"jsonrpc": "2.0", "id": request_id, "method": method} | ({"params": params} if params else {})
@@ -58,13 +60,13 @@ class HttpMcpTransport:
             reply = response.json()
         except ValueError:
             reply = None
-        error = reply.get("error") if isinstance(reply, dict) else None
-        if isinstance(error, dict):  # also on 4xx/5xx: a JSON-RPC error body says more than the status
+        failure = reply.get("error") if isinstance(reply, dict) else None
+        if isinstance(failure, dict):  # also on 4xx/5xx: a JSON-RPC error body says more than the status
             raise McpCallError(
-                f"JSON-RPC error {error.get('code')}: {error.get('message')}",
+                f"JSON-RPC error {failure.get('code')}: {failure.get('message')}",
                 request_id=request_id,
-                code=error.get("code"),
-                data=error.get("data"),
+                code=failure.get("code"),
+                data=failure.get("data"),
                 status=response.status_code,
             )
         if response.status_code >= 400:
@@ -81,9 +83,10 @@ class HttpMcpTransport:
                 request_id=request_id,
                 status=response.status_code,
             )
-        return reply["result"]
+        result: dict[str, Any] = reply["result"]
+        return result
 
-    async def notify(self, method: str, params: dict | None = None) -> None:
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message = {"jsonrpc": "2.0", "method": method} | ({"params": params} if params else {})
         with contextlib.suppress(httpx.HTTPError):  # a notification is best effort by definition
             await self._client.post(self.url, json=message, headers=self._request_headers(), timeout=2.0)
@@ -122,7 +125,7 @@ class JsonRpcConnection:
                 return tools
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], *, timeout: float, on_progress=None
+        self, name: str, arguments: dict[str, Any], *, timeout: float, on_progress: Any = None
     ) -> types.CallToolResult:
         request_id = self.transport.new_id()
         result = await bounded(

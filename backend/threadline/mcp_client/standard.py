@@ -18,6 +18,7 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
+from mcp.shared.session import ProgressFnT
 
 from threadline import __version__
 from threadline.mcp_client.calls import McpCallError, bounded
@@ -34,18 +35,22 @@ def _first_cause(error: BaseException) -> BaseException:
     return error
 
 
-def transport_for(config: McpServerConfig) -> Callable[[], AbstractAsyncContextManager]:
+def transport_for(config: McpServerConfig) -> Callable[[], AbstractAsyncContextManager[Any]]:
     if config.transport == "stdio":
+        assert config.command, "parse_servers requires a command for stdio"
         parameters = StdioServerParameters(command=config.command, args=list(config.args), env=config.env)
         return lambda: stdio_client(parameters)
     headers = dict(config.headers) | ({"Authorization": f"Bearer {config.jwt}"} if config.jwt else {})
 
+    url = config.url
+    assert url, "parse_servers requires a url for streamable-http"
+
     @asynccontextmanager
-    async def streamable_http() -> AsyncIterator:
+    async def streamable_http() -> AsyncIterator[Any]:
         # The SDK's own defaults: a long read timeout, since an SSE response may stay quiet between events.
         async with (
             httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30.0, read=300.0), follow_redirects=True) as http,
-            streamable_http_client(config.url, http_client=http) as streams,
+            streamable_http_client(url, http_client=http) as streams,
         ):
             yield streams
 
@@ -56,14 +61,14 @@ class StandardConnection:
     supports_progress = True
 
     def __init__(
-        self, name: str, transport: Callable[[], AbstractAsyncContextManager], on_lost: Callable[[str], None]
+        self, name: str, transport: Callable[[], AbstractAsyncContextManager[Any]], on_lost: Callable[[str], None]
     ) -> None:
         self.name = name
         self._transport = transport
         self._on_lost = on_lost
         self._session: ClientSession | None = None
         self._closing = asyncio.Event()
-        self._holder: asyncio.Task | None = None
+        self._holder: asyncio.Task[None] | None = None
         self._ended: asyncio.Future[None] | None = None
 
     async def open(self) -> None:
@@ -93,7 +98,8 @@ class StandardConnection:
                 raise
         finally:
             self._session = None
-            self._ended.set_result(None)
+            if self._ended is not None:
+                self._ended.set_result(None)
 
     async def list_tools(self) -> list[types.Tool]:
         tools: list[types.Tool] = []
@@ -111,7 +117,7 @@ class StandardConnection:
         return self._session
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], *, timeout: float, on_progress=None
+        self, name: str, arguments: dict[str, Any], *, timeout: float, on_progress: ProgressFnT | None = None
     ) -> types.CallToolResult:
         session = self._live()
         # ClientSession numbers requests in order and exposes no id; the next one is this call's, which
@@ -122,16 +128,17 @@ class StandardConnection:
             name, arguments, read_timeout_seconds=timedelta(seconds=timeout + 5), progress_callback=on_progress
         )
         # The SDK leaves a call waiting when its session ends under it; end the wait with the session.
-        task = asyncio.current_task()
+        task, ended = asyncio.current_task(), self._ended
+        assert task is not None and ended is not None, "called from a task, on an open connection"
 
-        def abandon(_: asyncio.Future) -> None:
+        def abandon(_: asyncio.Future[None]) -> None:
             task.cancel()
 
-        self._ended.add_done_callback(abandon)
+        ended.add_done_callback(abandon)
         try:
             return await bounded(call, timeout=timeout, request_id=request_id, cancel=self.cancel)
         except asyncio.CancelledError:
-            if self._ended.done() and task.uncancel() == 0:  # our cancel, not the answer being stopped
+            if ended.done() and task.uncancel() == 0:  # our cancel, not the answer being stopped
                 raise McpCallError(
                     "the connection was lost during the call", request_id=request_id, unreachable=True
                 ) from None
@@ -150,7 +157,7 @@ class StandardConnection:
                 f"the session failed: {_first_cause(error)}", request_id=request_id, unreachable=True
             ) from None
         finally:
-            self._ended.remove_done_callback(abandon)
+            ended.remove_done_callback(abandon)
 
     async def cancel(self, request_id: Any, reason: str) -> None:
         if (session := self._session) is None:

@@ -32,7 +32,8 @@ def result_text(result: types.CallToolResult) -> str:
         elif isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
             parts.append(block.resource.text)
         else:
-            parts.append(f"[{block.type} content{' ' + block.mimeType if getattr(block, 'mimeType', None) else ''}]")
+            mime_type = getattr(block, "mimeType", None)
+            parts.append(f"[{block.type} content{' ' + mime_type if mime_type else ''}]")
     if not parts and result.structuredContent is not None:
         parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
     return "\n".join(parts)

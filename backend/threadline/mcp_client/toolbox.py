@@ -11,6 +11,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Protocol
 
 import httpx
@@ -34,7 +35,7 @@ class Connection(Protocol):
     async def open(self) -> None: ...
     async def list_tools(self) -> list[types.Tool]: ...
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], *, timeout: float, on_progress=None
+        self, name: str, arguments: dict[str, Any], *, timeout: float, on_progress: Any = None
     ) -> types.CallToolResult: ...
     async def close(self) -> None: ...
 
@@ -80,9 +81,9 @@ class McpToolbox:
         self._on_change = on_change
         self._first_retry, self._longest_wait = retry_after
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout + 5, connect=5.0))
-        self._retrying: asyncio.Task | None = None
+        self._retrying: asyncio.Task[None] | None = None
         self._lost = asyncio.Event()
-        self._closing: set[asyncio.Task] = set()
+        self._closing: set[asyncio.Task[None]] = set()
         self.tools: list[BaseTool] = []
 
     def _connection(self, config: McpServerConfig) -> Connection:
@@ -91,14 +92,13 @@ class McpToolbox:
                 HttpMcpTransport("/mcp/rpc", client=self._builtin_http, authorization=self._builtin_token)
             )
         if config.transport == "jsonrpc-http":
+            assert config.url, "parse_servers requires a url for jsonrpc-http"
             return JsonRpcConnection(
                 HttpMcpTransport(
                     config.url, client=self._http, authorization=lambda: config.jwt, headers=config.headers
                 )
             )
-        return StandardConnection(
-            config.name, transport_for(config), on_lost=lambda why, name=config.name: self._mark_lost(name, why)
-        )
+        return StandardConnection(config.name, transport_for(config), on_lost=partial(self._mark_lost, config.name))
 
     async def start(self) -> None:
         """Connect every server at once; none of them failing stops start-up."""
@@ -139,8 +139,9 @@ class McpToolbox:
             if server.config.name == name and server.error is None:
                 log.warning("MCP server %s: %s", name, why, extra={"mcp_server": name})
                 lost, server.connection, server.tools, server.error = server.connection, None, [], why
-                self._closing.add(task := asyncio.get_running_loop().create_task(lost.close()))
-                task.add_done_callback(self._closing.discard)
+                if lost is not None:
+                    self._closing.add(task := asyncio.get_running_loop().create_task(lost.close()))
+                    task.add_done_callback(self._closing.discard)
                 self._rebuild()
                 self._lost.set()
 

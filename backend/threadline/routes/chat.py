@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import secrets
+from functools import partial
 from typing import Any
 
-from litestar import Controller, Request, delete, post
+from litestar import Controller, delete, post
 from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
@@ -14,7 +15,7 @@ from litestar.response import Stream
 from threadline import events as ev
 from threadline.conversation import load, thread_of
 from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
-from threadline.errors import ApiError, error_responses, json_only, not_found
+from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.graph import TurnRequest
 from threadline.routes import AppServices
 from threadline.routes.conversations import ConversationId
@@ -29,7 +30,7 @@ def new_id() -> str:
     return secrets.token_hex(8)
 
 
-def choose_wire(request: Request) -> Wire:
+def choose_wire(request: AnyRequest) -> Wire:
     """`?protocol=` when given, else the Accept header; the UI Message Stream when nothing is asked for."""
     if (protocol := request.query_params.get("protocol")) is not None:
         if protocol in WIRES:
@@ -101,7 +102,11 @@ class ChatController(Controller):
         "`?protocol=data-stream` for the AI SDK 4 data stream (see the README).",
     )
     async def chat(
-        self, request: Request, data: JSONBody[ChatRequest], services: AppServices, client_id: NamedDependency[str]
+        self,
+        request: AnyRequest,
+        data: JSONBody[ChatRequest],
+        services: AppServices,
+        client_id: NamedDependency[str],
     ) -> Stream:
         """Only the last message is read: the history comes from the conversation's checkpoint."""
         wire = choose_wire(request)
@@ -117,7 +122,8 @@ class ChatController(Controller):
             question = (await load(graph, thread_id)).last_question()
             if question is None:
                 raise not_found()
-            text, user_message_id = question.text, question.id
+            text: str = question.text
+            user_message_id = question.id or new_id()
         else:
             text = _user_text(data)
             user_message_id = data.messages[-1].id or new_id()
@@ -141,7 +147,7 @@ class ChatController(Controller):
         await services.active_turns.begin(
             turn,
             touch=lambda: conversations.touch(conversation_id, client_id, text, new_turn=not regenerate),
-            discard=lambda: conversations.delete(conversation_id, client_id),
+            discard=partial(conversations.delete, conversation_id, client_id),
         )
         opening = await turn.opening()
         if opening and isinstance(opening[-1], ev.Error):
