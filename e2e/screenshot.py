@@ -9,7 +9,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshot.png"
-sys.path.insert(0, str(ROOT / "backend" / "tests"))  # for what launch.py imports
+sys.path.insert(0, str(ROOT / "e2e"))
 
 from launch import CHROMIUM_FLAGS, chromium_path  # noqa: E402
 

@@ -5,93 +5,58 @@ from __future__ import annotations
 import re
 
 import pytest
+from chat_page import ChatPage
 from launch import threadline_server
 from playwright.sync_api import Page, expect
 from threadline_testing import standins
 
-SEND = "Send"
-
-
-def open_page(page: Page, base_url: str, query: str = "") -> None:
-    page.goto(f"{base_url}/{query}")
-    expect(page.get_by_label("Message")).to_be_enabled()
-
-
-def ask(page: Page, text: str) -> None:
-    box = page.get_by_label("Message")
-    box.fill(text)
-    box.press("Enter")
-
-
-def wait_until_answered(page: Page) -> None:
-    expect(page.get_by_role("button", name="Stop")).to_have_count(0)
-    expect(page.get_by_label("Message")).to_be_enabled()
-
-
-def assistant(page: Page):
-    return page.locator("article.message.assistant").last
-
-
-def record(page: Page, selector: str) -> None:
-    """Remember every text the elements matching `selector` show, even for a moment."""
-    page.evaluate(
-        """selector => {
-        window.seen = [];
-        new MutationObserver(() => document.querySelectorAll(selector).forEach(
-            element => window.seen.push(element.textContent))).observe(document.body,
-            {subtree: true, childList: true, characterData: true, attributes: true});
-    }""",
-        selector,
-    )
-
 
 def test_an_empty_conversation_welcomes_the_user(page: Page, server: str):
-    open_page(page, server)
+    chat = ChatPage.open(page, server)
     expect(page.get_by_role("heading", name="How can I help?")).to_be_visible()
-    expect(page.get_by_role("button", name=SEND)).to_be_disabled()
+    expect(chat.send_button).to_be_disabled()
     expect(page.get_by_text("No conversations yet.")).to_be_visible()
 
 
 def test_answers_stream_in_after_a_thinking_indicator(page: Page, server: str):
-    open_page(page, server)
-    record(page, ".thinking, article.message.assistant .markdown")
-    ask(page, "count to 40")
-    expect(assistant(page)).to_contain_text("1 2 3")
-    expect(page.get_by_role("button", name="Stop")).to_be_visible()  # still streaming: the text came in pieces
-    wait_until_answered(page)
-    expect(assistant(page)).to_contain_text("39 40")
-    seen = page.evaluate("window.seen")
+    chat = ChatPage.open(page, server)
+    chat.record("thinking", "answer-text")
+    chat.ask("count to 40")
+    expect(chat.assistant).to_contain_text("1 2 3")
+    expect(chat.stop_button).to_be_visible()  # still streaming: the text came in pieces
+    chat.wait_until_answered()
+    expect(chat.assistant).to_contain_text("39 40")
+    seen = chat.seen()
     assert "Thinking…" in seen, "the indicator showed before the first token"
     partial = [text for text in seen if text.startswith("1 2") and "40" not in text]
     assert partial, "text appeared incrementally"
-    expect(page.locator(".thinking")).to_have_count(0)
+    expect(chat.thinking).to_have_count(0)
 
 
 def test_user_right_assistant_left_each_with_a_timestamp(page: Page, server: str):
-    open_page(page, server)
-    ask(page, "hello there")
-    wait_until_answered(page)
-    user = page.locator("article.message.user").last
-    answer = assistant(page)
+    chat = ChatPage.open(page, server)
+    chat.ask("hello there")
+    chat.wait_until_answered()
+    user = chat.user_messages.last
+    answer = chat.assistant
     expect(user).to_contain_text("hello there")
     expect(answer).to_contain_text("You said: “hello there”")
     assert user.bounding_box()["x"] > answer.bounding_box()["x"] + 100
-    user_color = user.locator(".bubble").evaluate("e => getComputedStyle(e).backgroundColor")
-    answer_color = answer.locator(".bubble").evaluate("e => getComputedStyle(e).backgroundColor")
+    user_color = user.get_by_test_id("bubble").evaluate("e => getComputedStyle(e).backgroundColor")
+    answer_color = answer.get_by_test_id("bubble").evaluate("e => getComputedStyle(e).backgroundColor")
     assert user_color != answer_color
     for message in (user, answer):
         expect(message.locator("time")).to_have_text(re.compile(r"\d{1,2}:\d{2}"))
 
 
 def test_markdown_renders_lists_code_and_links_but_never_raw_html(page: Page, server: str):
-    open_page(page, server)
-    ask(
-        page,
+    chat = ChatPage.open(page, server)
+    chat.ask(
         'look\n\n- apples\n- pears\n\n```\nprint("hi")\n```\n\n[docs](https://example.com) '
         '<img src=x onerror="window.pwned=1"> **bold**',
     )
-    wait_until_answered(page)
-    answer = assistant(page)
+    chat.wait_until_answered()
+    answer = chat.assistant
     expect(answer.locator("li")).to_have_text(["apples", "pears"])
     expect(answer.locator("pre code")).to_contain_text('print("hi")')
     link = answer.get_by_role("link", name="docs")
@@ -109,56 +74,57 @@ def test_an_image_in_an_answer_is_a_link_and_never_loaded(page: Page, server: st
     response = page.goto(server)
     assert "img-src 'self' data:" in response.headers["content-security-policy"]
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
-    ask(page, "![the secret](http://127.0.0.1:9/leak.png?q=secret)")
-    wait_until_answered(page)
-    link = assistant(page).get_by_role("link", name="Image: the secret")
+    chat = ChatPage(page)
+    chat.ask("![the secret](http://127.0.0.1:9/leak.png?q=secret)")
+    chat.wait_until_answered()
+    link = chat.assistant.get_by_role("link", name="Image: the secret")
     expect(link).to_have_attribute("href", "http://127.0.0.1:9/leak.png?q=secret")
-    expect(assistant(page).locator("img")).to_have_count(0)
+    expect(chat.assistant.locator("img")).to_have_count(0)
     assert requested == []
 
 
 def test_tool_calls_are_cards_that_expand_to_arguments_and_result(page: Page, server: str):
-    open_page(page, server)
-    ask(page, "calculate 6*7")
-    wait_until_answered(page)
-    card = page.get_by_test_id("tool-card")
+    chat = ChatPage.open(page, server)
+    chat.ask("calculate 6*7")
+    chat.wait_until_answered()
+    card = chat.tool_cards
     expect(card).to_have_count(1)
-    expect(card.locator(".tool-name")).to_have_text("calculator")
-    expect(card.locator(".tool-state")).to_have_text("Done")
+    expect(card.get_by_test_id("tool-name")).to_have_text("calculator")
+    expect(card.get_by_test_id("tool-state")).to_have_text("Done")
     expect(card.get_by_text("Arguments")).not_to_be_visible()  # collapsed by default
     card.locator("summary").click()
     expect(card.locator("pre").first).to_contain_text('"expression": "6*7"')
     expect(card.locator("pre").last).to_have_text("42")
-    text_after = assistant(page).locator(".markdown")
+    text_after = chat.assistant.get_by_test_id("answer-text")
     expect(text_after).to_contain_text("returned 42")
     card_box, text_box = card.bounding_box(), text_after.bounding_box()
     assert card_box["y"] < text_box["y"], "the card sits where the call happened, before the answer text"
 
 
 def test_a_slow_tool_shows_its_progress_on_its_card_until_it_is_done(page: Page, server: str):
-    open_page(page, server)
-    record(page, ".tool-progress")
-    ask(page, 'use the slow tool with {"seconds": 2}')
-    card = page.get_by_test_id("tool-card")
-    expect(card.locator(".tool-state")).to_have_text("Running…")
-    expect(card.locator(".tool-progress")).to_contain_text(re.compile(r"step \d+ of 20 \d+%"))
-    wait_until_answered(page)
-    expect(card.locator(".tool-state")).to_have_text("Done")
-    expect(card.locator(".tool-progress")).to_have_count(0)
+    chat = ChatPage.open(page, server)
+    chat.record("tool-progress")
+    chat.ask('use the slow tool with {"seconds": 2}')
+    card = chat.tool_cards
+    expect(card.get_by_test_id("tool-state")).to_have_text("Running…")
+    expect(card.get_by_test_id("tool-progress")).to_contain_text(re.compile(r"step \d+ of 20 \d+%"))
+    chat.wait_until_answered()
+    expect(card.get_by_test_id("tool-state")).to_have_text("Done")
+    expect(card.get_by_test_id("tool-progress")).to_have_count(0)
     card.locator("summary").click()
     expect(card.locator("pre").last).to_have_text("waited 2 s")
-    seen = page.evaluate("window.seen")
+    seen = chat.seen()
     assert len(set(seen)) >= 3, seen  # it moved, step by step
 
 
 def test_the_message_box_grows_and_enter_sends_while_shift_enter_breaks_lines(page: Page, server: str):
-    open_page(page, server)
-    box = page.get_by_label("Message")
-    send = page.get_by_role("button", name=SEND)
+    chat = ChatPage.open(page, server)
+    box = chat.box
+    send = chat.send_button
     box.fill("   \n  ")
     expect(send).to_be_disabled()
     box.press("Enter")
-    expect(page.locator("article.message")).to_have_count(0)  # whitespace is not sent
+    expect(chat.messages).to_have_count(0)  # whitespace is not sent
     box.fill("")
     height = box.bounding_box()["height"]
     box.type("first line")
@@ -169,23 +135,23 @@ def test_the_message_box_grows_and_enter_sends_while_shift_enter_breaks_lines(pa
     assert box.bounding_box()["height"] > height * 2
     expect(send).to_be_enabled()
     box.press("Enter")
-    expect(page.locator("article.message.user")).to_contain_text("fourth")
-    wait_until_answered(page)
+    expect(chat.user_messages).to_contain_text("fourth")
+    chat.wait_until_answered()
     assert box.input_value() == ""
 
 
 def test_stop_ends_the_answer_keeps_what_arrived_and_the_server_saves_it(page: Page, server: str):
-    open_page(page, server)
-    ask(page, "count to 400")
-    box = page.get_by_label("Message")
+    chat = ChatPage.open(page, server)
+    chat.ask("count to 400")
+    box = chat.box
     expect(box).to_be_disabled()
-    expect(page.get_by_role("button", name=SEND)).to_have_count(0)
-    expect(assistant(page)).to_contain_text("5 6 7")
-    page.get_by_role("button", name="Stop").click()
-    wait_until_answered(page)
-    shown = assistant(page).locator(".markdown").inner_text()
+    expect(chat.send_button).to_have_count(0)
+    expect(chat.assistant).to_contain_text("5 6 7")
+    chat.stop_button.click()
+    chat.wait_until_answered()
+    shown = chat.assistant.get_by_test_id("answer-text").inner_text()
     assert "400" not in shown
-    expect(assistant(page)).to_contain_text("stopped")
+    expect(chat.assistant).to_contain_text("stopped")
     conversation_id = page.url.split("?c=")[1]
     for _ in range(100):  # the server saves the partial answer once it sees the connection close
         saved = page.request.get(f"{server}/api/conversations/{conversation_id}").json()["messages"]
@@ -193,49 +159,49 @@ def test_stop_ends_the_answer_keeps_what_arrived_and_the_server_saves_it(page: P
             break
         page.wait_for_timeout(100)
     page.reload()
-    expect(assistant(page).locator(".markdown")).to_contain_text(shown[:20])
-    expect(assistant(page)).to_contain_text("stopped")
+    expect(chat.assistant.get_by_test_id("answer-text")).to_contain_text(shown[:20])
+    expect(chat.assistant).to_contain_text("stopped")
 
 
 def test_a_reload_restores_the_conversation_from_the_url(page: Page, server: str):
-    open_page(page, server)
-    ask(page, "calculate 2+3")
-    wait_until_answered(page)
+    chat = ChatPage.open(page, server)
+    chat.ask("calculate 2+3")
+    chat.wait_until_answered()
     assert re.search(r"\?c=[0-9a-f]{32}$", page.url)
     page.reload()
-    expect(page.locator("article.message.user")).to_have_text(re.compile("calculate 2\\+3"))
-    expect(page.get_by_test_id("tool-card").locator(".tool-state")).to_have_text("Done")
-    expect(assistant(page)).to_contain_text("returned 5")
+    expect(chat.user_messages).to_have_text(re.compile("calculate 2\\+3"))
+    expect(chat.tool_cards.get_by_test_id("tool-state")).to_have_text("Done")
+    expect(chat.assistant).to_contain_text("returned 5")
 
 
 def test_the_sidebar_lists_opens_starts_and_deletes_conversations(page: Page, server: str):
-    open_page(page, server)
-    ask(page, "first topic")
-    wait_until_answered(page)
+    chat = ChatPage.open(page, server)
+    chat.ask("first topic")
+    chat.wait_until_answered()
     first_url = page.url
     page.get_by_role("button", name="+ New chat").click()
     expect(page.get_by_role("heading", name="How can I help?")).to_be_visible()
-    ask(page, "second topic")
-    wait_until_answered(page)
-    items = page.locator("nav .open")
+    chat.ask("second topic")
+    chat.wait_until_answered()
+    items = chat.conversations
     expect(items).to_have_text(["second topic", "first topic"])  # most recent first
     items.filter(has_text="first topic").click()
-    expect(page.locator("article.message.user .bubble")).to_have_text(["first topic"])
+    expect(chat.user_messages.get_by_test_id("bubble")).to_have_text(["first topic"])
     assert page.url == first_url
     page.get_by_role("button", name="Delete conversation “second topic”").click()
     expect(items).to_have_text(["first topic"])
     page.go_back()  # the deleted conversation's URL now opens empty
     page.goto(first_url)
-    expect(page.locator("article.message.user .bubble")).to_have_text(["first topic"])
+    expect(chat.user_messages.get_by_test_id("bubble")).to_have_text(["first topic"])
 
 
 def test_the_page_works_with_the_keyboard_alone(page: Page, server: str):
-    open_page(page, server)
+    chat = ChatPage.open(page, server)
     page.keyboard.press("Tab")  # from the message box (focused on load) into… wherever Tab leads
-    page.get_by_label("Message").focus()
+    chat.box.focus()
     page.keyboard.type("keyboard only")
     page.keyboard.press("Enter")
-    wait_until_answered(page)
+    chat.wait_until_answered()
     page.keyboard.press("Shift+Tab")
     page.keyboard.press("Shift+Tab")
     focused = page.evaluate("document.activeElement.textContent")
@@ -244,9 +210,9 @@ def test_the_page_works_with_the_keyboard_alone(page: Page, server: str):
     page.get_by_role("button", name="+ New chat").focus()
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="How can I help?")).to_be_visible()
-    page.locator("nav .open").first.focus()
+    chat.conversations.first.focus()
     page.keyboard.press("Enter")
-    expect(page.locator("article.message.user .bubble")).to_have_text(["keyboard only"])
+    expect(chat.user_messages.get_by_test_id("bubble")).to_have_text(["keyboard only"])
     for control in ("Message",):
         expect(page.get_by_label(control)).to_be_visible()
 
@@ -269,38 +235,38 @@ def failing_model_server(e2e_database, tmp_path_factory):
 
 
 def test_an_error_shows_a_banner_keeps_the_partial_answer_and_retry_works(page: Page, failing_model_server: str):
-    open_page(page, failing_model_server)
-    ask(page, "break after 3")
+    chat = ChatPage.open(page, failing_model_server)
+    chat.ask("break after 3")
     banner = page.get_by_role("alert")
     expect(banner).to_contain_text("Connection failed")
-    expect(assistant(page)).to_contain_text("word0 word1 word2")  # what arrived stays
-    expect(assistant(page).locator(".meta")).to_contain_text("interrupted")
+    expect(chat.assistant).to_contain_text("word0 word1 word2")  # what arrived stays
+    expect(chat.assistant.get_by_test_id("message-meta")).to_contain_text("interrupted")
     page.get_by_role("button", name="+ New chat").click()
-    ask(page, "flaky")
+    chat.ask("flaky")
     expect(banner).to_contain_text("unavailable right now")
     page.get_by_role("button", name="Retry").click()
-    expect(assistant(page)).to_contain_text("Echo: flaky")
+    expect(chat.assistant).to_contain_text("Echo: flaky")
     expect(banner).to_have_count(0)
-    expect(page.locator("article.message.user")).to_have_count(1)
+    expect(chat.user_messages).to_have_count(1)
 
 
 def test_too_many_requests_says_when_to_try_again(page: Page, e2e_database, tmp_path_factory):
     with threadline_server(e2e_database, tmp_path_factory.mktemp("limited"), CHAT_RATE_LIMIT="2/minute") as url:
-        open_page(page, url)
+        chat = ChatPage.open(page, url)
         for text in ("one", "two"):
-            ask(page, text)
-            wait_until_answered(page)
-        ask(page, "three")
+            chat.ask(text)
+            chat.wait_until_answered()
+        chat.ask("three")
         expect(page.get_by_role("alert")).to_have_text(re.compile(r"Too many requests — try again in \d+ s\.\s*Retry"))
 
 
 def test_a_running_tool_shows_as_running_then_failed_when_the_answer_times_out(page: Page, failing_model_server: str):
-    open_page(page, failing_model_server)
-    ask(page, "stall in tool")
-    card = page.get_by_test_id("tool-card")
-    expect(card.locator(".tool-state")).to_have_text("Running…")
-    expect(card.locator(".tool-name")).to_have_text("calculator")
-    expect(card.locator(".tool-state")).to_have_text("Failed", timeout=10_000)
+    chat = ChatPage.open(page, failing_model_server)
+    chat.ask("stall in tool")
+    card = chat.tool_cards
+    expect(card.get_by_test_id("tool-state")).to_have_text("Running…")
+    expect(card.get_by_test_id("tool-name")).to_have_text("calculator")
+    expect(card.get_by_test_id("tool-state")).to_have_text("Failed", timeout=10_000)
     expect(page.get_by_role("alert")).to_contain_text("took too long")
     card.locator("summary").click()
     expect(card.locator("pre").last).to_contain_text("took too long")

@@ -116,7 +116,7 @@ export function Chat({ id, initialMessages, onFirstMessage, onAnswered }: Props)
           ))
         )}
         {thinking && (
-          <div className="thinking" role="status">
+          <div className="thinking" role="status" data-testid="thinking">
             <span className="dots" aria-hidden="true" />
             {statusText ?? 'Thinking…'}
           </div>

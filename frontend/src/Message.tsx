@@ -49,10 +49,14 @@ function ToolCard({ part, progress }: { part: ToolPart; progress?: ToolProgress 
         <span className="tool-icon" aria-hidden="true">
           ⚙
         </span>
-        <span className="tool-name">{name}</span>
-        <span className="tool-state">{label}</span>
+        <span className="tool-name" data-testid="tool-name">
+          {name}
+        </span>
+        <span className="tool-state" data-testid="tool-state">
+          {label}
+        </span>
         {state === 'running' && progress && (
-          <span className="tool-progress">
+          <span className="tool-progress" data-testid="tool-progress">
             {progress.message ?? ''}{' '}
             {progress.total ? `${Math.round((progress.progress / progress.total) * 100)}%` : progress.progress}
           </span>
@@ -92,8 +96,12 @@ export function Message({ message, progress, stopped, failed, streaming }: Props
   const interruption = stopped || reason === 'cancelled' || reason === 'client-disconnected' ? 'stopped'
     : reason || failed ? 'interrupted' : null;
   return (
-    <article className={`message ${mine ? 'user' : 'assistant'}`} aria-label={mine ? 'You' : 'Assistant'}>
-      <div className="bubble">
+    <article
+      className={`message ${mine ? 'user' : 'assistant'}`}
+      aria-label={mine ? 'You' : 'Assistant'}
+      data-testid={mine ? 'user-message' : 'assistant-message'}
+    >
+      <div className="bubble" data-testid="bubble">
         {message.parts.map((part, index) => {
           if (part.type === 'text') {
             return mine ? (
@@ -101,7 +109,7 @@ export function Message({ message, progress, stopped, failed, streaming }: Props
                 {part.text}
               </p>
             ) : (
-              <div key={index} className="markdown">
+              <div key={index} className="markdown" data-testid="answer-text">
                 <Markdown components={markdownComponents}>{part.text}</Markdown>
               </div>
             );
@@ -120,7 +128,7 @@ export function Message({ message, progress, stopped, failed, streaming }: Props
           return null;
         })}
       </div>
-      <div className="meta">
+      <div className="meta" data-testid="message-meta">
         {mine ? 'You' : 'Assistant'} · {time(message.metadata?.createdAt) ?? (streaming ? 'now' : '')}
         {interruption && !streaming && <span className="stopped"> · {interruption}</span>}
       </div>

@@ -24,6 +24,7 @@ export function Sidebar({ conversations, activeId, onNew, onOpen, onDelete }: Pr
               <button
                 type="button"
                 className="open"
+                data-testid="open-conversation"
                 aria-current={conversation.id === activeId ? 'page' : undefined}
                 onClick={() => onOpen(conversation.id)}
                 title={conversation.title}
