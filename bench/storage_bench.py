@@ -17,27 +17,19 @@ import asyncio
 import random
 import string
 import time
-import urllib.parse
 import uuid
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-import psycopg
-from stream_bench import database_url
 from threadline.demo_model import DemoChatModel
 from threadline.graph import TurnRequest, build_graph
 from threadline.persistence import open_storage
 from threadline.runner import TurnTranslator, graph_events
 from threadline.settings import Settings
-from threadline_testing.database import LOCAL_POSTGRES
+from threadline_testing.database import fresh_database, thread_footprint
 
 MARKS = (10, 100, 1000)
 ALPHABET = string.ascii_lowercase + " " * 5
-SIZE = (
-    "SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM checkpoints c WHERE thread_id = %(t)s)"
-    " + (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM checkpoint_blobs b WHERE thread_id = %(t)s)"
-    " + (SELECT coalesce(sum(pg_column_size(w.*)), 0) FROM checkpoint_writes w WHERE thread_id = %(t)s)"
-)
 
 
 async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
@@ -45,7 +37,7 @@ async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
     sizes = {}
     with TemporaryDirectory() as data_dir:
         settings = Settings(model_provider="demo", database_url=url, data_dir=Path(data_dir))
-        async with open_storage(settings) as storage, await psycopg.AsyncConnection.connect(url) as conn:
+        async with open_storage(settings) as storage:
             graph = build_graph(
                 DemoChatModel(token_delay=0), [], storage.checkpointer, system_prompt="", max_model_calls=1
             )
@@ -66,7 +58,7 @@ async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
                 if prune:
                     await storage.checkpointer.aprune([thread_id])
                 if turn in MARKS:
-                    sizes[turn] = (await (await conn.execute(SIZE, {"t": thread_id})).fetchone())[0]
+                    sizes[turn] = (await thread_footprint(url, thread_id))[1]
     return sizes
 
 
@@ -75,21 +67,13 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--chars", type=int, default=200, help="characters in each user message")
     args = parser.parse_args()
-    server = database_url() or LOCAL_POSTGRES
-    name = f"threadline_storage_bench_{uuid.uuid4().hex[:8]}"
-    async with await psycopg.AsyncConnection.connect(server, autocommit=True) as admin:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    url = urllib.parse.urlsplit(server)._replace(path=f"/{name}").geturl()
-    try:
+    with TemporaryDirectory() as embedded, fresh_database(Path(embedded), variable="DATABASE_URL") as url:
         print(f"{args.turns} turns of {args.chars}-character messages; bytes stored (bytes per turn)")
         for label, prune in (("every checkpoint", False), ("latest only", True)):
             started = time.perf_counter()
             sizes = await grow(url, args.turns, args.chars, prune)
             cells = "  ".join(f"{turn:>5} turns: {size:>12,} ({size // turn:>9,})" for turn, size in sizes.items())
             print(f"{label:>16}: {cells}   [{time.perf_counter() - started:.0f} s]", flush=True)
-    finally:
-        async with await psycopg.AsyncConnection.connect(server, autocommit=True) as admin:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

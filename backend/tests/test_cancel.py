@@ -8,19 +8,21 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import httpx
-import psycopg
 import pytest
 from helpers import chat, chat_body, new_conversation_id, saved_answer, serving, stream_some
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from threadline.conversation import load
+from threadline.conversation import load, thread_of
 from threadline.demo_model import DemoChatModel
 from threadline.graph import TurnRequest, build_graph
 from threadline.history import ui_messages
 from threadline.turns import Stop, Timeouts, Turn
+from threadline_testing.database import thread_footprint
 from threadline_testing.ports import free_port
 
 SLOW = {"demo_token_delay_ms": 20.0}
@@ -132,18 +134,23 @@ async def two_servers(database_url, tmp_path):
             process.wait(timeout=30)
 
 
-async def test_a_stop_request_reaches_an_answer_running_in_another_process(two_servers):
-    first, second = two_servers
-    conversation_id = new_conversation_id()
+@asynccontextmanager
+async def one_visitor_on(first: str, second: str) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    """Clients of one visitor (one identity) on two server processes."""
     async with httpx.AsyncClient(base_url=first, timeout=30) as a:
-        identity = (await a.get("/health")).headers["x-threadline-client"]
-        a.headers["x-threadline-client"] = identity
+        a.headers["x-threadline-client"] = (await a.get("/health")).headers["x-threadline-client"]
+        async with httpx.AsyncClient(base_url=second, timeout=30, headers=a.headers) as b:
+            yield a, b
+
+
+async def test_a_stop_request_reaches_an_answer_running_in_another_process(two_servers):
+    conversation_id = new_conversation_id()
+    async with one_visitor_on(*two_servers) as (a, b):
         response, chunks, shown = await stream_some(a, conversation_id, deltas=3)
-        async with httpx.AsyncClient(base_url=second, timeout=30, headers={"x-threadline-client": identity}) as b:
-            busy = await b.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
-            stop = await b.delete(f"/api/chat/{conversation_id}/stream")
-            rest = [chunk async for chunk in chunks]
-            answer = await saved_answer(b, conversation_id)
+        busy = await b.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
+        stop = await b.delete(f"/api/chat/{conversation_id}/stream")
+        rest = [chunk async for chunk in chunks]
+        answer = await saved_answer(b, conversation_id)
     assert busy.status_code == 409, "one answer at a time holds across processes"
     assert stop.status_code == 200
     assert rest[-1]["type"] == "finish" and rest[-1]["messageMetadata"]["interrupted"] == "cancelled"
@@ -153,33 +160,22 @@ async def test_a_stop_request_reaches_an_answer_running_in_another_process(two_s
 async def test_deleting_a_conversation_while_another_process_streams_its_answer_leaves_nothing(
     two_servers, database_url
 ):
-    first, second = two_servers
     conversation_id = new_conversation_id()
-    async with httpx.AsyncClient(base_url=first, timeout=30) as a:
-        identity = (await a.get("/health")).headers["x-threadline-client"]
-        a.headers["x-threadline-client"] = identity
+    async with one_visitor_on(*two_servers) as (a, b):
         response, chunks, _ = await stream_some(a, conversation_id, deltas=3)
-        async with httpx.AsyncClient(base_url=second, timeout=30, headers={"x-threadline-client": identity}) as b:
-            deleted = await b.delete(f"/api/conversations/{conversation_id}")
-            rest = [chunk async for chunk in chunks]
-            await asyncio.sleep(0.5)  # time for any late write to land, were there one
-            gone = await b.get(f"/api/conversations/{conversation_id}")
-            listed = [row["id"] for row in (await b.get("/api/conversations")).json()]
-            async with await psycopg.AsyncConnection.connect(database_url) as conn:
-                left = await (
-                    await conn.execute(
-                        "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = %(t)s)"
-                        " + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = %(t)s)"
-                        " + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = %(t)s)",
-                        {"t": f"{identity.split('.')[0]}:{conversation_id}"},
-                    )
-                ).fetchone()
-            _, _, fresh = await chat(b, conversation_id, "hello again")
+        deleted = await b.delete(f"/api/conversations/{conversation_id}")
+        rest = [chunk async for chunk in chunks]
+        await asyncio.sleep(0.5)  # time for any late write to land, were there one
+        gone = await b.get(f"/api/conversations/{conversation_id}")
+        listed = [row["id"] for row in (await b.get("/api/conversations")).json()]
+        client_id = b.headers["x-threadline-client"].split(".")[0]
+        rows, _ = await thread_footprint(database_url, thread_of(client_id, conversation_id))
+        _, _, fresh = await chat(b, conversation_id, "hello again")
     assert deleted.status_code == 204
     assert rest[-1]["type"] == "finish" and rest[-1]["messageMetadata"]["interrupted"] == "cancelled"
     assert gone.status_code == 404 and conversation_id not in listed, "nothing brought it back"
     assert "0 earlier messages" in "".join(c.get("delta", "") for c in fresh), "the id starts afresh"
-    assert left[0] == 0, "no checkpoint of it is left in the database"
+    assert rows == 0, "no checkpoint of it is left in the database"
 
 
 async def test_an_answer_whose_process_is_killed_blocks_no_one_and_its_turn_is_closed(database_url, tmp_path):

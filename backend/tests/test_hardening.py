@@ -16,6 +16,7 @@ from threadline.client_address import ClientAddress
 from threadline.conversation import thread_of
 from threadline.fallback import SaveRetries
 from threadline.mcp_client.config import McpServerConfig
+from threadline_testing.database import thread_footprint
 from threadline_testing.ports import free_port
 
 POISON = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "x\u0000"}]}]}
@@ -121,19 +122,6 @@ async def test_ids_with_a_trailing_newline_are_refused_everywhere(make_settings)
     assert listed == []
 
 
-async def stored_bytes(database_url: str, thread_id: str) -> int:
-    async with await psycopg.AsyncConnection.connect(database_url) as conn:
-        row = await (
-            await conn.execute(
-                "SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM checkpoints c WHERE thread_id = %(t)s)"
-                " + (SELECT coalesce(sum(pg_column_size(b.*)), 0) FROM checkpoint_blobs b WHERE thread_id = %(t)s)"
-                " + (SELECT coalesce(sum(pg_column_size(w.*)), 0) FROM checkpoint_writes w WHERE thread_id = %(t)s)",
-                {"t": thread_id},
-            )
-        ).fetchone()
-    return row[0]
-
-
 async def test_stored_bytes_per_turn_stay_flat_as_a_conversation_grows(make_settings, database_url):
     conversation_id = new_conversation_id()
     sizes = []
@@ -143,7 +131,7 @@ async def test_stored_bytes_per_turn_stay_flat_as_a_conversation_grows(make_sett
             await chat(client, conversation_id, f"turn {turn} " + "x" * 2000)
             if turn % 10 == 0:
                 await asyncio.sleep(0.2)  # the answer prunes its old checkpoints once it has ended
-                sizes.append(await stored_bytes(database_url, thread_of(client_id, conversation_id)))
+                sizes.append((await thread_footprint(database_url, thread_of(client_id, conversation_id)))[1])
     growth = [later - earlier for earlier, later in zip(sizes, sizes[1:])]
     assert growth[1] < growth[0] * 1.3, f"bytes stored after 10, 20, 30 turns: {sizes}"
     assert sizes[0] < 10 * 4000, "about one copy of each message, not one per checkpoint"

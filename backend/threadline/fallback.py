@@ -17,7 +17,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence, Set
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence, Set
 from typing import Any
 
 import psycopg
@@ -114,6 +114,28 @@ class SaveRetries:
     def refused(self, key: str) -> bool:
         """Whether the key is held back by a data error rather than by an outage."""
         return key in self.failing or key in self.quarantined
+
+
+async def save_each(
+    keys: Iterable[str], save: Callable[[str], Awaitable[None]], retries: SaveRetries, health: DatabaseHealth, what: str
+) -> int:
+    """Save each key's record on its own: an outage ends the round (everything waits for the database), a
+    value PostgreSQL refuses holds back that key alone, retried later with back-off. How many were saved."""
+    saved = 0
+    for key in keys:
+        if not retries.due(key):
+            continue
+        try:
+            await save(key)
+        except CONNECTION_ERRORS as exc:
+            health.failed(what, exc)
+            break
+        except psycopg.Error as exc:
+            retries.failed(key, what, exc)
+            continue
+        retries.succeeded(key)
+        saved += 1
+    return saved
 
 
 def _thread(config: RunnableConfig) -> str:
@@ -245,35 +267,23 @@ class FallbackCheckpointer(BaseCheckpointSaver[Any]):
 
     async def save_unsaved(self, skip: Set[str] = frozenset()) -> int:
         """Write each in-memory conversation's newest checkpoint to the database; how many were saved."""
-        saved = 0
         if not self.unsaved or self.health.down:
             return 0
-        async with self.lock:
-            for thread_id in list(self.unsaved - skip):
-                if not self.retries.due(thread_id):
-                    continue
-                item = await self.memory.aget_tuple(_root({"configurable": {"thread_id": thread_id}}))
-                if item is None:
-                    self.unsaved.discard(thread_id)
-                    continue
-                try:
-                    stored = await self.primary.aput(
-                        item.parent_config or _root(item.config),
-                        item.checkpoint,
-                        item.metadata,
-                        item.checkpoint["channel_versions"],
-                    )
-                except CONNECTION_ERRORS as exc:
-                    self.health.failed("saving conversations kept in memory", exc)
-                    break
-                except psycopg.Error as exc:
-                    self.retries.failed(thread_id, "saving a conversation kept in memory", exc)
-                    continue
-                self.unsaved.discard(thread_id)
-                self.retries.succeeded(thread_id)
-                await self.memory.adelete_thread(thread_id)
+
+        async def save(thread_id: str) -> None:
+            item = await self.memory.aget_tuple(_root({"configurable": {"thread_id": thread_id}}))
+            if item is not None:
+                config = item.parent_config or _root(item.config)
+                versions = item.checkpoint["channel_versions"]
+                stored = await self.primary.aput(config, item.checkpoint, item.metadata, versions)
                 self._keep(thread_id, CheckpointTuple(stored, item.checkpoint, item.metadata, item.parent_config))
-                saved += 1
+            self.unsaved.discard(thread_id)
+            await self.memory.adelete_thread(thread_id)
+
+        async with self.lock:
+            saved = await save_each(
+                list(self.unsaved - skip), save, self.retries, self.health, "saving a conversation kept in memory"
+            )
         if saved:
             log.info("saved %d conversation(s) kept in memory", saved)
         return saved

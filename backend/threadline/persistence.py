@@ -24,7 +24,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from threadline.conversation import thread_of
-from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, SaveRetries
+from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, SaveRetries, save_each
 from threadline.postgres_saver import Pool, PooledPostgresSaver
 from threadline.refusals import Refused
 from threadline.settings import Settings
@@ -189,24 +189,23 @@ class PostgresConversations:
 
     async def save_pending(self) -> None:
         """Record conversations started while the database was down; one it refuses waits on its own."""
-        for thread_id, (client_id, conversation_id, title) in list(self.pending.items()):
-            if not self.retries.due(thread_id):
-                continue
-            try:
-                async with self.pool.connection() as conn:
-                    await conn.execute(
-                        "INSERT INTO conversations (client_id, id, title, turns) VALUES (%s, %s, %s, 1) "
-                        "ON CONFLICT (client_id, id) DO UPDATE SET last_message_at = now()",
-                        (client_id, conversation_id, title),
-                    )
-            except CONNECTION_ERRORS as exc:
-                self.health.failed("recording conversations started while it was down", exc)
-                return
-            except psycopg.Error as exc:
-                self.retries.failed(thread_id, "recording a conversation started while the database was down", exc)
-                continue
-            self.retries.succeeded(thread_id)
+
+        async def save(thread_id: str) -> None:
+            async with self.pool.connection() as conn:
+                await conn.execute(
+                    "INSERT INTO conversations (client_id, id, title, turns) VALUES (%s, %s, %s, 1) "
+                    "ON CONFLICT (client_id, id) DO UPDATE SET last_message_at = now()",
+                    self.pending[thread_id],
+                )
             del self.pending[thread_id]
+
+        await save_each(
+            list(self.pending),
+            save,
+            self.retries,
+            self.health,
+            "recording a conversation started while the database was down",
+        )
 
     async def get(self, conversation_id: str, client_id: str) -> Conversation | None:
         async with self.pool.connection() as conn:

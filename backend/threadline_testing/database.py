@@ -26,10 +26,11 @@ def local_server(variable: str = "TEST_DATABASE_URL") -> str | None:
 
 
 @contextmanager
-def fresh_database(embedded_dir: Path) -> Iterator[str]:
-    """Create a database with a unique name, yield its URL, drop it afterwards. Without a server to use, an
-    embedded one (the pgserver wheel) keeps its files in `embedded_dir`."""
-    server_url = local_server()
+def fresh_database(embedded_dir: Path, variable: str = "TEST_DATABASE_URL") -> Iterator[str]:
+    """Create a database with a unique name on the server `variable` names (else the local one), yield its
+    URL, drop it afterwards. Without a server to use, an embedded one (the pgserver wheel) keeps its files
+    in `embedded_dir`."""
+    server_url = local_server(variable)
     if server_url is None:
         import pgserver
 
@@ -42,3 +43,17 @@ def fresh_database(embedded_dir: Path) -> Iterator[str]:
     finally:
         with psycopg.connect(server_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def thread_footprint(database_url: str, thread_id: str) -> tuple[int, int]:
+    """(rows, bytes) a conversation's thread takes in LangGraph's checkpoint tables; bytes as stored, after
+    PostgreSQL's own compression (`pg_column_size`)."""
+    tables = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+    rows = " + ".join(f"(SELECT count(*) FROM {table} WHERE thread_id = %(t)s)" for table in tables)
+    size = " + ".join(
+        f"(SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM {table} t WHERE thread_id = %(t)s)" for table in tables
+    )
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        row = await (await conn.execute(f"SELECT {rows}, {size}", {"t": thread_id})).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
