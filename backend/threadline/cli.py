@@ -37,7 +37,11 @@ def serve() -> int:
         access_log=False,
         log_config=None,
     )  # uvicorn logs through threadline.logs too
-    uvicorn.Server(config).run()
+    try:
+        uvicorn.Server(config).run()
+    except KeyboardInterrupt:
+        pass  # uvicorn has shut down and said so; it hands Ctrl+C back to Python, which would print a traceback
+
     return 0
 
 

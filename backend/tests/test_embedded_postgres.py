@@ -1,0 +1,74 @@
+"""`threadline serve` without DATABASE_URL runs an embedded PostgreSQL: it stops with the server, unless it
+was already running when the server started (then it belongs to whoever started it)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pgserver
+from threadline_testing.ports import free_port
+
+
+def serve_until_up(data_dir: Path) -> subprocess.Popen[bytes]:
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+    env |= {
+        "CHAT_MODEL_PROVIDER": "demo",
+        "THREADLINE_DATA_DIR": str(data_dir),
+        "THREADLINE_PORT": str(port),
+        "LOG_LEVEL": "WARNING",
+    }
+    server = subprocess.Popen([sys.executable, "-m", "threadline", "serve"], env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return server
+        except httpx.TransportError:
+            time.sleep(0.2)
+    server.kill()
+    raise AssertionError("the server did not start")
+
+
+def postmaster(data_dir: Path) -> int:
+    return int((data_dir / "postgres" / "postmaster.pid").read_text().split()[0])
+
+
+def running(pid: int, wait: float = 0.0) -> bool:
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.1)
+
+
+def stop(server: subprocess.Popen[bytes]) -> None:
+    server.send_signal(signal.SIGINT)  # Ctrl+C
+    assert server.wait(timeout=30) == 0
+
+
+def test_the_embedded_postgres_stops_with_the_server(tmp_path):
+    server = serve_until_up(tmp_path)
+    pid = postmaster(tmp_path)
+    stop(server)
+    assert not running(pid, wait=10), "nothing is left running once the server has stopped"
+
+
+def test_an_embedded_postgres_that_was_already_running_is_left_running(tmp_path):
+    already = pgserver.get_server(tmp_path / "postgres", cleanup_mode="stop")  # started by someone else
+    try:
+        server = serve_until_up(tmp_path)
+        stop(server)
+        assert running(postmaster(tmp_path), wait=1), "whoever started it still uses it"
+    finally:
+        already.cleanup()
