@@ -5,6 +5,7 @@ the built-in MCP server."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -37,10 +38,9 @@ def serve() -> int:
         access_log=False,
         log_config=None,
     )  # uvicorn logs through threadline.logs too
-    try:
+    # uvicorn shuts down on Ctrl+C and says so, then hands the signal back to Python: no traceback after that.
+    with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(config).run()
-    except KeyboardInterrupt:
-        pass  # uvicorn has shut down and said so; it hands Ctrl+C back to Python, which would print a traceback
 
     return 0
 
