@@ -86,8 +86,8 @@ async def test_another_visitor_using_a_streaming_conversations_id_gets_a_convers
             conversation_id = new_conversation_id()
             response, chunks, _ = await stream_some(owner, conversation_id, deltas=1)
             _, _, theirs = await chat(stranger, conversation_id, "hello")
-            rest = [chunk async for chunk in chunks]
             stop = await stranger.delete(f"/api/chat/{conversation_id}/stream")
+            rest = [chunk async for chunk in chunks]
             owners = (await owner.get(f"/api/conversations/{conversation_id}")).json()["messages"]
     assert theirs[-1]["type"] == "finish", "not 409: that would tell the stranger the id is in use"
     assert stop.status_code == 409, "the stranger cannot stop the owner's answer: theirs has finished"
