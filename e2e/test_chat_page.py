@@ -270,3 +270,14 @@ def test_a_running_tool_shows_as_running_then_failed_when_the_answer_times_out(p
     expect(page.get_by_role("alert")).to_contain_text("took too long")
     card.locator("summary").click()
     expect(card.locator("pre").last).to_contain_text("took too long")
+
+
+def test_on_a_phone_only_the_messages_scroll_and_the_header_stays_in_sight(page: Page, server: str):
+    page.set_viewport_size({"width": 390, "height": 800})
+    chat = ChatPage.open(page, server)
+    for _ in range(2):
+        chat.ask("count to 120")
+        chat.wait_until_answered()
+    assert page.evaluate("document.scrollingElement.scrollHeight <= window.innerHeight"), "the page itself scrolls"
+    expect(page.get_by_role("button", name="+ New chat")).to_be_in_viewport()
+    expect(chat.box).to_be_in_viewport()
