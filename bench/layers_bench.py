@@ -22,6 +22,7 @@ from threadline.encoders.ui_message_stream import encode_event
 from threadline.gc_tuning import tune_for_serving
 from threadline.graph import TurnRequest, build_graph
 from threadline.runner import STREAM_MODES, TurnTranslator, graph_events
+from threadline_testing.turns import turn_request
 
 PROMPT = "count to 200"
 model = DemoChatModel(token_delay=0)
@@ -29,14 +30,7 @@ graph = build_graph(model, [], InMemorySaver(), system_prompt="", max_model_call
 
 
 def request() -> TurnRequest:
-    return TurnRequest(
-        user_message_id=uuid.uuid4().hex,
-        text=PROMPT,
-        regenerate=False,
-        assistant_message_id="a",
-        model="demo",
-        created_at="2026-01-01T00:00:00.000Z",
-    )
+    return turn_request(PROMPT)
 
 
 def thread() -> dict:

@@ -22,11 +22,12 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 from threadline.demo_model import DemoChatModel
-from threadline.graph import TurnRequest, build_graph
+from threadline.graph import build_graph
 from threadline.persistence import open_storage
 from threadline.runner import TurnTranslator, graph_events
 from threadline.settings import Settings
 from threadline_testing.database import fresh_database, thread_footprint
+from threadline_testing.turns import turn_request
 
 MARKS = (10, 100, 1000)
 ALPHABET = string.ascii_lowercase + " " * 5
@@ -45,14 +46,7 @@ async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
             words = random.Random(7)
             for turn in range(1, turns + 1):
                 text = "".join(words.choices(ALPHABET, k=chars))  # text compresses about as much as prose
-                request = TurnRequest(
-                    user_message_id=uuid.uuid4().hex,
-                    text=text,
-                    regenerate=False,
-                    assistant_message_id=uuid.uuid4().hex,
-                    model="demo",
-                    created_at="now",
-                )
+                request = turn_request(text)
                 async for _ in graph_events(graph, thread_id, request, TurnTranslator(events_mode=False)):
                     pass
                 if prune:

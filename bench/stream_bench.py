@@ -21,10 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
 from raw_client import answers_at
 from threadline_testing.database import local_server
 from threadline_testing.ports import free_port
+from threadline_testing.processes import wait_until_up
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,15 +66,8 @@ def start_server(port: int, data_dir: str, token_delay_ms: float = 0) -> subproc
         command = ["taskset", "-c", "0", *command]
         os.sched_setaffinity(0, {1})
     server = subprocess.Popen(command, env=env, cwd=ROOT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    server.kill()
-    raise SystemExit("the server did not start")
+    wait_until_up(f"http://127.0.0.1:{port}", server)
+    return server
 
 
 async def round_at(port: int, concurrency: int, requests: int, tokens: int) -> list[tuple]:

@@ -6,14 +6,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 from threadline_testing.ports import free_port
+from threadline_testing.processes import wait_until_up
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "test-results"
@@ -49,17 +48,7 @@ def threadline_server(database_url: str, data_dir: Path, **env: str) -> Iterator
     }
     process = subprocess.Popen([sys.executable, "-m", "threadline", "serve"], env=environment, cwd=ROOT)
     base_url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base_url}/health", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline or process.poll() is not None:
-            process.kill()
-            raise RuntimeError("threadline did not start")
-        time.sleep(0.1)
+    wait_until_up(base_url, process)
     try:
         yield base_url
     finally:

@@ -19,11 +19,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from threadline.conversation import load, thread_of
 from threadline.demo_model import DemoChatModel
-from threadline.graph import TurnRequest, build_graph
+from threadline.graph import build_graph
 from threadline.history import ui_messages
 from threadline.turns import Stop, Timeouts, Turn
 from threadline_testing.database import thread_footprint
 from threadline_testing.ports import free_port
+from threadline_testing.processes import wait_until_up
+from threadline_testing.turns import turn_request
 
 SLOW = {"demo_token_delay_ms": 20.0}
 
@@ -108,17 +110,6 @@ def _server_process(database_url: str, tmp_path, port: int) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "threadline", "serve"], env=env)
 
 
-async def _wait_up(base_url: str) -> None:
-    async with httpx.AsyncClient(base_url=base_url, timeout=2) as client:
-        for _ in range(300):
-            try:
-                if (await client.get("/health")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                await asyncio.sleep(0.1)
-    raise AssertionError(f"{base_url} did not start")
-
-
 @pytest.fixture
 async def two_servers(database_url, tmp_path):
     """Two server processes on one database, sharing one secret (in tmp_path); their base URLs."""
@@ -126,7 +117,7 @@ async def two_servers(database_url, tmp_path):
     processes = [_server_process(database_url, tmp_path, port) for port in ports]
     try:
         urls = [f"http://127.0.0.1:{port}" for port in ports]
-        await asyncio.gather(*(_wait_up(url) for url in urls))
+        await asyncio.gather(*(asyncio.to_thread(wait_until_up, url, process) for url, process in zip(urls, processes)))
         yield urls
     finally:
         for process in processes:
@@ -186,7 +177,7 @@ async def test_an_answer_whose_process_is_killed_blocks_no_one_and_its_turn_is_c
     survivor = None
     try:
         first, second = (f"http://127.0.0.1:{port}" for port in ports)
-        await _wait_up(first)
+        await asyncio.to_thread(wait_until_up, first, doomed)
         conversation_id = new_conversation_id()
         async with httpx.AsyncClient(base_url=first, timeout=30) as a:
             identity = (await a.get("/health")).headers["x-threadline-client"]
@@ -196,7 +187,7 @@ async def test_an_answer_whose_process_is_killed_blocks_no_one_and_its_turn_is_c
             doomed.send_signal(signal.SIGKILL)
             doomed.wait(timeout=30)
         survivor = _server_process(database_url, tmp_path, ports[1])
-        await _wait_up(second)
+        await asyncio.to_thread(wait_until_up, second, survivor)
         async with httpx.AsyncClient(base_url=second, timeout=30, headers={"x-threadline-client": identity}) as b:
             closed = await saved_answer(b, conversation_id)
             started = time.monotonic()
@@ -232,16 +223,14 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
     graph = build_graph(DemoChatModel(token_delay=0), [calculator], strict, system_prompt="", max_model_calls=3)
 
     def turn(text: str) -> Turn:
-        request = TurnRequest(
-            user_message_id=new_conversation_id(),
-            text=text,
-            regenerate=False,
-            assistant_message_id=new_conversation_id(),
-            model="demo:demo",
-            created_at="now",
-        )
         return Turn(
-            graph, "conversation", "conversation", "client", request, stream_mode="messages", timeouts=Timeouts()
+            graph,
+            "conversation",
+            "conversation",
+            "client",
+            turn_request(text),
+            stream_mode="messages",
+            timeouts=Timeouts(),
         )
 
     async def events(running_turn: Turn) -> list:

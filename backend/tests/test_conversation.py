@@ -3,16 +3,15 @@ page reads, and the translator that turns a graph's stream into canonical events
 
 from __future__ import annotations
 
-import uuid
-
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from threadline import events as ev
 from threadline.conversation import Conversation, config_of, load, merge_records, record_of
 from threadline.demo_model import DemoChatModel
-from threadline.graph import TurnRequest, build_graph
+from threadline.graph import build_graph
 from threadline.history import ui_messages
 from threadline.runner import TurnTranslator, graph_events
+from threadline_testing.turns import turn_request
 
 EARLIER_RECORD = {  # as threadline stored a record before its keys were its own
     "assistantId": "a1",
@@ -25,17 +24,6 @@ EARLIER_RECORD = {  # as threadline stored a record before its keys were its own
 }
 
 
-def request(text: str, *, regenerate: bool = False) -> TurnRequest:
-    return TurnRequest(
-        user_message_id=uuid.uuid4().hex,
-        text=text,
-        regenerate=regenerate,
-        assistant_message_id=uuid.uuid4().hex,
-        model="demo:demo",
-        created_at="now",
-    )
-
-
 async def test_a_checkpoint_written_with_the_earlier_record_keys_still_loads_and_goes_on():
     graph = build_graph(DemoChatModel(token_delay=0), [], InMemorySaver(), system_prompt="", max_model_calls=1)
     old = {
@@ -44,7 +32,7 @@ async def test_a_checkpoint_written_with_the_earlier_record_keys_still_loads_and
     }
     await graph.aupdate_state(config_of("t"), old, as_node="respond")
     before = ui_messages(await load(graph, "t"), "c")
-    async for _ in graph_events(graph, "t", request("again"), TurnTranslator(events_mode=False)):
+    async for _ in graph_events(graph, "t", turn_request("again", created_at="now"), TurnTranslator(events_mode=False)):
         pass
     after = await load(graph, "t")
     assert before[1]["id"] == "a1"
@@ -61,7 +49,7 @@ async def test_a_checkpoint_written_with_the_earlier_record_keys_still_loads_and
 
 async def test_a_regenerated_answer_starts_a_record_of_its_own():
     graph = build_graph(DemoChatModel(token_delay=0), [], InMemorySaver(), system_prompt="", max_model_calls=1)
-    async for _ in graph_events(graph, "t", request("hello"), TurnTranslator(events_mode=False)):
+    async for _ in graph_events(graph, "t", turn_request("hello", created_at="now"), TurnTranslator(events_mode=False)):
         pass
     first = await load(graph, "t")
     question = first.last_question()

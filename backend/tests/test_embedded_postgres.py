@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pgserver
 from threadline_testing.ports import free_port
+from threadline_testing.processes import wait_until_up
 
 
 def serve_until_up(data_dir: Path) -> subprocess.Popen[bytes]:
@@ -25,15 +25,8 @@ def serve_until_up(data_dir: Path) -> subprocess.Popen[bytes]:
         "LOG_LEVEL": "WARNING",
     }
     server = subprocess.Popen([sys.executable, "-m", "threadline", "serve"], env=env)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and server.poll() is None:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return server
-        except httpx.TransportError:
-            time.sleep(0.2)
-    server.kill()
-    raise AssertionError("the server did not start")
+    wait_until_up(f"http://127.0.0.1:{port}", server, seconds=120)
+    return server
 
 
 def postmaster(data_dir: Path) -> int:

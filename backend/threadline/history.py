@@ -76,8 +76,8 @@ def ui_messages(conversation: Conversation, conversation_id: str) -> list[dict[s
                 }
                 tool_parts[call["id"] or ""] = part
                 assistant["parts"].append(part)
-        elif isinstance(message, ToolMessage) and (tool_part := tool_parts.get(message.tool_call_id)):
-            part = tool_part
+        elif isinstance(message, ToolMessage) and message.tool_call_id in tool_parts:
+            part = tool_parts[message.tool_call_id]
             outcome = tool_output(message)
             if isinstance(outcome, ev.ToolOutputError):
                 part.update(state="output-error", errorText=outcome.error_text)

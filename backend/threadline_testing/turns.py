@@ -1,0 +1,20 @@
+"""Driving the conversation graph directly, without HTTP: the input a route would give it."""
+
+from __future__ import annotations
+
+import uuid
+
+from threadline.events import timestamp
+from threadline.graph import TurnRequest
+
+
+def turn_request(text: str, *, regenerate: bool = False, created_at: str | None = None) -> TurnRequest:
+    """One new turn of `text`, with fresh message ids, from the demo model."""
+    return TurnRequest(
+        user_message_id=uuid.uuid4().hex,
+        text=text,
+        regenerate=regenerate,
+        assistant_message_id=uuid.uuid4().hex,
+        model="demo:demo",
+        created_at=created_at or timestamp(),
+    )
