@@ -21,6 +21,8 @@ from threadline.conversation import load, thread_of
 from threadline.demo_model import DemoChatModel
 from threadline.graph import build_graph
 from threadline.history import ui_messages
+from threadline.observability.answers import Observability
+from threadline.observability.trace_store import MemoryTraces
 from threadline.turns import Stop, Timeouts, Turn
 from threadline_testing.database import thread_footprint
 from threadline_testing.ports import free_port
@@ -231,6 +233,7 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
             turn_request(text),
             stream_mode="messages",
             timeouts=Timeouts(),
+            observability=Observability(MemoryTraces()),
         )
 
     async def events(running_turn: Turn) -> list:

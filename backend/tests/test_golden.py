@@ -14,7 +14,14 @@ from threadline import events as ev
 from threadline.encoders import WIRES
 
 GOLDEN = Path(__file__).parent / "golden"
-START = ev.Start(message_id="msg-1", conversation_id="conv-1", model="demo:demo", created_at="2026-01-01T12:00:00.000Z")
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+START = ev.Start(
+    message_id="msg-1",
+    conversation_id="conv-1",
+    model="demo:demo",
+    created_at="2026-01-01T12:00:00.000Z",
+    trace_id=TRACE_ID,
+)
 SCRIPTS = {
     "tool-answer": [
         START,
@@ -42,6 +49,7 @@ SCRIPTS = {
             finish_reason="stop",
             finished_at="2026-01-01T12:00:01.000Z",
             usage=ev.Usage(input_tokens=12, output_tokens=8, total_tokens=20),
+            trace_id=TRACE_ID,
         ),
     ],
     "failed-answer": [

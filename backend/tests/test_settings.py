@@ -35,11 +35,28 @@ def test_defaults_follow_the_seed():
         ({"CHAT_MODEL_PROVIDER": "demo", "THREADLINE_PORT": "http"}, "THREADLINE_PORT must be a int"),
         ({"CHAT_MODEL_PROVIDER": "demo", "DATABASE_URL": "mysql://x"}, "DATABASE_URL must start with postgresql://"),
         ({}, "GOOGLE_API_KEY is required when CHAT_MODEL_PROVIDER=gemini"),
+        (
+            {"CHAT_MODEL_PROVIDER": "demo", "LANGFUSE_PUBLIC_KEY": "pk-lf-1"},
+            "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY are needed together",
+        ),
+        (
+            {"CHAT_MODEL_PROVIDER": "demo", "OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"},
+            "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL",
+        ),
     ],
 )
 def test_bad_values_name_the_variable_and_what_it_accepts(env, named):
     with pytest.raises(SettingsError, match=named):
         load_settings(env)
+
+
+def test_the_otlp_endpoint_is_read_as_the_sdk_reads_it():
+    """The base endpoint gets the traces path appended; the traces endpoint is used as it is, and wins."""
+    base = {"CHAT_MODEL_PROVIDER": "demo", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/"}
+    assert load_settings(base).otlp_traces_endpoint == "http://collector:4318/v1/traces"
+    traces = base | {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://collector/otlp/traces"}
+    assert load_settings(traces).otlp_traces_endpoint == "https://collector/otlp/traces"
+    assert load_settings({"CHAT_MODEL_PROVIDER": "demo"}).otlp_traces_endpoint is None, "off unless set"
 
 
 def test_the_server_refuses_to_start_with_one_line():

@@ -121,7 +121,7 @@ async def test_every_wire_is_accepted_by_its_client(servers, scenario):
 async def test_ndjson_carries_the_same_chunks_as_sse(servers):
     """Read by threadline.client on both wires: identical apart from ids and times."""
 
-    varies = {"messageId", "toolCallId", "conversationId", "createdAt", "finishedAt"}
+    varies = {"messageId", "toolCallId", "conversationId", "createdAt", "finishedAt", "traceId"}
 
     def normal(value):
         if isinstance(value, list):

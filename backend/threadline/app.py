@@ -14,17 +14,22 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
+from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
+from litestar.plugins.prometheus import PrometheusController
 from litestar.static_files import create_static_files_router
 from litestar.types import ControllerRouterHandler
+from opentelemetry.sdk.trace import TracerProvider
 
 from threadline.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http_limits import RequestLimits
 from threadline.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.mcp_server import build_server, builtin_routes
 from threadline.mcp_tokens import Caller, McpTokens, tokens_for
+from threadline.observability.otel import tracer_provider as tracer_provider_for
 from threadline.routes import AppServices
 from threadline.routes.chat import ChatController
 from threadline.routes.conversations import ConversationController
+from threadline.routes.traces import TraceController
 from threadline.schemas import MAX_BODY_BYTES
 from threadline.security_headers import SecurityHeaders
 from threadline.services import Limits, Services, running_services
@@ -51,6 +56,13 @@ async def health(services: AppServices) -> dict[str, Any]:
         "quarantinedConversations": services.storage.quarantined(),
         "toolServers": tool_servers,
     }
+
+
+class MetricsController(PrometheusController):
+    """GET /metrics in Prometheus's text format (observability/metrics.py): for the operator's scraper, so
+    not in the API's schema."""
+
+    include_in_schema = False
 
 
 async def limit_every_request(request: AnyRequest) -> None:
@@ -89,11 +101,17 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
     )
 
 
+def http_spans(tracer_provider: TracerProvider) -> OpenTelemetryConfig:
+    """A span per HTTP request, continuing an incoming `traceparent`; not one per body chunk of a stream."""
+    return OpenTelemetryConfig(tracer_provider=tracer_provider, exclude_spans=["receive", "send"])
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or load_settings()
     signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
     tokens = tokens_for(settings.mcp_secret, settings.client_id_secret, settings.data_dir)
     limits = Limits.of(settings)
+    tracer_provider = tracer_provider_for(settings.otlp_traces_endpoint) if settings.otlp_traces_endpoint else None
     mcp_server = build_server(lambda: app.state.services)
     mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
 
@@ -104,7 +122,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         builtin_http = httpx.AsyncClient(transport=transport, base_url="http://threadline")
         async with (
             mcp_server.session_manager.run(),
-            running_services(settings, limits, builtin_http, lambda: turn_token(tokens)) as services,
+            running_services(settings, limits, builtin_http, lambda: turn_token(tokens), tracer_provider) as services,
         ):
             app.state.services = services
             yield
@@ -112,6 +130,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
     route_handlers: list[ControllerRouterHandler] = [
         ChatController,
         ConversationController,
+        TraceController,
+        MetricsController,
         health,
         *builtin_routes(mcp_server, tokens),
     ]
@@ -136,6 +156,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=limit_every_request,
         openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
+        plugins=[OpenTelemetryPlugin(http_spans(tracer_provider))] if tracer_provider else [],
         request_max_body_size=MAX_BODY_BYTES,
         logging_config=None,  # threadline.logs configures logging; Litestar's own would replace it
     )

@@ -35,6 +35,7 @@ class AnswerRecord(TypedDict, total=False):
     finish_reason: str
     interrupted: str
     usage: Usage
+    trace_id: str
 
 
 _EARLIER_KEYS = {

@@ -21,6 +21,7 @@ class Start(Event, tag="start", frozen=True):
     conversation_id: str
     model: str
     created_at: str
+    trace_id: str = ""
 
 
 class StepStart(Event, tag="start-step", frozen=True):
@@ -110,6 +111,7 @@ class Finish(Event, tag="finish", frozen=True):
     finished_at: str
     usage: Usage = Usage()
     interrupted: str | None = None  # why the answer stopped early: cancelled, client-disconnected
+    trace_id: str = ""  # where GET /api/trace/{id} finds what this answer did
 
 
 class Error(Event, tag="error", frozen=True):

@@ -6,6 +6,7 @@ results; `respond` closes the turn (and answers plainly when the model-call budg
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Sequence
 from typing import Annotated, Any, TypedDict
@@ -30,6 +31,7 @@ from langgraph.prebuilt import ToolNode
 
 from threadline.conversation import AnswerRecord, last_user_index, merge_records, usage_since
 from threadline.events import timestamp
+from threadline.turn_context import current_turn
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]  # the compiled conversation graph (ChatState in and out)
 LIMIT_TOOL_RESULT = "Not run: this answer reached its limit of model calls."
@@ -44,6 +46,7 @@ class TurnRequest(TypedDict):
     assistant_message_id: str
     model: str
     created_at: str
+    trace_id: str
 
 
 class ChatState(TypedDict, total=False):
@@ -89,12 +92,24 @@ def build_graph(
             update = [HumanMessage(id=user_id, content=request["text"])]
             turn = AnswerRecord(user_created_at=request["created_at"])
         turn |= AnswerRecord(
-            assistant_id=request["assistant_message_id"], created_at=request["created_at"], model=request["model"]
+            assistant_id=request["assistant_message_id"],
+            created_at=request["created_at"],
+            model=request["model"],
+            trace_id=request["trace_id"],
         )
         return {"messages": update, "turns": {user_id: turn}, "model_calls": 0, "request": None}
 
     async def process(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
-        response = await model_with_tools.ainvoke([system, *state["messages"]], config)
+        messages = [system, *state["messages"]]
+        turn, started = current_turn.get(), time.perf_counter()
+        try:
+            response = await model_with_tools.ainvoke(messages, config)
+        except BaseException as error:  # a failed or stopped call is part of the trace too
+            if turn is not None:
+                turn.model_called(started, messages, None, error)
+            raise
+        if turn is not None:
+            turn.model_called(started, messages, response, None)
         return {"messages": [response], "model_calls": state.get("model_calls", 0) + 1}
 
     async def after_process(state: ChatState) -> str:

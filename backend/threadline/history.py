@@ -32,6 +32,7 @@ def _assistant(user_id: str, record: AnswerRecord, conversation_id: str) -> dict
         "finishedAt": record.get("finished_at"),
         "usage": _usage(record.get("usage")),
         "interrupted": record.get("interrupted"),
+        "traceId": record.get("trace_id"),
     }
     return {
         "id": record.get("assistant_id") or f"{user_id}-answer",

@@ -7,6 +7,7 @@ people and appends the same fields as `key=value`.
 from __future__ import annotations
 
 import logging
+import time
 
 import msgspec
 
@@ -48,9 +49,29 @@ class JsonFormatter(logging.Formatter):
         return _encode(entry).decode()
 
 
+class ExporterThrottle(logging.Filter):
+    """Each message of the tracing exporters (OpenTelemetry, Langfuse) once per `every` seconds: one that
+    cannot reach its collector would otherwise log every batch, for as long as the collector is down."""
+
+    def __init__(self, every: float = 600.0) -> None:
+        super().__init__()
+        self.every = every
+        self.last: dict[tuple[str, str], float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith(("opentelemetry", "langfuse")):
+            return True
+        key, now = (record.name, str(record.msg)), time.monotonic()
+        if now - self.last.get(key, -self.every) < self.every:
+            return False
+        self.last[key] = now
+        return True
+
+
 def configure(level: str, fmt: str) -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    handler.addFilter(ExporterThrottle())
     logging.basicConfig(level=level, handlers=[handler], force=True)
     logging.getLogger("pgserver").setLevel(logging.WARNING)  # the embedded database narrates every command
     for chatty in ("httpx", "mcp"):  # one line per tool call or MCP session; failures still show

@@ -25,6 +25,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from threadline.conversation import thread_of
 from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, SaveRetries, save_each
+from threadline.observability.trace_store import MemoryTraces, PostgresTraces, TraceStore
 from threadline.postgres_saver import Pool, PooledPostgresSaver
 from threadline.refusals import Refused
 from threadline.settings import Settings
@@ -70,6 +71,19 @@ MIGRATIONS = [
         "DELETE FROM active_turns",
         "ALTER TABLE active_turns RENAME COLUMN conversation_id TO thread_id",
         "ALTER TABLE active_turns ADD COLUMN session text",
+    ],
+    [  # each answer's trace (observability/trace_store.py)
+        """CREATE TABLE traces (
+            trace_id text PRIMARY KEY,
+            client_id text NOT NULL,
+            conversation_id text NOT NULL,
+            message_id text NOT NULL,
+            started_at timestamptz NOT NULL,
+            trace jsonb NOT NULL
+        )""",
+        "CREATE INDEX traces_by_message ON traces (client_id, message_id)",
+        "CREATE INDEX traces_by_conversation ON traces (client_id, conversation_id)",
+        "CREATE INDEX traces_by_age ON traces (started_at)",
     ],
 ]
 TITLE_LENGTH = 80
@@ -297,6 +311,7 @@ class Conversations(Protocol):
 class Storage:
     checkpointer: BaseCheckpointSaver[Any]
     conversations: Conversations
+    traces: TraceStore
     description: str
     pool: Pool | None = None
     database_url: str | None = None
@@ -366,7 +381,9 @@ async def migrate(pool: Pool, saver: PooledPostgresSaver) -> None:
 async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
     limits = StorageLimits(settings.max_turns_per_conversation, settings.max_conversations_per_visitor)
     if settings.memory_backend == "memory":
-        yield Storage(InMemorySaver(), MemoryConversations(limits), "memory (lost when the server stops)")
+        yield Storage(
+            InMemorySaver(), MemoryConversations(limits), MemoryTraces(), "memory (lost when the server stops)"
+        )
         return
     url = settings.database_url
     description = "PostgreSQL at DATABASE_URL"
@@ -392,6 +409,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         yield Storage(
             FallbackCheckpointer(postgres_saver, health),
             PostgresConversations(pool, health, limits),
+            PostgresTraces(pool),
             description,
             pool=pool,
             database_url=url,

@@ -158,10 +158,19 @@ class TurnTranslator:
 
 
 async def graph_events(
-    graph: Graph, thread_id: str, request: TurnRequest, translator: TurnTranslator
+    graph: Graph,
+    thread_id: str,
+    request: TurnRequest,
+    translator: TurnTranslator,
+    callbacks: list[Any] | None = None,
+    metadata: dict[str, str] | None = None,
 ) -> AsyncIterator[ev.Event]:
-    """Run the graph for one turn and yield what the answer shows, between `start` and `finish`."""
-    stream: AsyncIterator[Any] = graph.astream({"request": request}, config_of(thread_id), stream_mode=STREAM_MODES)
+    """Run the graph for one turn and yield what the answer shows, between `start` and `finish`;
+    `callbacks` and `metadata` go to LangChain's run config (tracing to Langfuse, say)."""
+    config = config_of(thread_id)
+    if callbacks:
+        config |= {"callbacks": callbacks, "metadata": metadata or {}}
+    stream: AsyncIterator[Any] = graph.astream({"request": request}, config, stream_mode=STREAM_MODES)
     async for mode, payload in stream:
         batch: list[ev.Event]
         if mode == "messages":

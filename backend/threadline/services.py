@@ -17,12 +17,16 @@ import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from opentelemetry.sdk.trace import TracerProvider
 
 from threadline.active_turns import ActiveTurns
 from threadline.client_address import ClientAddress
 from threadline.graph import Graph, build_graph
 from threadline.mcp_client.toolbox import McpToolbox
 from threadline.models import build_chat_model
+from threadline.observability.answers import Observability
+from threadline.observability.langfuse_callbacks import LangfuseCallbacks
+from threadline.observability.otel import AnswerSpans
 from threadline.persistence import Conversations, Storage, open_storage
 from threadline.rate_limit import RateLimit
 from threadline.settings import Settings
@@ -83,6 +87,7 @@ class Services:
     active_turns: ActiveTurns
     limits: Limits
     timeouts: Timeouts
+    observability: Observability
 
     @property
     def graph(self) -> Graph:
@@ -97,12 +102,29 @@ def model_label(settings: Settings) -> str:
     return f"{settings.model_provider}:{settings.model_name}"
 
 
+def observability_of(settings: Settings, storage: Storage, tracer_provider: TracerProvider | None) -> Observability:
+    langfuse = None
+    if settings.langfuse_public_key and settings.langfuse_secret_key:
+        langfuse = LangfuseCallbacks(settings.langfuse_public_key, settings.langfuse_secret_key, settings.langfuse_host)
+    return Observability(
+        storage.traces,
+        spans=AnswerSpans(tracer_provider) if tracer_provider else None,
+        langfuse=langfuse,
+        retention_days=settings.trace_retention_days,
+    )
+
+
 @asynccontextmanager
 async def running_services(
-    settings: Settings, limits: Limits, builtin_http: httpx.AsyncClient, builtin_token: Callable[[], str]
+    settings: Settings,
+    limits: Limits,
+    builtin_http: httpx.AsyncClient,
+    builtin_token: Callable[[], str],
+    tracer_provider: TracerProvider | None = None,
 ) -> AsyncIterator[Services]:
     """Start everything an answer needs, in order (storage → model → tools → graph), and stop it again;
-    `builtin_http` reaches this server's own MCP endpoint, with tokens from `builtin_token`."""
+    `builtin_http` reaches this server's own MCP endpoint, with tokens from `builtin_token`; answers' spans
+    go to `tracer_provider` when there is one."""
     async with open_storage(settings) as storage:
         graphs = GraphSwitch(build_chat_model(settings), storage.checkpointer, settings)
         toolbox = McpToolbox(
@@ -129,8 +151,12 @@ async def running_services(
             active_turns=active_turns,
             limits=limits,
             timeouts=Timeouts.of(settings),
+            observability=observability_of(settings, storage, tracer_provider),
         )
-        background = [asyncio.create_task(storage.keep_saving())]
+        background = [
+            asyncio.create_task(storage.keep_saving()),
+            asyncio.create_task(services.observability.keep_pruning()),
+        ]
         if storage.pool is not None:
             background.append(asyncio.create_task(active_turns.listen()))
         log.info(
@@ -147,3 +173,4 @@ async def running_services(
             for task in background:
                 task.cancel()
             await toolbox.close()
+            await asyncio.to_thread(services.observability.close)  # flushing may wait on a collector

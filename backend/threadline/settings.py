@@ -58,6 +58,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     mcp_secret: str | None = None
     max_turns_per_conversation: int = 500
     max_conversations_per_visitor: int = 500
+    trace_retention_days: float = 30.0
+    otlp_traces_endpoint: str | None = None
+    langfuse_public_key: str | None = None
+    langfuse_secret_key: str | None = None
+    langfuse_host: str = "https://cloud.langfuse.com"
     max_connections: int = 1000
     header_timeout: float = 10.0
     body_timeout: float = 30.0
@@ -148,6 +153,13 @@ def mcp_secret(raw: str, name: str) -> str:
     return raw
 
 
+def otlp(raw: str, name: str) -> str:
+    """The traces endpoint: OTEL_EXPORTER_OTLP_ENDPOINT is a base URL, to which OTLP appends /v1/traces."""
+    if not raw.startswith(("http://", "https://")):
+        raise SettingsError(f"{name} must be an http:// or https:// URL (got {raw!r})")
+    return raw.rstrip("/") + "/v1/traces" if name == "OTEL_EXPORTER_OTLP_ENDPOINT" else raw
+
+
 class Variable(NamedTuple):
     names: tuple[str, ...]  # the first one set is read
     read: Reader = text
@@ -188,6 +200,11 @@ VARIABLES: dict[str, Variable] = {
     "mcp_secret": Variable(("MCP_JWT_SECRET",), mcp_secret),
     "max_turns_per_conversation": Variable(("CHAT_MAX_TURNS",), number(int, 1, 1_000_000)),
     "max_conversations_per_visitor": Variable(("CHAT_MAX_CONVERSATIONS",), number(int, 1, 1_000_000)),
+    "trace_retention_days": Variable(("CHAT_TRACE_RETENTION_DAYS",), number(float, 0.0, 36_500.0)),
+    "otlp_traces_endpoint": Variable(("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"), otlp),
+    "langfuse_public_key": Variable(("LANGFUSE_PUBLIC_KEY",)),
+    "langfuse_secret_key": Variable(("LANGFUSE_SECRET_KEY",)),
+    "langfuse_host": Variable(("LANGFUSE_HOST", "LANGFUSE_BASE_URL")),
     "max_connections": Variable(("THREADLINE_MAX_CONNECTIONS",), number(int, 1, 1_000_000)),
     "header_timeout": Variable(("THREADLINE_HEADER_TIMEOUT",), number(float, 0.1, 3600.0)),
     "body_timeout": Variable(("THREADLINE_BODY_TIMEOUT",), number(float, 0.1, 3600.0)),
@@ -214,6 +231,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             values["mcp_servers"] = parse_servers(env["MCP_SERVERS"].strip(), env)
         except McpConfigError as error:
             raise SettingsError(str(error)) from None
+    if bool(values["langfuse_public_key"]) != bool(values["langfuse_secret_key"]):
+        raise SettingsError(
+            "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY are needed together to send traces to Langfuse"
+        )
     if provider == "gemini" and not values["google_api_key"]:
         raise SettingsError(
             "GOOGLE_API_KEY is required when CHAT_MODEL_PROVIDER=gemini "

@@ -1,14 +1,15 @@
 """The answer being computed, for code far below the HTTP layer that has something to tell its user.
 
-turns.py sets `current_turn` for each answer's task; storage (fallback.py) and the MCP client read it to
-warn the user or report a tool's progress. This module imports nothing of the project's, so those
+turns.py sets `current_turn` for each answer's task; storage (fallback.py), the graph and the MCP client
+read it to warn the user, report a tool's progress, or add a model or tool call to the answer's trace.
+This module imports nothing of the project's, so those
 lower layers need not import the answer machinery above them.
 """
 
 from __future__ import annotations
 
 import contextvars
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class TurnContext(Protocol):
@@ -22,6 +23,12 @@ class TurnContext(Protocol):
 
     def progress(self, tool_call_id: str, progress: float, total: float | None, message: str | None) -> None:
         """Progress from a running tool: it counts as the answer being alive."""
+
+    def model_called(self, started: float, messages: list[Any], response: Any, error: BaseException | None) -> None:
+        """A model call ended, for the answer's trace; `started` is its `time.perf_counter()`."""
+
+    def tool_called(self, tool_call_id: str, server: str, started: float) -> None:
+        """An MCP tool call ended, for the answer's trace; `started` is its `time.perf_counter()`."""
 
 
 current_turn: contextvars.ContextVar[TurnContext | None] = contextvars.ContextVar("current_turn", default=None)

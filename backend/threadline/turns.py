@@ -22,6 +22,8 @@ from threadline import events as ev
 from threadline.conversation import AnswerRecord, Usage, config_of, load, usage_since
 from threadline.failures import TIMEOUT, Failure, classify
 from threadline.graph import Graph, TurnRequest
+from threadline.observability.answers import Observability
+from threadline.observability.trace import Status
 from threadline.runner import TurnTranslator, graph_events
 from threadline.settings import DEFAULTS, Settings
 from threadline.turn_context import current_turn
@@ -62,6 +64,7 @@ class Turn:
         *,
         stream_mode: str,
         timeouts: Timeouts,
+        observability: Observability,
     ) -> None:
         self.graph = graph
         self.thread_id = thread_id
@@ -79,6 +82,11 @@ class Turn:
         self._warned: set[str] = set()
         self._started = self._last_event = 0.0
         self._timers: list[asyncio.TimerHandle] = []
+        self.observability = observability
+        self.watch = observability.watch(
+            request["trace_id"], conversation_id, request["assistant_message_id"], request["model"], client_id
+        )
+        self.recorder = self.watch.recorder
 
     def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> asyncio.Task[None]:
         context = contextvars.copy_context()
@@ -102,7 +110,7 @@ class Turn:
         """Tell the client something degraded without ending the answer; each warning once per turn."""
         if code not in self._warned:
             self._warned.add(code)
-            self.queue.put_nowait(ev.Warning(code=code, message=message))
+            self._emit(ev.Warning(code=code, message=message))
 
     def progress(self, tool_call_id: str, progress: float, total: float | None, message: str | None) -> None:
         """Progress from a running tool: streamed in events mode only, and it counts as the answer being alive."""
@@ -111,6 +119,19 @@ class Turn:
             self.queue.put_nowait(
                 ev.ToolProgress(tool_call_id=tool_call_id, progress=progress, total=total, message=message)
             )
+
+    def model_called(
+        self, started: float, messages: list[Any], response: AIMessage | None, error: BaseException | None
+    ) -> None:
+        self.recorder.model_called(started, messages, response, error)
+
+    def tool_called(self, tool_call_id: str, server: str, started: float) -> None:
+        self.recorder.tool_called(tool_call_id, server, started)
+
+    def _emit(self, event: ev.Event) -> None:
+        """Every event of the answer goes to its trace and to the response."""
+        self.recorder.observe(event)
+        self.queue.put_nowait(event)
 
     async def opening(self) -> list[ev.Event]:
         """Events up to the first one a user would see; an Error among them means nothing was streamed yet."""
@@ -154,30 +175,41 @@ class Turn:
             loop.call_later(self.timeouts.total, self.stop, Stop.TIMEOUT),
             loop.call_later(min(self.timeouts.first_token, self.timeouts.idle), self._check_idle),
         ]
-        put = self.queue.put_nowait
+        put = self._emit
         request = self.request
+        self.observability.started(self.watch)
         put(
             ev.Start(
                 message_id=request["assistant_message_id"],
                 conversation_id=self.conversation_id,
                 model=request["model"],
                 created_at=request["created_at"],
+                trace_id=request["trace_id"],
             )
         )
         try:
             if self.stop_reason is not None:
                 raise asyncio.CancelledError
-            async for event in graph_events(self.graph, self.thread_id, request, self.translator):
+            events = graph_events(
+                self.graph, self.thread_id, request, self.translator, self.watch.callbacks, self.watch.metadata
+            )
+            async for event in events:
                 self._last_event = loop.time()
                 if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
                     self._output_seen = True
                 put(event)
             self._interruptible = False
             put(self._finish())
+            self.recorder.end("completed")
         except asyncio.CancelledError:
             if self.stop_reason is None:
+                self.recorder.end("cancelled", interrupted=Stop.SHUTDOWN.value)
                 raise  # the server is shutting down
             self._interruptible = False
+            status: Status = "timeout" if self.stop_reason is Stop.TIMEOUT else "cancelled"
+            self.recorder.end(
+                status, error_code=TIMEOUT.code if status == "timeout" else None, interrupted=self.stop_reason.value
+            )
             log.log(
                 logging.WARNING if self.stop_reason is Stop.TIMEOUT else logging.INFO,
                 "answer stopped: %s",
@@ -196,12 +228,14 @@ class Turn:
                 exc_info=exc,
                 extra={"conversation_id": self.conversation_id, "error_code": failure.code},
             )
+            self.recorder.end("error", error_code=failure.code)
             await self._interrupt("error", failure)
         finally:
             for timer in self._timers:
                 timer.cancel()
-            put(_END)
+            self.queue.put_nowait(_END)
             await on_done(self)
+            await self.observability.ended(self.watch)
             await self._keep_latest_checkpoint()
 
     async def _keep_latest_checkpoint(self) -> None:
@@ -241,18 +275,23 @@ class Turn:
             finish_reason=finish.get("finish_reason", "stop"),
             finished_at=finish.get("finished_at") or ev.timestamp(),
             usage=ev.Usage(**usage),
+            trace_id=self.request["trace_id"],
         )
 
     async def _interrupt(self, why: str, failure: Failure | None) -> None:
         """Close the answer on the wire first, then save it, so the client is not kept waiting."""
-        put = self.queue.put_nowait
+        put = self._emit
         for event in self.translator.interrupted(why.replace("-", " ") if failure is None else failure.message):
             put(event)
         finished_at = ev.timestamp()
         if failure is not None:
             put(ev.Error(code=failure.code, message=failure.message, retryable=failure.retryable))
         else:
-            put(ev.Finish(finish_reason="other", finished_at=finished_at, interrupted=why))
+            put(
+                ev.Finish(
+                    finish_reason="other", finished_at=finished_at, interrupted=why, trace_id=self.request["trace_id"]
+                )
+            )
         try:
             await self._save_interrupted(why, "error" if failure else "other", finished_at)
         except Exception:

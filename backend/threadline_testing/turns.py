@@ -17,4 +17,5 @@ def turn_request(text: str, *, regenerate: bool = False, created_at: str | None 
         assistant_message_id=uuid.uuid4().hex,
         model="demo:demo",
         created_at=created_at or timestamp(),
+        trace_id=uuid.uuid4().hex,
     )

@@ -45,7 +45,14 @@ class DataStreamEncoder:
                 self.message_id = event.message_id
                 return _line(
                     b"8",
-                    [{"conversationId": event.conversation_id, "model": event.model, "createdAt": event.created_at}],
+                    [
+                        {
+                            "conversationId": event.conversation_id,
+                            "model": event.model,
+                            "createdAt": event.created_at,
+                            "traceId": event.trace_id,
+                        }
+                    ],
                 )
             case ev.StepStart():
                 self.step_called_tools = False

@@ -27,12 +27,17 @@ _encode = msgspec.json.Encoder().encode
 
 
 def _start(event: ev.Start) -> Any:
-    metadata = {"conversationId": event.conversation_id, "model": event.model, "createdAt": event.created_at}
+    metadata = {
+        "conversationId": event.conversation_id,
+        "model": event.model,
+        "createdAt": event.created_at,
+        "traceId": event.trace_id,
+    }
     return {"type": "start", "messageId": event.message_id, "messageMetadata": metadata}
 
 
 def _finish(event: ev.Finish) -> Any:
-    metadata = {"usage": event.usage, "finishedAt": event.finished_at}
+    metadata = {"usage": event.usage, "finishedAt": event.finished_at, "traceId": event.trace_id}
     if event.interrupted:
         metadata["interrupted"] = event.interrupted
     return {"type": "finish", "finishReason": event.finish_reason, "messageMetadata": metadata}

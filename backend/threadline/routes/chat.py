@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import uuid
 from functools import partial
 from typing import Any
 
@@ -134,6 +135,7 @@ class ChatController(Controller):
             assistant_message_id=new_id(),
             model=services.model_label,
             created_at=ev.timestamp(),
+            trace_id=uuid.uuid4().hex,  # 32 hex digits: also a valid OpenTelemetry and Langfuse trace id
         )
         turn = Turn(
             graph,
@@ -143,6 +145,7 @@ class ChatController(Controller):
             turn_request,
             stream_mode=data.stream_mode or services.settings.stream_mode,
             timeouts=services.timeouts,
+            observability=services.observability,
         )
         await services.active_turns.begin(
             turn,

@@ -58,3 +58,4 @@ class ConversationController(Controller):
         if not await services.conversations.delete(conversation_id, client_id):
             raise not_found()
         await services.storage.checkpointer.adelete_thread(thread_id)
+        await services.observability.traces.delete_conversation(client_id, conversation_id)

@@ -1,0 +1,43 @@
+"""Seed 002's trace retrieval: what an answer did, by its trace id or by its assistant message's id."""
+
+from __future__ import annotations
+
+from litestar import Controller, get
+from litestar.di import NamedDependency
+from litestar.params import Parameter
+
+from threadline.errors import error_responses, not_found
+from threadline.observability.trace import Trace
+from threadline.routes import AppServices
+from threadline.schemas import ID_PATTERN
+
+TraceId = Parameter(pattern=ID_PATTERN, description="An answer's `traceId` (in its `start` and `finish` metadata)")
+MessageId = Parameter(pattern=ID_PATTERN, description="An assistant message's id")
+
+
+class TraceController(Controller):
+    path = "/api/trace"
+
+    @get(
+        "/{trace_id:str}",
+        summary="An answer's trace: its model and tool calls, timings, tokens, warnings and outcome",
+        responses=error_responses(400, 404, 503),
+    )
+    async def get_trace(self, services: AppServices, client_id: NamedDependency[str], trace_id: str = TraceId) -> Trace:
+        trace = await services.observability.traces.get(client_id, trace_id)
+        if trace is None:
+            raise not_found("Trace")
+        return trace
+
+    @get(
+        "/by_message/{message_id:str}",
+        summary="The trace of the answer with this assistant message id (its newest, if regenerated)",
+        responses=error_responses(400, 404, 503),
+    )
+    async def get_trace_by_message(
+        self, services: AppServices, client_id: NamedDependency[str], message_id: str = MessageId
+    ) -> Trace:
+        trace = await services.observability.traces.by_message(client_id, message_id)
+        if trace is None:
+            raise not_found("Trace")
+        return trace
