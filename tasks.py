@@ -3,7 +3,7 @@
 
     python3 tasks.py serve   install what is missing, then run the server (demo model unless configured)
     python3 tasks.py test    install what is missing, then run every test
-    python3 tasks.py bench [stream|compare|load|encode|mcp|layers|checkpoint|storage]
+    python3 tasks.py bench [stream|compare|load|encode|mcp|layers|checkpoint|storage|observability]
                              install what is missing, then run a benchmark in bench/
 
 Dependencies come from the lock files (requirements.lock, conformance/ and frontend/package-lock.json)
@@ -154,11 +154,12 @@ BENCHMARKS = {
     "layers": "layers_bench.py",
     "checkpoint": "checkpoint_bench.py",
     "storage": "storage_bench.py",
+    "observability": "observability_bench.py",
 }
 
 
 def bench(args: list[str]) -> int:
-    """`bench [stream|compare|...|storage] [options]`: one of the benchmarks in bench/ (stream by default)."""
+    """`bench [stream|compare|...|observability] [options]`: one of the benchmarks in bench/ (stream by default)."""
     ensure_python()
     name = args.pop(0) if args and args[0] in BENCHMARKS else "stream"
     if name == "compare":

@@ -46,7 +46,7 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def start_server(port: int, data_dir: str, token_delay_ms: float = 0) -> subprocess.Popen:
+def start_server(port: int, data_dir: str, token_delay_ms: float = 0, **extra_env: str) -> subprocess.Popen:
     # The load comes from one address, so the per-address rate limit is lifted for the run.
     env = dict(
         os.environ,
@@ -58,6 +58,7 @@ def start_server(port: int, data_dir: str, token_delay_ms: float = 0) -> subproc
         CHAT_RATE_LIMIT="1000000/minute",
         API_RATE_LIMIT="1000000/minute",
         THREADLINE_MAX_CONNECTIONS="100000",
+        **extra_env,
     )
     if url := database_url():
         env["DATABASE_URL"] = url
