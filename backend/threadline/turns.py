@@ -193,11 +193,13 @@ class Turn:
             events = graph_events(
                 self.graph, self.thread_id, request, self.translator, self.watch.callbacks, self.watch.metadata
             )
+            observe, send = self.recorder.observe, self.queue.put_nowait  # _emit, inlined for the token loop
             async for event in events:
                 self._last_event = loop.time()
                 if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
                     self._output_seen = True
-                put(event)
+                observe(event)
+                send(event)
             self._interruptible = False
             put(self._finish())
             self.recorder.end("completed")

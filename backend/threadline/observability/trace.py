@@ -22,6 +22,7 @@ from threadline.conversation import split_content
 MAX_TEXT = 4_000
 Status = Literal["running", "completed", "cancelled", "error", "timeout"]
 _FIRST_OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputStart, ev.ToolInputAvailable)
+_RECORDED = {ev.ToolInputAvailable, ev.ToolOutput, ev.ToolOutputError, ev.Warning, ev.Error, ev.Finish}
 
 
 def capped(value: Any) -> Any:
@@ -123,9 +124,13 @@ class TraceRecorder:
         return _iso(self.started_wall + timedelta(seconds=offset)), round(offset * 1000, 2)
 
     def observe(self, event: ev.Event) -> None:
-        """Every canonical event of the answer passes here, as the client receives it."""
-        if self.first_output is None and isinstance(event, _FIRST_OUTPUT):
-            self.first_output = time.perf_counter()
+        """Every canonical event of the answer passes here, as the client receives it: most are text deltas,
+        which cost one set lookup once the first output is seen."""
+        if self.first_output is None:
+            if isinstance(event, _FIRST_OUTPUT):
+                self.first_output = time.perf_counter()
+        elif type(event) not in _RECORDED:
+            return
         match event:
             case ev.ToolInputAvailable():
                 at, offset = self._when(time.perf_counter())
