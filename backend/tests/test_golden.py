@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from threadline import events as ev
-from threadline.encoders import WIRES
+from threadline.encoders import SEED_004, WIRES
 
 GOLDEN = Path(__file__).parent / "golden"
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -52,6 +52,30 @@ SCRIPTS = {
             trace_id=TRACE_ID,
         ),
     ],
+    "text-answer": [
+        START,
+        ev.StepStart(),
+        ev.TextStart(id="text-1"),
+        ev.TextDelta(id="text-1", delta="Hello"),
+        ev.TextDelta(id="text-1", delta=", “world”\n"),
+        ev.TextEnd(id="text-1"),
+        ev.StepFinish(),
+        ev.Finish(
+            finish_reason="stop",
+            finished_at="2026-01-01T12:00:01.000Z",
+            usage=ev.Usage(input_tokens=5, output_tokens=3, total_tokens=8),
+            trace_id=TRACE_ID,
+        ),
+    ],
+    "timed-out-answer": [
+        START,
+        ev.StepStart(),
+        ev.TextStart(id="text-1"),
+        ev.TextDelta(id="text-1", delta="Slow"),
+        ev.TextEnd(id="text-1"),
+        ev.StepFinish(),
+        ev.Error(code="TIMEOUT", message="The assistant took too long to answer. Please try again.", retryable=True),
+    ],
     "failed-answer": [
         START,
         ev.StepStart(),
@@ -68,7 +92,13 @@ SCRIPTS = {
         ),
     ],
 }
-EXTENSIONS = {"ui-message-stream": "sse", "ndjson": "ndjson", "data-stream": "data-stream.txt"}
+EXTENSIONS = {
+    "ui-message-stream": "sse",
+    "ndjson": "ndjson",
+    "data-stream": "data-stream.txt",
+    "seed-004": "seed-004.sse",
+}
+ALL_WIRES = {**WIRES, SEED_004.name: SEED_004}
 
 
 async def _events(script):
@@ -76,10 +106,10 @@ async def _events(script):
         yield [event]
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", ALL_WIRES)
 @pytest.mark.parametrize("script", SCRIPTS)
 async def test_the_wire_bytes_are_exactly_the_golden_ones(script, wire):
-    encoded = b"".join([chunk async for chunk in WIRES[wire].encode(_events(SCRIPTS[script]))])
+    encoded = b"".join([chunk async for chunk in ALL_WIRES[wire].encode(_events(SCRIPTS[script]))])
     path = GOLDEN / f"{script}.{EXTENSIONS[wire]}"
     if os.environ.get("UPDATE_GOLDEN"):
         path.write_bytes(encoded)

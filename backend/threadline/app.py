@@ -28,6 +28,7 @@ from threadline.mcp_tokens import Caller, McpTokens, tokens_for
 from threadline.observability.otel import tracer_provider as tracer_provider_for
 from threadline.routes import AppServices
 from threadline.routes.chat import ChatController
+from threadline.routes.chat_stream import chat_stream_route
 from threadline.routes.conversations import ConversationController
 from threadline.routes.traces import TraceController
 from threadline.schemas import MAX_BODY_BYTES
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     route_handlers: list[ControllerRouterHandler] = [
         ChatController,
+        chat_stream_route,
         ConversationController,
         TraceController,
         MetricsController,

@@ -1,7 +1,8 @@
-"""Requests per client address, a moving window kept in memory or shared through Redis.
+"""Requests per key, a moving window kept in memory or shared through Redis.
 
-The key is the client's network address (see client_address.py), not its anonymous client id: a
-visitor who drops the cookie would otherwise get a fresh allowance with every request.
+The key is mostly the client's network address (see client_address.py), not its anonymous client id:
+a visitor who drops the cookie would otherwise get a fresh allowance with every request. Seed 004's
+per-user limit (`chat-stream`) is counted per visitor id, on top of the per-address one.
 """
 
 from __future__ import annotations
@@ -20,17 +21,18 @@ log = logging.getLogger("threadline.rate_limit")
 
 
 class RateLimit:
-    """Requests per client address in one namespace: `chat` for answers, `api` for every other request."""
+    """Requests per key in one namespace: `chat` for answers, `api` for every other request (both keyed by
+    client address), `chat-stream` for seed 004's per-visitor limit."""
 
     def __init__(self, limit: str, storage_url: str, namespace: str = "chat") -> None:
         self.item = parse(limit)
         self.namespace = namespace
         if storage_url.startswith(("redis://", "rediss://")):
             storage = storage_from_string(f"async+{storage_url}", implementation="redispy")
-            self.description = f"{limit} per client address, shared through Redis"
+            self.description = f"{limit}, shared through Redis"
         else:
             storage = storage_from_string("async+memory://")
-            self.description = f"{limit} per client address, in this process"
+            self.description = f"{limit}, in this process"
         self.limiter = MovingWindowRateLimiter(storage)
 
     async def hit(self, address: str) -> float | None:

@@ -45,6 +45,13 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     stream_mode: Literal["messages", "events"] | None = None  # overrides CHAT_STREAM_MODE for this answer
 
 
+class ChatStreamRequest(msgspec.Struct, rename="camel"):
+    """Seed 004's body: one message, and the conversation to continue (a UUID) unless it starts one."""
+
+    message: str
+    conversation_id: str | None = None
+
+
 class ErrorDetail(msgspec.Struct):
     field: str
     message: str

@@ -67,6 +67,7 @@ class Limits:
     chat: RateLimit
     api: RateLimit
     client_address: ClientAddress
+    chat_stream_per_visitor: RateLimit
 
     @classmethod
     def of(cls, settings: Settings) -> Limits:
@@ -74,6 +75,9 @@ class Limits:
             chat=RateLimit(settings.rate_limit, settings.rate_limit_storage),
             api=RateLimit(settings.api_rate_limit, settings.rate_limit_storage, namespace="api"),
             client_address=ClientAddress(settings.trusted_proxies),
+            chat_stream_per_visitor=RateLimit(
+                settings.chat_stream_rate_limit, settings.rate_limit_storage, namespace="chat-stream"
+            ),
         )
 
 
@@ -160,7 +164,7 @@ async def running_services(
         if storage.pool is not None:
             background.append(asyncio.create_task(active_turns.listen()))
         log.info(
-            "threadline ready: model %s, storage %s, stream mode %s, rate limit %s",
+            "threadline ready: model %s, storage %s, stream mode %s, rate limit %s per client address",
             services.model_label,
             storage.description,
             settings.stream_mode,

@@ -42,6 +42,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     client_id_secret: str | None = None
     cors_origins: tuple[str, ...] = ()
     rate_limit: str = "10/minute"
+    chat_stream_rate_limit: str = "20/minute"
     api_rate_limit: str = "600/minute"
     rate_limit_storage: str = "memory://"
     trusted_proxies: tuple[str, ...] = DEFAULT_TRUSTED_PROXIES
@@ -184,6 +185,7 @@ VARIABLES: dict[str, Variable] = {
     "client_id_secret": Variable(("THREADLINE_SECRET",)),
     "cors_origins": Variable(("CORS_ORIGINS",), origins),
     "rate_limit": Variable(("CHAT_RATE_LIMIT",), rate),
+    "chat_stream_rate_limit": Variable(("CHAT_STREAM_RATE_LIMIT",), rate),
     "api_rate_limit": Variable(("API_RATE_LIMIT",), rate),
     "rate_limit_storage": Variable(("RATE_LIMIT_STORAGE",), rate_storage),
     "trusted_proxies": Variable(("TRUSTED_PROXIES",), networks, empty_is_a_value=True),

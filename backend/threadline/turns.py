@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline import events as ev
@@ -65,6 +65,7 @@ class Turn:
         stream_mode: str,
         timeouts: Timeouts,
         observability: Observability,
+        keep_failed_answer: bool = True,
     ) -> None:
         self.graph = graph
         self.thread_id = thread_id
@@ -83,6 +84,7 @@ class Turn:
         self._started = self._last_event = 0.0
         self._timers: list[asyncio.TimerHandle] = []
         self.observability = observability
+        self.keep_failed_answer = keep_failed_answer  # False: a failed answer leaves no assistant message
         self.watch = observability.watch(
             request["trace_id"], conversation_id, request["assistant_message_id"], request["model"], client_id
         )
@@ -295,7 +297,10 @@ class Turn:
                 )
             )
         try:
-            await self._save_interrupted(why, "error" if failure else "other", finished_at)
+            if failure is not None and not self.keep_failed_answer:
+                await forget_turn(self.graph, self.thread_id, self.request["assistant_message_id"], finished_at)
+            else:
+                await self._save_interrupted(why, "error" if failure else "other", finished_at)
         except Exception:
             log.exception("could not save an interrupted answer", extra={"conversation_id": self.conversation_id})
 
@@ -353,6 +358,20 @@ async def close_turn(
         finished_at=finished_at, finish_reason=finish_reason, interrupted=why, usage=usage_since(messages, start)
     )
     await graph.aupdate_state(config_of(thread_id), {"messages": update, "turns": {user_id: record}}, as_node="respond")
+
+
+async def forget_turn(graph: Graph, thread_id: str, assistant_id: str, finished_at: str) -> None:
+    """Take back what a failed answer added after its question, so the user can simply ask again (seed 004:
+    "Error: no assistant message created"); the turn is closed, so nothing tries to recover it."""
+    conversation = await load(graph, thread_id)
+    user_id = conversation.question_answered_by(assistant_id)
+    if user_id is None:
+        return
+    messages = conversation.messages
+    start = next(index for index, message in enumerate(messages) if message.id == user_id)
+    added = [RemoveMessage(id=message.id) for message in messages[start + 1 :] if message.id]
+    record = AnswerRecord(finished_at=finished_at, finish_reason="error", usage=usage_since(messages, start))
+    await graph.aupdate_state(config_of(thread_id), {"messages": added, "turns": {user_id: record}}, as_node="respond")
 
 
 async def recover_turn(graph: Graph, thread_id: str, why: str) -> None:

@@ -1,4 +1,5 @@
-"""Our streams read by the real AI SDK client code from npm (pinned in conformance/), as `useChat` reads them."""
+"""Our streams read by real client code in Node (conformance/): the AI SDK's from npm, as `useChat` reads
+them, and the clients the seed documents give."""
 
 from __future__ import annotations
 
@@ -32,3 +33,9 @@ def read_with_ai(raw: bytes) -> dict:
 def read_with_ai4(raw: bytes) -> dict:
     """An AI SDK 4 data stream parsed by the real ai@4 client code (see conformance/read-data-stream.mjs)."""
     return _node("read-data-stream.mjs", raw)
+
+
+def seed_004_client(base_url: str, cookie: str, message: str, **options: object) -> dict:
+    """Seed 004's own `streamChatResponse` against a server (see conformance/seed-004-client.mjs)."""
+    request = {"baseUrl": base_url, "cookie": cookie, "message": message, **options}
+    return _node("seed-004-client.mjs", json.dumps(request).encode())

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 
 from threadline import events as ev
-from threadline.encoders import data_stream, ndjson, ui_message_stream
+from threadline.encoders import chat_stream, data_stream, ndjson, ui_message_stream
 
 
 @dataclass(frozen=True)
@@ -26,4 +26,5 @@ UI_MESSAGE_STREAM = Wire(
 NDJSON = Wire("ndjson", ndjson.MEDIA_TYPE, ndjson.HEADERS, ndjson.encode)
 DATA_STREAM = Wire("data-stream", data_stream.MEDIA_TYPE, data_stream.HEADERS, data_stream.encode)
 WIRES = {wire.name: wire for wire in (UI_MESSAGE_STREAM, NDJSON, DATA_STREAM)}
+SEED_004 = Wire("seed-004", chat_stream.MEDIA_TYPE, chat_stream.HEADERS, chat_stream.encode)  # POST /api/chat/stream
 BY_MEDIA_TYPE = {UI_MESSAGE_STREAM.media_type: UI_MESSAGE_STREAM, NDJSON.media_type: NDJSON}

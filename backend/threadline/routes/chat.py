@@ -63,13 +63,61 @@ def _user_text(data: ChatRequest) -> str:
         raise _invalid("messages", "the message is empty")
     if len(text) > MAX_MESSAGE_CHARS:
         raise _invalid("messages", f"the message is longer than {MAX_MESSAGE_CHARS} characters")
+    return storable(text, "messages")
+
+
+def storable(text: str, field: str) -> str:
+    """`text`, refused when PostgreSQL could not store it (a NUL) or it is not valid Unicode."""
     if "\x00" in text:
-        raise _invalid("messages", "the message contains a NUL character (U+0000), which cannot be stored")
+        raise _invalid(field, "the message contains a NUL character (U+0000), which cannot be stored")
     try:
         text.encode()
     except UnicodeEncodeError:
-        raise _invalid("messages", "the message contains an unpaired surrogate, which is not valid Unicode") from None
+        raise _invalid(field, "the message contains an unpaired surrogate, which is not valid Unicode") from None
     return text
+
+
+async def start_turn(
+    services: Services,
+    client_id: str,
+    conversation_id: str,
+    text: str,
+    *,
+    user_message_id: str,
+    assistant_message_id: str,
+    regenerate: bool = False,
+    stream_mode: str,
+    keep_failed_answer: bool = True,
+) -> Turn:
+    """Start one answer in the visitor's conversation, whichever wire will carry it; Refused when the visitor
+    already has one running or a storage limit is reached."""
+    conversations = services.conversations
+    request = TurnRequest(
+        user_message_id=user_message_id,
+        text=text,
+        regenerate=regenerate,
+        assistant_message_id=assistant_message_id,
+        model=services.model_label,
+        created_at=ev.timestamp(),
+        trace_id=uuid.uuid4().hex,  # 32 hex digits: also a valid OpenTelemetry and Langfuse trace id
+    )
+    turn = Turn(
+        services.graph,
+        thread_of(client_id, conversation_id),
+        conversation_id,
+        client_id,
+        request,
+        stream_mode=stream_mode,
+        timeouts=services.timeouts,
+        observability=services.observability,
+        keep_failed_answer=keep_failed_answer,
+    )
+    await services.active_turns.begin(
+        turn,
+        touch=lambda: conversations.touch(conversation_id, client_id, text, new_turn=not regenerate),
+        discard=partial(conversations.delete, conversation_id, client_id),
+    )
+    return turn
 
 
 async def _cancel(services: Services, conversation_id: str, client_id: str) -> CancelResult:
@@ -128,29 +176,15 @@ class ChatController(Controller):
         else:
             text = _user_text(data)
             user_message_id = data.messages[-1].id or new_id()
-        turn_request = TurnRequest(
-            user_message_id=user_message_id,
-            text=text,
-            regenerate=regenerate,
-            assistant_message_id=new_id(),
-            model=services.model_label,
-            created_at=ev.timestamp(),
-            trace_id=uuid.uuid4().hex,  # 32 hex digits: also a valid OpenTelemetry and Langfuse trace id
-        )
-        turn = Turn(
-            graph,
-            thread_id,
-            conversation_id,
+        turn = await start_turn(
+            services,
             client_id,
-            turn_request,
+            conversation_id,
+            text,
+            user_message_id=user_message_id,
+            assistant_message_id=new_id(),
+            regenerate=regenerate,
             stream_mode=data.stream_mode or services.settings.stream_mode,
-            timeouts=services.timeouts,
-            observability=services.observability,
-        )
-        await services.active_turns.begin(
-            turn,
-            touch=lambda: conversations.touch(conversation_id, client_id, text, new_turn=not regenerate),
-            discard=partial(conversations.delete, conversation_id, client_id),
         )
         opening = await turn.opening()
         if opening and isinstance(opening[-1], ev.Error):

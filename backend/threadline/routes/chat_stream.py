@@ -1,0 +1,92 @@
+"""Seed 004's `POST /api/chat/stream`: `{conversationId?, message}` in, its SSE events out (encoders/chat_stream.py).
+
+The same conversations, history, tools, stops and traces as `/api/chat`; what differs is the
+document's: UUID ids, its validation messages, every failure after the request is accepted sent as an
+`error` event on a 200 stream, no assistant message kept when the answer fails (the user can retry),
+and its limits: `CHAT_STREAM_RATE_LIMIT` requests per visitor on top of `CHAT_RATE_LIMIT` per address,
+and one stream at a time per visitor, both answered 429 with Retry-After.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from litestar import post
+from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
+from litestar.params import JSONBody
+from litestar.response import Stream
+
+from threadline.encoders import SEED_004
+from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
+from threadline.refusals import Refused
+from threadline.routes import AppServices
+from threadline.routes.chat import start_turn, storable
+from threadline.schemas import MAX_MESSAGE_CHARS, ChatStreamRequest, ErrorDetail
+
+UUID_PATTERN = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+ONE_STREAM_RETRY_AFTER = 1  # seconds: the running answer may end any moment
+
+
+def _invalid(field: str, message: str, detail: str) -> ApiError:
+    return ApiError(400, "VALIDATION_ERROR", message, [ErrorDetail(field, detail)])
+
+
+def _message(data: ChatStreamRequest) -> str:
+    text = data.message.strip()
+    if not text:
+        raise _invalid("message", "Message cannot be empty", "Message is required")
+    if len(text) > MAX_MESSAGE_CHARS:
+        too_long = f"Message must be at most {MAX_MESSAGE_CHARS} characters"
+        raise _invalid("message", too_long, too_long)
+    return storable(text, "message")
+
+
+def _conversation_id(data: ChatStreamRequest) -> str | None:
+    if data.conversation_id is not None and not UUID_PATTERN.fullmatch(data.conversation_id):
+        raise _invalid("conversationId", "conversationId must be a valid UUID", "Must be a valid UUID")
+    return data.conversation_id
+
+
+@post(
+    "/api/chat/stream",
+    status_code=200,
+    guards=[json_only],
+    responses={
+        200: ResponseSpec(dict[str, Any], media_type=SEED_004.media_type, description="Seed 004's SSE events"),
+        **error_responses(400, 404, 413, 429, 500, 503),
+    },
+    summary="Seed 004: send a message, the answer streams back as its SSE events",
+)
+async def chat_stream_route(
+    request: AnyRequest, data: JSONBody[ChatStreamRequest], services: AppServices, client_id: NamedDependency[str]
+) -> Stream:
+    text, conversation_id = _message(data), _conversation_id(data)
+    await services.limits.chat.check(services.limits.client_address.of(request.scope))
+    await services.limits.chat_stream_per_visitor.check(client_id)
+    if conversation_id is not None and await services.conversations.get(conversation_id, client_id) is None:
+        raise not_found()
+    try:
+        turn = await start_turn(
+            services,
+            client_id,
+            conversation_id or str(uuid.uuid4()),
+            text,
+            user_message_id=str(uuid.uuid4()),
+            assistant_message_id=str(uuid.uuid4()),
+            stream_mode="messages",
+            keep_failed_answer=False,
+        )
+    except Refused as refused:
+        if refused.status != 409:
+            raise
+        raise Refused(
+            429,
+            "RATE_LIMITED",
+            "You already have a response streaming: one at a time. Wait for it to finish, or stop it.",
+            retry_after=ONE_STREAM_RETRY_AFTER,
+        ) from None
+    opening = await turn.opening()
+    return Stream(SEED_004.encode(turn.events(opening)), media_type=SEED_004.media_type, headers=SEED_004.headers)
