@@ -30,6 +30,7 @@ from threadline.routes import AppServices
 from threadline.routes.chat import ChatController
 from threadline.routes.chat_stream import chat_stream_route
 from threadline.routes.conversations import ConversationController
+from threadline.routes.seed_002 import Seed002Controller
 from threadline.routes.traces import TraceController
 from threadline.schemas import MAX_BODY_BYTES
 from threadline.security_headers import SecurityHeaders
@@ -131,6 +132,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     route_handlers: list[ControllerRouterHandler] = [
         ChatController,
         chat_stream_route,
+        Seed002Controller,
         ConversationController,
         TraceController,
         MetricsController,

@@ -10,7 +10,9 @@
         print(answer.text, answer.tool_calls)
 
 The chunks are the UI Message Stream's, the same objects `useChat` reads, and `Answer` puts them
-together the way `useChat` does. Leaving a `stream()` loop early closes the connection, which stops
+together the way `useChat` does. `stream_contract("seed-004" | "seed-002", …)` speaks the seed
+documents' own wires instead (their events as dicts), with seed 002's `load_conversation` and
+`list_conversations` beside it. Leaving a `stream()` loop early closes the connection, which stops
 the answer on the server (what was shown is saved); `cancel()` stops one from anywhere.
 """
 
@@ -26,6 +28,8 @@ import msgspec
 
 IDENTITY_HEADER = "x-threadline-client"
 Wire = Literal["ndjson", "sse"]
+Contract = Literal["seed-004", "seed-002"]
+CONTRACT_PATHS = {"seed-004": "/api/chat/stream", "seed-002": "/api/get_chat_response_stream"}
 _ACCEPT = {"ndjson": "application/x-ndjson", "sse": "text/event-stream"}
 
 
@@ -292,6 +296,18 @@ def _remember_identity(http: httpx.Client | httpx.AsyncClient, response: httpx.R
         http.headers[IDENTITY_HEADER] = issued
 
 
+def _event_of(line: str) -> dict[str, Any] | None:
+    """One event of the seed contracts' streams: `data: <json>` lines, no terminator."""
+    return json.loads(line[len("data: ") :]) if line.startswith("data: ") else None
+
+
+def _contract_request(contract: Contract, message: str, conversation_id: str | None) -> tuple[str, dict[str, Any]]:
+    """The path and body of a seed contract's chat request."""
+    key = "conversationId" if contract == "seed-004" else "conversation_id"
+    body: dict[str, Any] = {"message": message} | ({key: conversation_id} if conversation_id else {})
+    return CONTRACT_PATHS[contract], body
+
+
 def _request(text: str, conversation_id: str | None, stream_mode: str | None) -> dict[str, Any]:
     body: dict[str, Any] = {"messages": [{"role": "user", "parts": [{"type": "text", "text": text}]}]}
     if conversation_id:
@@ -363,6 +379,36 @@ class Client:
         """Stop the answer running in a conversation; False when none was running."""
         return _stopped(self.http.post("/api/cancel_stream", json={"conversationId": conversation_id}))
 
+    def stream_contract(
+        self, contract: Contract, message: str, conversation_id: str | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """An answer on a seed document's own wire (see the README's Seed contracts), its events as dicts;
+        a refused request raises ThreadlineError, a failure after that arrives as an `error` event."""
+        path, body = _contract_request(contract, message, conversation_id)
+        with self.http.stream("POST", path, json=body) as response:
+            _remember_identity(self.http, response)
+            if response.status_code != 200:
+                raise _error_from(response, response.read())
+            for line in response.iter_lines():
+                if (event := _event_of(line)) is not None:
+                    yield event
+
+    def load_conversation(self, conversation_id: str) -> dict[str, Any]:
+        """Seed 002's conversation: its messages in order, each with its feedback."""
+        response = self.http.post("/api/load_conversation", json={"conversation_id": conversation_id})
+        if response.status_code != 200:
+            raise _error_from(response, response.content)
+        loaded: dict[str, Any] = response.json()
+        return loaded
+
+    def list_conversations(self) -> list[dict[str, Any]]:
+        """Seed 002's list: your conversations, most recent message first."""
+        response = self.http.get("/api/list_conversations")
+        if response.status_code != 200:
+            raise _error_from(response, response.content)
+        listed: list[dict[str, Any]] = response.json()
+        return listed
+
 
 class AsyncClient:
     """The same as Client, for asyncio."""
@@ -422,3 +468,15 @@ class AsyncClient:
 
     async def cancel(self, conversation_id: str) -> bool:
         return _stopped(await self.http.post("/api/cancel_stream", json={"conversationId": conversation_id}))
+
+    async def stream_contract(
+        self, contract: Contract, message: str, conversation_id: str | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        path, body = _contract_request(contract, message, conversation_id)
+        async with self.http.stream("POST", path, json=body) as response:
+            _remember_identity(self.http, response)
+            if response.status_code != 200:
+                raise _error_from(response, await response.aread())
+            async for line in response.aiter_lines():
+                if (event := _event_of(line)) is not None:
+                    yield event

@@ -77,11 +77,13 @@ class ToolInputAvailable(Event, tag="tool-input-available", frozen=True):
 class ToolOutput(Event, tag="tool-output-available", frozen=True):
     tool_call_id: str
     output: Any
+    duration_ms: float | None = None  # how long the call ran, when known (seed 002's tool_end)
 
 
 class ToolOutputError(Event, tag="tool-output-error", frozen=True):
     tool_call_id: str
     error_text: str
+    duration_ms: float | None = None
 
 
 class ToolProgress(Event, tag="tool-progress", frozen=True):

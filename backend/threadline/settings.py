@@ -60,6 +60,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_turns_per_conversation: int = 500
     max_conversations_per_visitor: int = 500
     trace_retention_days: float = 30.0
+    tool_output_preview: int = 2_000
     otlp_traces_endpoint: str | None = None
     langfuse_public_key: str | None = None
     langfuse_secret_key: str | None = None
@@ -202,6 +203,7 @@ VARIABLES: dict[str, Variable] = {
     "mcp_secret": Variable(("MCP_JWT_SECRET",), mcp_secret),
     "max_turns_per_conversation": Variable(("CHAT_MAX_TURNS",), number(int, 1, 1_000_000)),
     "max_conversations_per_visitor": Variable(("CHAT_MAX_CONVERSATIONS",), number(int, 1, 1_000_000)),
+    "tool_output_preview": Variable(("CHAT_TOOL_OUTPUT_PREVIEW",), number(int, 1, 1_000_000)),
     "trace_retention_days": Variable(("CHAT_TRACE_RETENTION_DAYS",), number(float, 0.0, 36_500.0)),
     "otlp_traces_endpoint": Variable(("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"), otlp),
     "langfuse_public_key": Variable(("LANGFUSE_PUBLIC_KEY",)),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+import msgspec
 from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -32,6 +33,7 @@ log = logging.getLogger("threadline.turns")
 
 _END = object()
 _STRUCTURE = (ev.Start, ev.StepStart, ev.StepFinish)  # frame an answer but show nothing by themselves
+_TOOL_RESULTS = (ev.ToolOutput, ev.ToolOutputError)
 _MODEL_OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputStart, ev.ToolInputAvailable)
 
 
@@ -201,6 +203,8 @@ class Turn:
                 if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
                     self._output_seen = True
                 observe(event)
+                if event.__class__ in _TOOL_RESULTS:
+                    event = msgspec.structs.replace(event, duration_ms=self.recorder.duration_of(event.tool_call_id))
                 send(event)
             self._interruptible = False
             put(self._finish())

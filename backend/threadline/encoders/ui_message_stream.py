@@ -47,6 +47,14 @@ def _error(event: ev.Error) -> Any:
     return {"type": "error", "errorText": event.message}
 
 
+def _tool_output(event: ev.ToolOutput) -> Any:
+    return {"type": "tool-output-available", "toolCallId": event.tool_call_id, "output": event.output}
+
+
+def _tool_error(event: ev.ToolOutputError) -> Any:
+    return {"type": "tool-output-error", "toolCallId": event.tool_call_id, "errorText": event.error_text}
+
+
 def _data(name: str) -> Callable[[Any], dict[str, Any]]:
     return lambda event: {"type": f"data-{name}", "data": event, "transient": True}
 
@@ -55,6 +63,8 @@ _REBUILT: dict[type[ev.Event], Callable[[Any], Any]] = {
     ev.Start: _start,
     ev.Finish: _finish,
     ev.Error: _error,
+    ev.ToolOutput: _tool_output,  # without our duration, which the protocol has no field for
+    ev.ToolOutputError: _tool_error,
     ev.ToolProgress: _data("tool-progress"),
     ev.Status: _data("status"),
     ev.Warning: _data("warning"),

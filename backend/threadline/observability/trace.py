@@ -186,6 +186,10 @@ class TraceRecorder:
             )
         self.events.append(step)
 
+    def duration_of(self, tool_call_id: str) -> float | None:
+        step = self.tools.get(tool_call_id)
+        return None if step is None else step.duration_ms
+
     def tool_called(self, tool_call_id: str, server: str, started: float) -> None:
         """An MCP tool call ended: the events give its input and result, this its server and duration."""
         if step := self.tools.get(tool_call_id):

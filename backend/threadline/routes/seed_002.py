@@ -1,0 +1,177 @@
+"""Seed 002's chat API, with its names and snake_case fields, over the same conversations as `/api/chat`.
+
+`POST /api/get_chat_response_stream` streams an answer as its events (encoders/chat_response_stream.py);
+`load_conversation` and `list_conversations` read what the sidebar and a reloaded page read;
+`/api/cancel_stream` (routes/chat.py) stops an answer, whose trace then says `cancelled`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, get, post
+from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
+from litestar.params import JSONBody, QueryParameter
+from litestar.response import Stream
+
+from threadline.conversation import load, thread_of
+from threadline.encoders.chat_response_stream import HEADERS, MEDIA_TYPE, ChatResponseEncoder
+from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
+from threadline.history import ui_messages
+from threadline.routes import AppServices
+from threadline.routes.chat import new_id, start_turn, storable
+from threadline.schemas import ID_PATTERN, MAX_MESSAGE_CHARS, ErrorDetail, Id
+from threadline.services import Services
+
+
+class ChatResponseRequest(msgspec.Struct):
+    message: str
+    conversation_id: Id | None = None
+
+
+class LoadConversationRequest(msgspec.Struct):
+    conversation_id: Id
+
+
+class StoredMessage(msgspec.Struct):
+    message_id: str
+    role: str
+    content: str
+    created_at: str | None
+    feedback: str | None  # the message's rating, once ratings exist; None until then
+    trace_id: str | None = None
+
+
+class LoadedConversation(msgspec.Struct):
+    conversation_id: str
+    title: str
+    created_at: datetime
+    last_message_at: datetime
+    messages: list[StoredMessage]
+
+
+class ListedConversation(msgspec.Struct):
+    conversation_id: str
+    title: str
+    created_at: datetime
+    last_message_at: datetime
+
+
+def _message(data: ChatResponseRequest) -> str:
+    text = data.message.strip()
+    if not text or len(text) > MAX_MESSAGE_CHARS:
+        why = "the message is empty" if not text else f"the message is longer than {MAX_MESSAGE_CHARS} characters"
+        raise ApiError(400, "VALIDATION_ERROR", f"Invalid request: {why}", [ErrorDetail("message", why)])
+    return storable(text, "message")
+
+
+def _stored(message: dict[str, Any]) -> StoredMessage:
+    metadata = message.get("metadata") or {}
+    text = "".join(part.get("text", "") for part in message["parts"] if part["type"] == "text")
+    return StoredMessage(
+        message_id=message["id"],
+        role=message["role"],
+        content=text,
+        created_at=metadata.get("createdAt"),
+        feedback=None,
+        trace_id=metadata.get("traceId"),
+    )
+
+
+async def _load(services: Services, client_id: str, conversation_id: str) -> LoadedConversation:
+    conversation = await services.conversations.get(conversation_id, client_id)
+    if conversation is None:
+        raise not_found()
+    history = await load(services.graph, thread_of(client_id, conversation_id))
+    return LoadedConversation(
+        conversation_id=conversation.id,
+        title=conversation.title,
+        created_at=conversation.created_at,
+        last_message_at=conversation.last_message_at,
+        messages=[_stored(message) for message in ui_messages(history, conversation_id)],
+    )
+
+
+class Seed002Controller(Controller):
+    path = "/api"
+
+    @post(
+        "/get_chat_response_stream",
+        status_code=200,
+        guards=[json_only],
+        responses={
+            200: ResponseSpec(dict[str, Any], media_type=MEDIA_TYPE, description="Seed 002's SSE events"),
+            **error_responses(400, 404, 409, 413, 429, 500, 503),
+        },
+        summary="Seed 002: send a message, the answer streams back as its SSE events",
+    )
+    async def get_chat_response_stream(
+        self,
+        request: AnyRequest,
+        data: JSONBody[ChatResponseRequest],
+        services: AppServices,
+        client_id: NamedDependency[str],
+    ) -> Stream:
+        text = _message(data)
+        await services.limits.chat.check(services.limits.client_address.of(request.scope))
+        if data.conversation_id and await services.conversations.get(data.conversation_id, client_id) is None:
+            raise not_found()
+        conversation_id = data.conversation_id or new_id()
+        turn = await start_turn(
+            services,
+            client_id,
+            conversation_id,
+            text,
+            user_message_id=new_id(),
+            assistant_message_id=new_id(),
+            stream_mode="messages",
+        )
+        encoder = ChatResponseEncoder(preview=services.settings.tool_output_preview)
+        return Stream(
+            encoder.encode(turn.events(await turn.opening())),
+            media_type=MEDIA_TYPE,
+            headers={**HEADERS, "x-conversation-id": conversation_id},
+        )
+
+    @post(
+        "/load_conversation",
+        status_code=200,
+        guards=[json_only],
+        responses=error_responses(400, 404, 503),
+        summary="Seed 002: a conversation's messages in order, each with its feedback",
+    )
+    async def load_conversation(
+        self, data: JSONBody[LoadConversationRequest], services: AppServices, client_id: NamedDependency[str]
+    ) -> LoadedConversation:
+        return await _load(services, client_id, data.conversation_id)
+
+    @get(
+        "/load_conversation",
+        responses=error_responses(400, 404, 503),
+        summary="Seed 002: the same, with ?conversation_id=",
+    )
+    async def load_conversation_by_query(
+        self,
+        services: AppServices,
+        client_id: NamedDependency[str],
+        conversation_id: Annotated[str, QueryParameter(pattern=ID_PATTERN)],
+    ) -> LoadedConversation:
+        return await _load(services, client_id, conversation_id)
+
+    @get(
+        "/list_conversations",
+        responses=error_responses(503),
+        summary="Seed 002: your conversations, most recent message first",
+    )
+    async def list_conversations(
+        self, services: AppServices, client_id: NamedDependency[str]
+    ) -> list[ListedConversation]:
+        return [
+            ListedConversation(
+                conversation_id=row.id, title=row.title, created_at=row.created_at, last_message_at=row.last_message_at
+            )
+            for row in await services.conversations.list(client_id)
+        ]
