@@ -10,7 +10,7 @@ would have had: 504 for a timeout, 429 for a provider's rate limit, 503 for a pr
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Callable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -29,6 +29,49 @@ ERROR_STATUS = {
 _encode = msgspec.json.Encoder().encode
 
 
+class Seed002Event(msgspec.Struct, tag_field="type", frozen=True):
+    """One event of the document's stream, snake_case; `type` is the subclass's tag (schema in /schema)."""
+
+
+class ToolStart(Seed002Event, tag="tool_start", frozen=True):
+    tool_call_id: str
+    tool_name: str
+    tool_args: Any
+    timestamp: str
+
+
+class ToolOutputEvent(Seed002Event, tag="tool_output", frozen=True):
+    tool_call_id: str
+    output: str
+    truncated: bool
+    full_length: int
+
+
+class ToolEnd(Seed002Event, tag="tool_end", frozen=True):
+    tool_call_id: str
+    status: Literal["success", "error"]
+    duration_ms: float | None
+
+
+class Chunk(Seed002Event, tag="chunk", frozen=True):
+    content: str
+    conversation_id: str
+
+
+class ErrorEvent(Seed002Event, tag="error", frozen=True):
+    status: int
+    message: str
+
+
+class Done(Seed002Event, tag="done", frozen=True):
+    conversation_id: str
+    message_id: str
+    trace_id: str
+
+
+AnySeed002Event = ToolStart | ToolOutputEvent | ToolEnd | Chunk | ErrorEvent | Done
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else _encode(value).decode()
 
@@ -42,48 +85,31 @@ class ChatResponseEncoder:
         self.conversation_id = ""
         self.message_id = ""
 
-    def _tool_end(self, event: ev.ToolOutput | ev.ToolOutputError, status: str, output: str) -> list[dict[str, Any]]:
+    def _tool_end(
+        self, event: ev.ToolOutput | ev.ToolOutputError, status: Literal["success", "error"], output: str
+    ) -> list[Seed002Event]:
+        call_id = event.tool_call_id
         return [
-            {
-                "type": "tool_output",
-                "tool_call_id": event.tool_call_id,
-                "output": output[: self.preview],
-                "truncated": len(output) > self.preview,
-                "full_length": len(output),
-            },
-            {
-                "type": "tool_end",
-                "tool_call_id": event.tool_call_id,
-                "status": status,
-                "duration_ms": event.duration_ms,
-            },
+            ToolOutputEvent(call_id, output[: self.preview], len(output) > self.preview, len(output)),
+            ToolEnd(call_id, status, event.duration_ms),
         ]
 
-    def payloads(self, event: ev.Event) -> list[dict[str, Any]]:
+    def payloads(self, event: ev.Event) -> list[Seed002Event]:
         match event:
             case ev.TextDelta(delta=delta):
-                return [{"type": "chunk", "content": delta, "conversation_id": self.conversation_id}]
+                return [Chunk(delta, self.conversation_id)]
             case ev.Start():
                 self.conversation_id, self.message_id = event.conversation_id, event.message_id
             case ev.ToolInputAvailable():
-                return [
-                    {
-                        "type": "tool_start",
-                        "tool_call_id": event.tool_call_id,
-                        "tool_name": event.tool_name,
-                        "tool_args": event.input,
-                        "timestamp": self.clock(),
-                    }
-                ]
+                return [ToolStart(event.tool_call_id, event.tool_name, event.input, self.clock())]
             case ev.ToolOutput():
                 return self._tool_end(event, "success", _text(event.output))
             case ev.ToolOutputError():
                 return self._tool_end(event, "error", event.error_text)
             case ev.Finish():
-                ids = {"conversation_id": self.conversation_id, "message_id": self.message_id}
-                return [{"type": "done", **ids, "trace_id": event.trace_id}]
+                return [Done(self.conversation_id, self.message_id, event.trace_id)]
             case ev.Error():
-                return [{"type": "error", "status": ERROR_STATUS.get(event.code, 500), "message": event.message}]
+                return [ErrorEvent(ERROR_STATUS.get(event.code, 500), event.message)]
         return []
 
     async def encode(self, batches: AsyncIterable[list[ev.Event]]) -> AsyncIterator[bytes]:

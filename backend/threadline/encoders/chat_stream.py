@@ -9,7 +9,7 @@ has no tool error). Error codes are the document's six; ours map onto them.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -18,9 +18,11 @@ from threadline import events as ev
 MEDIA_TYPE = "text/event-stream"
 HEADERS = {"cache-control": "no-cache", "connection": "keep-alive", "x-accel-buffering": "no"}
 
-# Our failure codes as the document's: AI_SERVICE_UNAVAILABLE, DATABASE_ERROR, VALIDATION_ERROR,
-# RATE_LIMITED, TIMEOUT, INTERNAL_ERROR.
-ERROR_CODES = {
+ErrorCode = Literal[
+    "AI_SERVICE_UNAVAILABLE", "DATABASE_ERROR", "VALIDATION_ERROR", "RATE_LIMITED", "TIMEOUT", "INTERNAL_ERROR"
+]
+# Our failure codes as the document's; any other is INTERNAL_ERROR.
+ERROR_CODES: dict[str, ErrorCode] = {
     "TIMEOUT": "TIMEOUT",
     "RATE_LIMITED": "RATE_LIMITED",
     "AI_SERVICE_UNAVAILABLE": "AI_SERVICE_UNAVAILABLE",
@@ -33,26 +35,65 @@ ERROR_CODES = {
 _encode = msgspec.json.Encoder().encode
 
 
-def _payload(event: ev.Event) -> dict[str, Any] | None:
+class Seed004Event(msgspec.Struct, tag_field="type", rename="camel", frozen=True):
+    """One event of the document's stream; `type` is the subclass's tag (its schema is in /schema)."""
+
+
+class MessageStart(Seed004Event, tag="message_start", frozen=True):
+    message_id: str
+    conversation_id: str
+
+
+class TextDelta(Seed004Event, tag="text_delta", frozen=True):
+    content: str
+
+
+class ToolCall(Seed004Event, tag="tool_call", frozen=True):
+    id: str
+    name: str
+    input: Any
+
+
+class ToolResult(Seed004Event, tag="tool_result", frozen=True):
+    tool_call_id: str
+    result: Any
+
+
+class TokenUsage(msgspec.Struct, rename="camel", frozen=True):
+    input_tokens: int
+    output_tokens: int
+
+
+class MessageEnd(Seed004Event, tag="message_end", frozen=True):
+    usage: TokenUsage
+
+
+class ErrorEvent(Seed004Event, tag="error", frozen=True):
+    code: ErrorCode
+    message: str
+    retryable: bool
+
+
+AnySeed004Event = MessageStart | TextDelta | ToolCall | ToolResult | MessageEnd | ErrorEvent
+
+
+def _payload(event: ev.Event) -> Seed004Event | None:
     match event:
         case ev.TextDelta(delta=delta):
-            return {"type": "text_delta", "content": delta}
+            return TextDelta(content=delta)
         case ev.Start():
-            return {"type": "message_start", "messageId": event.message_id, "conversationId": event.conversation_id}
+            return MessageStart(message_id=event.message_id, conversation_id=event.conversation_id)
         case ev.ToolInputAvailable():
-            return {"type": "tool_call", "id": event.tool_call_id, "name": event.tool_name, "input": event.input}
+            return ToolCall(id=event.tool_call_id, name=event.tool_name, input=event.input)
         case ev.ToolOutput():
-            return {"type": "tool_result", "toolCallId": event.tool_call_id, "result": event.output}
+            return ToolResult(tool_call_id=event.tool_call_id, result=event.output)
         case ev.ToolOutputError():
-            return {"type": "tool_result", "toolCallId": event.tool_call_id, "result": {"error": event.error_text}}
+            return ToolResult(tool_call_id=event.tool_call_id, result={"error": event.error_text})
         case ev.Finish(usage=usage):
-            return {
-                "type": "message_end",
-                "usage": {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens},
-            }
+            return MessageEnd(usage=TokenUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens))
         case ev.Error():
             code = ERROR_CODES.get(event.code, "INTERNAL_ERROR")
-            return {"type": "error", "code": code, "message": event.message, "retryable": event.retryable}
+            return ErrorEvent(code=code, message=event.message, retryable=event.retryable)
     return None
 
 

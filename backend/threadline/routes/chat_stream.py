@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Any
 
 from litestar import post
 from litestar.di import NamedDependency
@@ -20,9 +19,10 @@ from litestar.params import JSONBody
 from litestar.response import Stream
 
 from threadline.encoders import SEED_004
+from threadline.encoders.chat_stream import AnySeed004Event
 from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.refusals import Refused
-from threadline.routes import AppServices
+from threadline.routes import AppServices, SseOperation
 from threadline.routes.chat import start_turn, storable
 from threadline.schemas import MAX_MESSAGE_CHARS, ChatStreamRequest, ErrorDetail
 
@@ -54,8 +54,13 @@ def _conversation_id(data: ChatStreamRequest) -> str | None:
     "/api/chat/stream",
     status_code=200,
     guards=[json_only],
+    operation_class=SseOperation,
     responses={
-        200: ResponseSpec(dict[str, Any], media_type=SEED_004.media_type, description="Seed 004's SSE events"),
+        200: ResponseSpec(
+            AnySeed004Event,  # type: ignore[arg-type]  # a union of Structs: Litestar types it narrower
+            media_type=SEED_004.media_type,
+            description="Seed 004's SSE events, one per `data:`",
+        ),
         **error_responses(400, 404, 413, 429, 500, 503),
     },
     summary="Seed 004: send a message, the answer streams back as its SSE events",

@@ -18,10 +18,10 @@ from litestar.params import JSONBody, QueryParameter
 from litestar.response import Stream
 
 from threadline.conversation import load, thread_of
-from threadline.encoders.chat_response_stream import HEADERS, MEDIA_TYPE, ChatResponseEncoder
+from threadline.encoders.chat_response_stream import HEADERS, MEDIA_TYPE, AnySeed002Event, ChatResponseEncoder
 from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.history import ui_messages
-from threadline.routes import AppServices
+from threadline.routes import AppServices, SseOperation
 from threadline.routes.chat import new_id, start_turn, storable
 from threadline.schemas import ID_PATTERN, MAX_MESSAGE_CHARS, ErrorDetail, Id
 from threadline.services import Services
@@ -102,8 +102,13 @@ class Seed002Controller(Controller):
         "/get_chat_response_stream",
         status_code=200,
         guards=[json_only],
+        operation_class=SseOperation,
         responses={
-            200: ResponseSpec(dict[str, Any], media_type=MEDIA_TYPE, description="Seed 002's SSE events"),
+            200: ResponseSpec(
+                AnySeed002Event,  # type: ignore[arg-type]  # a union of Structs: Litestar types it narrower
+                media_type=MEDIA_TYPE,
+                description="Seed 002's SSE events, one per `data:`",
+            ),
             **error_responses(400, 404, 409, 413, 429, 500, 503),
         },
         summary="Seed 002: send a message, the answer streams back as its SSE events",
