@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from threadline.settings import Settings
+from threadline_testing import standins
 from threadline_testing.database import fresh_database
 
 
@@ -33,3 +34,17 @@ def make_settings(database_url: str, tmp_path: Path):
         return Settings(**(values | overrides))
 
     return make
+
+
+@pytest.fixture
+def openai_settings(make_settings):
+    """Settings for apps on the OpenAI stand-in (threadline_testing.standins: its texts script faults)."""
+    standin = standins.start("openai")
+    yield lambda **extra: make_settings(
+        model_provider="openai",
+        model_name="gpt-standin",
+        openai_api_key="sk-test",
+        openai_base_url=standin.base_url,
+        **extra,
+    )
+    standin.stop()

@@ -11,7 +11,6 @@ import httpx
 import pytest
 from helpers import serving
 from threadline.client import Client, ThreadlineError
-from threadline_testing import standins
 
 EVENT_TYPES = {"tool_start", "tool_output", "tool_end", "chunk", "error", "done"}
 
@@ -105,22 +104,9 @@ def test_cancel_confirms_and_marks_the_trace_cancelled_and_a_disconnect_keeps_th
     assert partial["role"] == "assistant" and partial["content"].startswith(text_of(left))
 
 
-@pytest.fixture
-def provider(make_settings):
-    standin = standins.start("openai")
-    yield lambda **extra: make_settings(
-        model_provider="openai",
-        model_name="gpt-standin",
-        openai_api_key="sk-test",
-        openai_base_url=standin.base_url,
-        **extra,
-    )
-    standin.stop()
-
-
 @pytest.mark.parametrize(("message", "status"), [("break after 3", 503), ("stall after 2", 504)])
-def test_a_failure_mid_answer_is_an_error_event(provider, message, status):
-    with serving(provider(idle_timeout=0.5)) as base_url, Client(base_url) as client:
+def test_a_failure_mid_answer_is_an_error_event(openai_settings, message, status):
+    with serving(openai_settings(idle_timeout=0.5)) as base_url, Client(base_url) as client:
         events = list(client.stream_contract("seed-002", message))
     assert text_of(events).startswith("word0")
     assert events[-1]["type"] == "error" and events[-1]["status"] == status and events[-1]["message"]

@@ -9,7 +9,6 @@ import httpx
 import pytest
 from helpers import serving
 from threadline.identity import COOKIE
-from threadline_testing import standins
 from threadline_testing.ai_sdk import seed_004_client
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
@@ -127,19 +126,6 @@ def test_a_disconnect_keeps_the_partial_answer(make_settings):
     assert answer["parts"][-1]["text"].startswith(text_of(result["events"]))
 
 
-@pytest.fixture
-def provider(make_settings):
-    standin = standins.start("openai")
-    yield lambda **extra: make_settings(
-        model_provider="openai",
-        model_name="gpt-standin",
-        openai_api_key="sk-test",
-        openai_base_url=standin.base_url,
-        **extra,
-    )
-    standin.stop()
-
-
 @pytest.mark.parametrize(
     ("message", "code", "retryable"),
     [
@@ -148,8 +134,10 @@ def provider(make_settings):
         ("fail 401", "AI_SERVICE_UNAVAILABLE", False),
     ],
 )
-def test_an_error_is_an_event_on_a_200_stream_and_leaves_no_assistant_message(provider, message, code, retryable):
-    with serving(provider(first_token_timeout=0.5, idle_timeout=0.5)) as base_url:
+def test_an_error_is_an_event_on_a_200_stream_and_leaves_no_assistant_message(
+    openai_settings, message, code, retryable
+):
+    with serving(openai_settings(first_token_timeout=0.5, idle_timeout=0.5)) as base_url:
         visitor = Visitor(base_url)
         events = visitor.send(message)["events"]
         conversation_id = events[0]["conversationId"]

@@ -10,7 +10,6 @@ import logging
 import re
 
 import httpx
-import pytest
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, serving, sse_chunks
 from prometheus_client.parser import text_string_to_metric_families
 from threadline.identity import COOKIE
@@ -89,21 +88,8 @@ async def test_long_payloads_are_capped_in_the_trace(make_settings):
     assert len(tool_call["arguments"]) < 4100 and tool_call["arguments"].endswith("characters, cut]")
 
 
-@pytest.fixture
-def provider(make_settings):
-    standin = standins.start("openai")
-    yield lambda **extra: make_settings(
-        model_provider="openai",
-        model_name="gpt-standin",
-        openai_api_key="sk-test",
-        openai_base_url=standin.base_url,
-        **extra,
-    )
-    standin.stop()
-
-
-async def test_a_model_error_and_a_timeout_are_traced_with_their_codes(provider):
-    async with running(provider(idle_timeout=0.5)) as client:
+async def test_a_model_error_and_a_timeout_are_traced_with_their_codes(openai_settings):
+    async with running(openai_settings(idle_timeout=0.5)) as client:
         _, _, broken = await chat(client, new_conversation_id(), "break after 3")
         _, _, stalled = await chat(client, new_conversation_id(), "stall after 3")
         error, timeout = await trace(client, trace_id_of(broken)), await trace(client, trace_id_of(stalled))
@@ -184,7 +170,7 @@ def metric(text: str, name: str, **labels: str) -> float:
     return 0.0
 
 
-async def test_metrics_count_answers_tokens_tools_and_latency(make_settings, provider):
+async def test_metrics_count_answers_tokens_tools_and_latency(make_settings, openai_settings):
     async def scrape(client, answers: float = 0) -> str:
         """A scrape counting at least `answers` answers: each is counted just after its last byte is sent."""
         for _ in range(100):
@@ -200,7 +186,7 @@ async def test_metrics_count_answers_tokens_tools_and_latency(make_settings, pro
         _, _, one = await chat(client, new_conversation_id(), "calculate 2+2")
         _, _, two = await chat(client, new_conversation_id(), "calculate 1/0")
         after = await scrape(client, metric(before, "threadline_answer_seconds_count") + 2)
-    async with running(provider()) as client:
+    async with running(openai_settings()) as client:
         before_error = await scrape(client)
         await chat(client, new_conversation_id(), "break after 2")
         after_error = await scrape(client, metric(before_error, "threadline_answer_seconds_count") + 1)

@@ -1,4 +1,8 @@
-"""POST /api/chat: one new user message in, the answer out as an AI SDK UI Message Stream; and stopping it."""
+"""POST /api/chat: one new user message in, the answer out as an AI SDK UI Message Stream; and stopping it.
+
+`start_turn` starts an answer for every chat route (the seed contracts' too), so each of them is only
+its validation and its wire.
+"""
 
 from __future__ import annotations
 
