@@ -30,6 +30,7 @@ from threadline.routes import AppServices
 from threadline.routes.chat import ChatController
 from threadline.routes.chat_stream import chat_stream_route
 from threadline.routes.conversations import ConversationController
+from threadline.routes.feedback import FeedbackController
 from threadline.routes.seed_002 import Seed002Controller
 from threadline.routes.traces import TraceController
 from threadline.schemas import MAX_BODY_BYTES
@@ -134,6 +135,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         chat_stream_route,
         Seed002Controller,
         ConversationController,
+        FeedbackController,
         TraceController,
         MetricsController,
         health,

@@ -6,12 +6,15 @@ followed by its reasoning, text and tool parts, and a turn's model calls share o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from threadline import events as ev
 from threadline.conversation import AnswerRecord, Conversation, Usage, split_content, tool_output
+from threadline.feedback import Feedback
 
 
 def _usage(usage: Usage | None) -> dict[str, int] | None:
@@ -24,7 +27,7 @@ def _usage(usage: Usage | None) -> dict[str, int] | None:
     }
 
 
-def _assistant(user_id: str, record: AnswerRecord, conversation_id: str) -> dict[str, Any]:
+def _assistant(user_id: str, record: AnswerRecord, conversation_id: str, feedback: Feedback | None) -> dict[str, Any]:
     metadata = {
         "conversationId": conversation_id,
         "model": record.get("model"),
@@ -33,6 +36,7 @@ def _assistant(user_id: str, record: AnswerRecord, conversation_id: str) -> dict
         "usage": _usage(record.get("usage")),
         "interrupted": record.get("interrupted"),
         "traceId": record.get("trace_id"),
+        "feedback": None if feedback is None else msgspec.to_builtins(feedback),
     }
     return {
         "id": record.get("assistant_id") or f"{user_id}-answer",
@@ -42,7 +46,11 @@ def _assistant(user_id: str, record: AnswerRecord, conversation_id: str) -> dict
     }
 
 
-def ui_messages(conversation: Conversation, conversation_id: str) -> list[dict[str, Any]]:
+def ui_messages(
+    conversation: Conversation, conversation_id: str, feedback: Mapping[str, Feedback] | None = None
+) -> list[dict[str, Any]]:
+    """The conversation's messages; `feedback` (by assistant message id) goes into each rated answer's metadata."""
+    feedback = feedback or {}
     result: list[dict[str, Any]] = []
     assistant: dict[str, Any] | None = None
     tool_parts: dict[str, dict[str, Any]] = {}
@@ -57,7 +65,8 @@ def ui_messages(conversation: Conversation, conversation_id: str) -> list[dict[s
                     "parts": [{"type": "text", "text": message.text}],
                 }
             )
-            assistant = _assistant(message.id or "", record, conversation_id)
+            answer_id = record.get("assistant_id")
+            assistant = _assistant(message.id or "", record, conversation_id, feedback.get(answer_id or ""))
             result.append(assistant)
         elif assistant is None:
             continue

@@ -25,6 +25,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from threadline.conversation import thread_of
 from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, SaveRetries, save_each
+from threadline.feedback import FeedbackStore, MemoryFeedback, PostgresFeedback
 from threadline.observability.trace_store import MemoryTraces, PostgresTraces, TraceStore
 from threadline.postgres_saver import Pool, PooledPostgresSaver
 from threadline.refusals import Refused
@@ -84,6 +85,21 @@ MIGRATIONS = [
         "CREATE INDEX traces_by_message ON traces (client_id, message_id)",
         "CREATE INDEX traces_by_conversation ON traces (client_id, conversation_id)",
         "CREATE INDEX traces_by_age ON traces (started_at)",
+    ],
+    [  # a person's rating of an answer (feedback.py)
+        """CREATE TABLE feedback (
+            client_id text NOT NULL,
+            message_id text NOT NULL,
+            conversation_id text NOT NULL,
+            trace_id text,
+            rating text NOT NULL CHECK (rating IN ('up', 'down')),
+            comment text,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            updated_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (client_id, message_id)
+        )""",
+        "CREATE INDEX feedback_by_conversation ON feedback (client_id, conversation_id)",
+        "CREATE INDEX feedback_by_trace ON feedback (trace_id)",
     ],
 ]
 TITLE_LENGTH = 80
@@ -312,6 +328,7 @@ class Storage:
     checkpointer: BaseCheckpointSaver[Any]
     conversations: Conversations
     traces: TraceStore
+    feedback: FeedbackStore
     description: str
     pool: Pool | None = None
     database_url: str | None = None
@@ -382,7 +399,11 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
     limits = StorageLimits(settings.max_turns_per_conversation, settings.max_conversations_per_visitor)
     if settings.memory_backend == "memory":
         yield Storage(
-            InMemorySaver(), MemoryConversations(limits), MemoryTraces(), "memory (lost when the server stops)"
+            InMemorySaver(),
+            MemoryConversations(limits),
+            MemoryTraces(),
+            MemoryFeedback(),
+            "memory (lost when the server stops)",
         )
         return
     url = settings.database_url
@@ -410,6 +431,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
             FallbackCheckpointer(postgres_saver, health),
             PostgresConversations(pool, health, limits),
             PostgresTraces(pool),
+            PostgresFeedback(pool),
             description,
             pool=pool,
             database_url=url,

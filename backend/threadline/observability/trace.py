@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from threadline import events as ev
 from threadline.conversation import split_content
+from threadline.feedback import Feedback
 
 MAX_TEXT = 4_000
 Status = Literal["running", "completed", "cancelled", "error", "timeout"]
@@ -94,6 +95,7 @@ class Trace(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     error_code: str | None = None
     interrupted: str | None = None
     events: list[AnyTraceEvent] = []
+    feedback: Feedback | None = None  # the person's rating, added when the trace is read
 
 
 def _iso(moment: datetime) -> str:

@@ -34,7 +34,9 @@ class ConversationController(Controller):
         conversation = await services.conversations.get(conversation_id, client_id)
         if conversation is None:
             raise not_found()
-        messages = ui_messages(await load(services.graph, thread_of(client_id, conversation_id)), conversation_id)
+        history = await load(services.graph, thread_of(client_id, conversation_id))
+        feedback = await services.storage.feedback.of_conversation(client_id, conversation_id)
+        messages = ui_messages(history, conversation_id, feedback)
         return ConversationDetail(
             id=conversation.id,
             title=conversation.title,
@@ -59,3 +61,4 @@ class ConversationController(Controller):
             raise not_found()
         await services.storage.checkpointer.adelete_thread(thread_id)
         await services.observability.traces.delete_conversation(client_id, conversation_id)
+        await services.storage.feedback.delete_conversation(client_id, conversation_id)

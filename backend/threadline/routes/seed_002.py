@@ -41,7 +41,7 @@ class StoredMessage(msgspec.Struct):
     role: str
     content: str
     created_at: str | None
-    feedback: str | None  # the message's rating, once ratings exist; None until then
+    feedback: str | None  # an answer's rating, "up" or "down"; None when it has none
     trace_id: str | None = None
 
 
@@ -76,7 +76,7 @@ def _stored(message: dict[str, Any]) -> StoredMessage:
         role=message["role"],
         content=text,
         created_at=metadata.get("createdAt"),
-        feedback=None,
+        feedback=(metadata.get("feedback") or {}).get("rating"),
         trace_id=metadata.get("traceId"),
     )
 
@@ -86,12 +86,13 @@ async def _load(services: Services, client_id: str, conversation_id: str) -> Loa
     if conversation is None:
         raise not_found()
     history = await load(services.graph, thread_of(client_id, conversation_id))
+    feedback = await services.storage.feedback.of_conversation(client_id, conversation_id)
     return LoadedConversation(
         conversation_id=conversation.id,
         title=conversation.title,
         created_at=conversation.created_at,
         last_message_at=conversation.last_message_at,
-        messages=[_stored(message) for message in ui_messages(history, conversation_id)],
+        messages=[_stored(message) for message in ui_messages(history, conversation_id, feedback)],
     )
 
 

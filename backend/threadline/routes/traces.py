@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 from litestar import Controller, get
 from litestar.di import NamedDependency
 from litestar.params import Parameter
@@ -10,9 +11,18 @@ from threadline.errors import error_responses, not_found
 from threadline.observability.trace import Trace
 from threadline.routes import AppServices
 from threadline.schemas import ID_PATTERN
+from threadline.services import Services
 
 TraceId = Parameter(pattern=ID_PATTERN, description="An answer's `traceId` (in its `start` and `finish` metadata)")
 MessageId = Parameter(pattern=ID_PATTERN, description="An assistant message's id")
+
+
+async def _with_feedback(services: Services, client_id: str, trace: Trace | None) -> Trace:
+    """The trace with its answer's rating as it is now (ratings change after the trace is written)."""
+    if trace is None:
+        raise not_found("Trace")
+    feedback = await services.storage.feedback.of_message(client_id, trace.message_id)
+    return trace if feedback is None else msgspec.structs.replace(trace, feedback=feedback)
 
 
 class TraceController(Controller):
@@ -24,10 +34,7 @@ class TraceController(Controller):
         responses=error_responses(400, 404, 503),
     )
     async def get_trace(self, services: AppServices, client_id: NamedDependency[str], trace_id: str = TraceId) -> Trace:
-        trace = await services.observability.traces.get(client_id, trace_id)
-        if trace is None:
-            raise not_found("Trace")
-        return trace
+        return await _with_feedback(services, client_id, await services.observability.traces.get(client_id, trace_id))
 
     @get(
         "/by_message/{message_id:str}",
@@ -38,6 +45,4 @@ class TraceController(Controller):
         self, services: AppServices, client_id: NamedDependency[str], message_id: str = MessageId
     ) -> Trace:
         trace = await services.observability.traces.by_message(client_id, message_id)
-        if trace is None:
-            raise not_found("Trace")
-        return trace
+        return await _with_feedback(services, client_id, trace)
