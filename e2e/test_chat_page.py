@@ -204,9 +204,9 @@ def test_the_page_works_with_the_keyboard_alone(page: Page, server: str):
     chat.wait_until_answered()
     page.keyboard.press("Shift+Tab")
     page.keyboard.press("Shift+Tab")
-    focused = page.evaluate("document.activeElement.textContent")
+    focused = page.evaluate("document.activeElement.getAttribute('aria-label') || document.activeElement.textContent")
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
-    assert focused and outline != "none", "a focused control is visibly marked"
+    assert focused and outline != "none", "a focused control has a name and is visibly marked"
     page.get_by_role("button", name="+ New chat").focus()
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="How can I help?")).to_be_visible()
@@ -281,3 +281,28 @@ def test_on_a_phone_only_the_messages_scroll_and_the_header_stays_in_sight(page:
     assert page.evaluate("document.scrollingElement.scrollHeight <= window.innerHeight"), "the page itself scrolls"
     expect(page.get_by_role("button", name="+ New chat")).to_be_in_viewport()
     expect(chat.box).to_be_in_viewport()
+
+
+def test_an_answer_is_rated_and_the_rating_survives_a_reload(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("hello there")
+    chat.wait_until_answered()
+    up, down = chat.assistant.get_by_test_id("thumb-up"), chat.assistant.get_by_test_id("thumb-down")
+    up.click()
+    expect(up).to_have_attribute("aria-pressed", "true")
+    down.click()
+    expect(down).to_have_attribute("aria-pressed", "true")
+    expect(up).to_have_attribute("aria-pressed", "false")
+    comment = chat.assistant.get_by_test_id("rating-comment-input")
+    expect(comment).to_be_focused()
+    comment.fill("It only repeated me.")
+    chat.assistant.get_by_test_id("rating-comment-send").click()
+    expect(chat.assistant.get_by_test_id("rating-comment")).to_have_text("“It only repeated me.”")
+    page.reload()
+    expect(chat.assistant.get_by_test_id("thumb-down")).to_have_attribute("aria-pressed", "true")
+    expect(chat.assistant.get_by_test_id("rating-comment")).to_have_text("“It only repeated me.”")
+    chat.assistant.get_by_test_id("thumb-down").click()  # pressed again: the rating is taken back
+    expect(chat.assistant.get_by_test_id("thumb-down")).to_have_attribute("aria-pressed", "false")
+    page.reload()
+    expect(chat.assistant.get_by_test_id("thumb-down")).to_have_attribute("aria-pressed", "false")
+    expect(chat.assistant.get_by_test_id("rating-comment")).to_have_count(0)

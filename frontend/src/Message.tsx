@@ -1,6 +1,7 @@
 // One message: text as Markdown (raw HTML is never rendered), reasoning, and tool calls as cards.
 import Markdown, { type Components } from 'react-markdown';
 import type { ChatMessage } from './api';
+import { Rating } from './Rating';
 
 export type ToolProgress = { toolCallId: string; progress: number; total?: number; message?: string };
 
@@ -132,6 +133,9 @@ export function Message({ message, progress, stopped, failed, streaming }: Props
         {mine ? 'You' : 'Assistant'} · {time(message.metadata?.createdAt) ?? (streaming ? 'now' : '')}
         {interruption && !streaming && <span className="stopped"> · {interruption}</span>}
       </div>
+      {!mine && !streaming && message.parts.length > 0 && (
+        <Rating key={message.id} messageId={message.id} initial={message.metadata?.feedback} />
+      )}
     </article>
   );
 }

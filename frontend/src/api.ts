@@ -6,6 +6,8 @@ export type MessageMetadata = {
   finishedAt?: string;
   model?: string;
   interrupted?: string;
+  traceId?: string;
+  feedback?: Feedback;
 };
 export type ChatMessage = UIMessage<MessageMetadata>;
 
@@ -78,4 +80,23 @@ export function describeError(error: Error): string {
 
 export function newConversationId(): string {
   return crypto.randomUUID().replaceAll('-', '');
+}
+
+export type Rating = 'up' | 'down';
+export type Feedback = { rating: Rating; comment?: string; updatedAt: string };
+
+/** Rate an answer (again to change it); the server keeps one rating per answer. */
+export async function rateAnswer(messageId: string, rating: Rating, comment?: string): Promise<Feedback> {
+  const response = await fetch(`/api/messages/${encodeURIComponent(messageId)}/feedback`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(comment ? { rating, comment } : { rating }),
+  });
+  if (!response.ok) throw await errorFrom(response);
+  return response.json();
+}
+
+export async function clearRating(messageId: string): Promise<void> {
+  const response = await fetch(`/api/messages/${encodeURIComponent(messageId)}/feedback`, { method: 'DELETE' });
+  if (!response.ok) throw await errorFrom(response);
 }
