@@ -22,6 +22,7 @@ START = ev.Start(
     model="demo:demo",
     created_at="2026-01-01T12:00:00.000Z",
     trace_id=TRACE_ID,
+    profile="default",
 )
 SCRIPTS = {
     "tool-answer": [

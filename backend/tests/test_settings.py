@@ -14,7 +14,7 @@ from threadline.settings import VARIABLES, SettingsError, load_settings
 
 def test_defaults_follow_the_seed():
     settings = load_settings({"GOOGLE_API_KEY": "k"})
-    assert (settings.model_provider, settings.model_name) == ("gemini", "gemini-1.5-flash")
+    assert (settings.model_provider, settings.model_name) == ("gemini", "gemini-2.5-flash")
     assert settings.memory_backend == "postgres"
     assert settings.stream_mode == "messages"
     assert settings.max_model_calls == 5

@@ -61,6 +61,12 @@ async def health(services: AppServices) -> dict[str, Any]:
     }
 
 
+@get("/api/profiles", summary="The model profiles a conversation may use (no keys, addresses or prompts)")
+async def profiles(services: AppServices) -> list[dict[str, Any]]:
+    """Pass a profile's `id` as `profileId` in the chat body; `default: true` marks the one used otherwise."""
+    return [profile.public() for profile in services.profiles.values()]
+
+
 class MetricsController(PrometheusController):
     """GET /metrics in Prometheus's text format (observability/metrics.py): for the operator's scraper, so
     not in the API's schema."""
@@ -139,6 +145,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         TraceController,
         MetricsController,
         health,
+        profiles,
         *builtin_routes(mcp_server, tokens),
     ]
     if (settings.frontend_dir / "index.html").exists():

@@ -36,6 +36,7 @@ class AnswerRecord(TypedDict, total=False):
     interrupted: str
     usage: Usage
     trace_id: str
+    profile: str
 
 
 _EARLIER_KEYS = {

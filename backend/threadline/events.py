@@ -22,6 +22,7 @@ class Start(Event, tag="start", frozen=True):
     model: str
     created_at: str
     trace_id: str = ""
+    profile: str = ""  # the model profile's id
 
 
 class StepStart(Event, tag="start-step", frozen=True):

@@ -50,17 +50,19 @@ def _status(exc: BaseException) -> int | None:
         return int(exc.status_code)
     if (genai_errors := sys.modules.get("google.genai.errors")) and isinstance(exc, genai_errors.APIError):
         return int(exc.code)
+    if (anthropic := sys.modules.get("anthropic")) and isinstance(exc, anthropic.APIStatusError):
+        return int(exc.status_code)
     if isinstance(exc, httpx.HTTPStatusError):
         return exc.response.status_code
     return None
 
 
 def classify(exc: BaseException) -> Failure:
-    openai = sys.modules.get("openai")
     timeouts: tuple[type, ...] = (httpx.TimeoutException, asyncio.TimeoutError, TimeoutError)
     unreachable: tuple[type, ...] = (httpx.TransportError, ConnectionError)
-    if openai:
-        timeouts, unreachable = timeouts + (openai.APITimeoutError,), unreachable + (openai.APIConnectionError,)
+    for library in ("openai", "anthropic"):  # both name their timeout and connection errors alike
+        if module := sys.modules.get(library):
+            timeouts, unreachable = timeouts + (module.APITimeoutError,), unreachable + (module.APIConnectionError,)
     for cause in _chain(exc):
         status = _status(cause)
         if status in (401, 403):

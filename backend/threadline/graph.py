@@ -47,6 +47,7 @@ class TurnRequest(TypedDict):
     model: str
     created_at: str
     trace_id: str
+    profile: str
 
 
 class ChatState(TypedDict, total=False):
@@ -96,6 +97,7 @@ def build_graph(
             created_at=request["created_at"],
             model=request["model"],
             trace_id=request["trace_id"],
+            profile=request["profile"],
         )
         return {"messages": update, "turns": {user_id: turn}, "model_calls": 0, "request": None}
 

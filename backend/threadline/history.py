@@ -36,6 +36,7 @@ def _assistant(user_id: str, record: AnswerRecord, conversation_id: str, feedbac
         "usage": _usage(record.get("usage")),
         "interrupted": record.get("interrupted"),
         "traceId": record.get("trace_id"),
+        "profile": record.get("profile"),
         "feedback": None if feedback is None else msgspec.to_builtins(feedback),
     }
     return {

@@ -101,6 +101,7 @@ MIGRATIONS = [
         "CREATE INDEX feedback_by_conversation ON feedback (client_id, conversation_id)",
         "CREATE INDEX feedback_by_trace ON feedback (trace_id)",
     ],
+    ["ALTER TABLE conversations ADD COLUMN profile_id text"],  # the model profile it goes on with (profiles.py)
 ]
 TITLE_LENGTH = 80
 
@@ -110,9 +111,10 @@ class Conversation(msgspec.Struct, rename="camel", frozen=True):
     title: str
     created_at: datetime
     last_message_at: datetime
+    profile_id: str | None = None  # the model profile of its latest answer
 
 
-COLUMNS = "id, title, created_at, last_message_at"
+COLUMNS = "id, title, created_at, last_message_at, profile_id"
 
 
 def title_from(text: str) -> str:
@@ -152,12 +154,13 @@ def unstorable(exc: BaseException) -> Refused:
 # visitor has room for a conversation. No row back means one of the two limits was reached.
 TOUCH = """
 WITH continued AS (
-    UPDATE conversations SET last_message_at = now(), turns = turns + %(turns)s
+    UPDATE conversations
+    SET last_message_at = now(), turns = turns + %(turns)s, profile_id = coalesce(%(profile_id)s, profile_id)
     WHERE client_id = %(client_id)s AND id = %(id)s AND turns + %(turns)s <= %(max_turns)s
     RETURNING false AS created
 ), started AS (
-    INSERT INTO conversations (client_id, id, title, turns)
-    SELECT %(client_id)s, %(id)s, %(title)s, %(turns)s
+    INSERT INTO conversations (client_id, id, title, turns, profile_id)
+    SELECT %(client_id)s, %(id)s, %(title)s, %(turns)s, %(profile_id)s
     WHERE NOT EXISTS (SELECT 1 FROM conversations WHERE client_id = %(client_id)s AND id = %(id)s)
       AND (SELECT count(*) FROM conversations WHERE client_id = %(client_id)s) < %(max_conversations)s
     ON CONFLICT DO NOTHING
@@ -181,7 +184,15 @@ class PostgresConversations:
         self.pending: dict[str, tuple[str, str, str]] = {}  # thread → (client id, conversation id, title)
         self.retries = SaveRetries()
 
-    async def touch(self, conversation_id: str, client_id: str, first_message: str, *, new_turn: bool = True) -> bool:
+    async def touch(
+        self,
+        conversation_id: str,
+        client_id: str,
+        first_message: str,
+        *,
+        new_turn: bool = True,
+        profile_id: str | None = None,
+    ) -> bool:
         """Record a turn of the visitor's conversation, creating it on its first; True when this created it.
 
         Refused when a storage limit is reached or PostgreSQL refuses the record's values.
@@ -189,7 +200,7 @@ class PostgresConversations:
         title = title_from(first_message)
         if not self.health.down:
             try:
-                return await self._touch(conversation_id, client_id, title, 1 if new_turn else 0)
+                return await self._touch(conversation_id, client_id, title, 1 if new_turn else 0, profile_id)
             except CONNECTION_ERRORS as exc:
                 self.health.failed("recording a conversation", exc, conversation_id=conversation_id)
             except psycopg.Error as exc:
@@ -197,8 +208,11 @@ class PostgresConversations:
         self.pending.setdefault(thread_of(client_id, conversation_id), (client_id, conversation_id, title))
         return False
 
-    async def _touch(self, conversation_id: str, client_id: str, title: str, turns: int) -> bool:
+    async def _touch(
+        self, conversation_id: str, client_id: str, title: str, turns: int, profile_id: str | None
+    ) -> bool:
         params = {
+            "profile_id": profile_id,
             "client_id": client_id,
             "id": conversation_id,
             "title": title,
@@ -274,7 +288,15 @@ class MemoryConversations:
     async def save_pending(self) -> None:
         """Nothing waits: memory cannot go away."""
 
-    async def touch(self, conversation_id: str, client_id: str, first_message: str, *, new_turn: bool = True) -> bool:
+    async def touch(
+        self,
+        conversation_id: str,
+        client_id: str,
+        first_message: str,
+        *,
+        new_turn: bool = True,
+        profile_id: str | None = None,
+    ) -> bool:
         now = datetime.now(UTC)
         turns, known = self.rows.get((client_id, conversation_id), (0, None))
         turns += 1 if new_turn else 0
@@ -289,6 +311,7 @@ class MemoryConversations:
                 title=known.title if known else title_from(first_message),
                 created_at=known.created_at if known else now,
                 last_message_at=now,
+                profile_id=profile_id,
             ),
         )
         return known is None
@@ -311,7 +334,13 @@ class Conversations(Protocol):
     retries: SaveRetries
 
     async def touch(
-        self, conversation_id: str, client_id: str, first_message: str, *, new_turn: bool = True
+        self,
+        conversation_id: str,
+        client_id: str,
+        first_message: str,
+        *,
+        new_turn: bool = True,
+        profile_id: str | None = None,
     ) -> bool: ...
 
     async def get(self, conversation_id: str, client_id: str) -> Conversation | None: ...

@@ -43,6 +43,7 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     trigger: Literal["submit-message", "regenerate-message"] = "submit-message"
     message_id: Id | None = None
     stream_mode: Literal["messages", "events"] | None = None  # overrides CHAT_STREAM_MODE for this answer
+    profile_id: Id | None = None  # the model profile (GET /api/profiles); else the conversation's, else the default
 
 
 class ChatStreamRequest(msgspec.Struct, rename="camel"):

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from opentelemetry.sdk.trace import TracerProvider
@@ -23,11 +22,12 @@ from threadline.active_turns import ActiveTurns
 from threadline.client_address import ClientAddress
 from threadline.graph import Graph, build_graph
 from threadline.mcp_client.toolbox import McpToolbox
-from threadline.models import build_chat_model
+from threadline.models import build_chat_model, profiles_of
 from threadline.observability.answers import Observability
 from threadline.observability.langfuse_callbacks import LangfuseCallbacks
 from threadline.observability.otel import AnswerSpans
 from threadline.persistence import Conversations, Storage, open_storage
+from threadline.profiles import Profile, default_of
 from threadline.rate_limit import RateLimit
 from threadline.settings import Settings
 from threadline.turns import Timeouts, recover_turn
@@ -36,28 +36,42 @@ log = logging.getLogger("threadline")
 
 
 class GraphSwitch:
-    """The compiled conversation graph, compiled again whenever the tool servers' tools change."""
+    """A compiled conversation graph per model profile, compiled again whenever the tool servers' tools change.
 
-    def __init__(self, model: BaseChatModel, checkpointer: BaseCheckpointSaver[Any], settings: Settings) -> None:
-        self.model = model
+    All share the checkpointer and the state's shape, so any of them reads and closes any conversation;
+    they differ in the model and the system prompt."""
+
+    def __init__(
+        self, profiles: tuple[Profile, ...], checkpointer: BaseCheckpointSaver[Any], settings: Settings
+    ) -> None:
+        self.profiles = {profile.id: profile for profile in profiles}
+        self.default = default_of(profiles)
+        self.models = {profile.id: build_chat_model(profile, settings) for profile in profiles}
         self.checkpointer = checkpointer
         self.settings = settings
-        self.graph: Graph | None = None
+        self.graphs: dict[str, Graph] = {}
 
     @property
     def current(self) -> Graph:
-        assert self.graph is not None, "compiled when the tool servers are first listed, before serving starts"
-        return self.graph
+        """The default profile's graph (every graph reads and writes conversations alike)."""
+        return self.of(self.default.id)
+
+    def of(self, profile_id: str) -> Graph:
+        assert self.graphs, "compiled when the tool servers are first listed, before serving starts"
+        return self.graphs[profile_id]
 
     def use_tools(self, tools: Sequence[BaseTool]) -> None:
         """An answer already running keeps the graph it started with; the next one gets the new tools."""
-        self.graph = build_graph(
-            self.model,
-            tools,
-            self.checkpointer,
-            system_prompt=self.settings.system_prompt,
-            max_model_calls=self.settings.max_model_calls,
-        )
+        self.graphs = {
+            profile.id: build_graph(
+                self.models[profile.id],
+                tools,
+                self.checkpointer,
+                system_prompt=profile.system_prompt or self.settings.system_prompt,
+                max_model_calls=self.settings.max_model_calls,
+            )
+            for profile in self.profiles.values()
+        }
 
 
 @dataclass(frozen=True)
@@ -98,12 +112,12 @@ class Services:
         return self.graphs.current
 
     @property
+    def profiles(self) -> dict[str, Profile]:
+        return self.graphs.profiles
+
+    @property
     def conversations(self) -> Conversations:
         return self.storage.conversations
-
-
-def model_label(settings: Settings) -> str:
-    return f"{settings.model_provider}:{settings.model_name}"
 
 
 def observability_of(settings: Settings, storage: Storage, tracer_provider: TracerProvider | None) -> Observability:
@@ -130,7 +144,7 @@ async def running_services(
     `builtin_http` reaches this server's own MCP endpoint, with tokens from `builtin_token`; answers' spans
     go to `tracer_provider` when there is one."""
     async with open_storage(settings) as storage:
-        graphs = GraphSwitch(build_chat_model(settings), storage.checkpointer, settings)
+        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings)
         toolbox = McpToolbox(
             settings.mcp_servers,
             timeout=settings.mcp_tool_timeout,
@@ -148,7 +162,7 @@ async def running_services(
         )
         services = Services(
             settings=settings,
-            model_label=model_label(settings),
+            model_label=graphs.default.model_label,
             storage=storage,
             graphs=graphs,
             toolbox=toolbox,

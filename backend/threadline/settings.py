@@ -11,11 +11,13 @@ from typing import Any, NamedTuple
 import msgspec
 
 from threadline.mcp_client.config import DEFAULT_SERVERS, McpConfigError, McpServerConfig, parse_servers
+from threadline.profiles import Profile, ProfileError, parse_profiles
 
 PROVIDERS = ("gemini", "openai", "demo")
 MEMORY_BACKENDS = ("postgres", "memory")
 STREAM_MODES = ("messages", "events")
-DEFAULT_MODEL_NAMES = {"gemini": "gemini-1.5-flash", "openai": "gpt-4o-mini", "demo": "demo"}
+# Seed 000 named gemini-1.5-flash, which Google has retired: a real key with it fails.
+DEFAULT_MODEL_NAMES = {"gemini": "gemini-2.5-flash", "openai": "gpt-4o-mini", "demo": "demo"}
 DEFAULT_FRONTEND_DIR = Path(__file__).resolve().parents[2] / "frontend" / "dist"  # built by `tasks.py serve`
 DEFAULT_TRUSTED_PROXIES = ("127.0.0.1/32", "::1/128")
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you have when they help, and answer concisely."
@@ -28,6 +30,7 @@ class SettingsError(ValueError):
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     model_provider: str = "gemini"
     model_name: str = DEFAULT_MODEL_NAMES["gemini"]
+    profiles: tuple[Profile, ...] = ()  # CHAT_PROFILES; empty: the CHAT_MODEL_* variables make the one profile
     memory_backend: str = "postgres"
     database_url: str | None = None
     data_dir: Path = Path(".threadline")
@@ -198,6 +201,7 @@ VARIABLES: dict[str, Variable] = {
     "log_level": Variable(("LOG_LEVEL",), choice("DEBUG", "INFO", "WARNING", "ERROR", upper=True)),
     "log_format": Variable(("LOG_FORMAT",), choice("text", "json")),
     "frontend_dir": Variable(("THREADLINE_FRONTEND_DIR",), lambda raw, name: Path(raw)),
+    "profiles": Variable(("CHAT_PROFILES",)),  # read with the whole environment, for its ${NAME} references
     "mcp_servers": Variable(("MCP_SERVERS",)),  # read with the whole environment, for its ${NAME} references
     "mcp_tool_timeout": Variable(("MCP_TOOL_TIMEOUT",), number(float, 0.1, 3600.0)),
     "mcp_secret": Variable(("MCP_JWT_SECRET",), mcp_secret),
@@ -230,6 +234,12 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     provider = values["model_provider"]
     if not env.get("CHAT_MODEL_NAME", "").strip():
         values["model_name"] = DEFAULT_MODEL_NAMES[provider]
+    values["profiles"] = ()
+    if env.get("CHAT_PROFILES", "").strip():
+        try:
+            values["profiles"] = parse_profiles(env["CHAT_PROFILES"], env)
+        except ProfileError as error:
+            raise SettingsError(str(error)) from None
     if env.get("MCP_SERVERS", "").strip():
         try:
             values["mcp_servers"] = parse_servers(env["MCP_SERVERS"].strip(), env)
@@ -239,6 +249,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError(
             "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY are needed together to send traces to Langfuse"
         )
+    if values["profiles"]:
+        return Settings(**values)  # the profiles name their own providers and keys
     if provider == "gemini" and not values["google_api_key"]:
         raise SettingsError(
             "GOOGLE_API_KEY is required when CHAT_MODEL_PROVIDER=gemini "

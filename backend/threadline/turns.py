@@ -189,6 +189,7 @@ class Turn:
                 model=request["model"],
                 created_at=request["created_at"],
                 trace_id=request["trace_id"],
+                profile=request["profile"],
             )
         )
         try:

@@ -1,7 +1,8 @@
 """Local HTTP stand-ins for model providers, speaking each provider's real streaming wire format.
 
 The providers' own client libraries (openai via langchain-openai, google-genai via
-langchain-google-genai) talk to these over real HTTP, so a test covers everything up to the socket.
+langchain-google-genai, anthropic via langchain-anthropic) talk to these over real HTTP, so a test
+covers everything up to the socket.
 Both follow one script, decided from the conversation they are sent:
 - the last message is a tool result → answer with it;
 - the user asks to "calculate X" (or to "loop", which always wants the tool) → call `calculator`;
@@ -164,6 +165,84 @@ def _openai_app(standin: StandIn) -> Litestar:
     return Litestar([completions])
 
 
+def _text_blocks(content: str | list[dict[str, Any]], kind: str = "text") -> str:
+    if isinstance(content, str):
+        return content if kind == "text" else ""
+    return "".join(block.get("text", "") for block in content if block.get("type") == kind)
+
+
+def _anthropic_app(standin: StandIn) -> Litestar:
+    """The Messages API's streaming events; a request asking for `thinking` gets a signed thinking block first."""
+
+    @post("/v1/messages", status_code=200)
+    async def messages(request: Request) -> Stream | Response:
+        body = await request.json()
+        standin.requests.append(body)
+        turns = body["messages"]
+        last = turns[-1]["content"]
+        results = [block for block in last if block.get("type") == "tool_result"] if isinstance(last, list) else []
+        tool_result = None
+        if results:
+            content = results[-1]["content"]
+            tool_result = content if isinstance(content, str) else _text_blocks(content)
+        users = [_text_blocks(turn["content"]) for turn in turns if turn["role"] == "user"]
+        users = [text for text in users if text] or [""]
+        reply = standin.decide(users, tool_result, bool(body.get("tools")))
+        if reply.status != 200:
+            kinds = {401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}
+            error = {"type": kinds.get(reply.status, "api_error"), "message": f"stand-in status {reply.status}"}
+            return _status_error(reply.status, {"type": "error", "error": error})
+
+        def event(name: str, payload: dict[str, Any]) -> bytes:
+            return f"event: {name}\ndata: {json.dumps({'type': name, **payload})}\n\n".encode()
+
+        async def stream():
+            message = {"id": f"msg_{len(standin.requests)}", "type": "message", "role": "assistant"}
+            message |= {"model": body["model"], "content": [], "stop_reason": None, "stop_sequence": None}
+            yield event("message_start", {"message": message | {"usage": {"input_tokens": 13, "output_tokens": 1}}})
+            index = 0
+            if body.get("thinking", {}).get("type") == "enabled":
+                yield event(
+                    "content_block_start",
+                    {"index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+                )
+                for word in _words("Let me think this through."):
+                    yield event(
+                        "content_block_delta", {"index": 0, "delta": {"type": "thinking_delta", "thinking": word}}
+                    )
+                signature = {"type": "signature_delta", "signature": f"sig-{len(standin.requests)}"}
+                yield event("content_block_delta", {"index": 0, "delta": signature})
+                yield event("content_block_stop", {"index": 0})
+                index = 1
+            if reply.tool:
+                name, args = reply.tool
+                block = {"type": "tool_use", "id": f"toolu_{len(standin.requests)}", "name": name, "input": {}}
+                yield event("content_block_start", {"index": index, "content_block": block})
+                arguments = json.dumps(args)
+                for part in (arguments[:5], arguments[5:]):
+                    delta = {"type": "input_json_delta", "partial_json": part}
+                    yield event("content_block_delta", {"index": index, "delta": delta})
+                    if reply.fault:
+                        await _fault(reply)
+                stop = "tool_use"
+            else:
+                yield event("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}})
+                for word in _words(reply.text):
+                    delta = {"type": "text_delta", "text": word}
+                    yield event("content_block_delta", {"index": index, "delta": delta})
+                if reply.fault:
+                    await _fault(reply)
+                stop = "end_turn"
+            yield event("content_block_stop", {"index": index})
+            usage = {"input_tokens": 13, "output_tokens": 9}  # message_delta's counts are cumulative
+            yield event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": usage})
+            yield event("message_stop", {})
+
+        return Stream(stream(), media_type="text/event-stream")
+
+    return Litestar([messages])
+
+
 def _gemini_app(standin: StandIn) -> Litestar:
     @post("/v1beta/models/{model_action:str}", status_code=200)
     async def generate(request: Request) -> Stream | Response:
@@ -227,9 +306,9 @@ def serve_in_thread(app: Litestar, name: str) -> tuple[str, uvicorn.Server]:
 
 
 def start(provider: str) -> StandIn:
-    """Serve the stand-in for `provider` ("openai" or "gemini") on a free loopback port, in a thread."""
+    """Serve the stand-in for `provider` ("openai", "gemini" or "anthropic") on a free loopback port, in a thread."""
     standin = StandIn(base_url="")
-    app = _openai_app(standin) if provider == "openai" else _gemini_app(standin)
+    app = {"openai": _openai_app, "gemini": _gemini_app, "anthropic": _anthropic_app}[provider](standin)
     base_url, standin.server = serve_in_thread(app, provider)
     standin.base_url = base_url + ("/v1" if provider == "openai" else "")
     return standin

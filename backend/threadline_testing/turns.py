@@ -18,4 +18,5 @@ def turn_request(text: str, *, regenerate: bool = False, created_at: str | None 
         model="demo:demo",
         created_at=created_at or timestamp(),
         trace_id=uuid.uuid4().hex,
+        profile="default",
     )

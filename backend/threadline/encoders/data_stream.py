@@ -51,6 +51,7 @@ class DataStreamEncoder:
                             "model": event.model,
                             "createdAt": event.created_at,
                             "traceId": event.trace_id,
+                            "profile": event.profile,
                         }
                     ],
                 )

@@ -32,6 +32,7 @@ def _start(event: ev.Start) -> Any:
         "model": event.model,
         "createdAt": event.created_at,
         "traceId": event.trace_id,
+        "profile": event.profile,
     }
     return {"type": "start", "messageId": event.message_id, "messageMetadata": metadata}
 

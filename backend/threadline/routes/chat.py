@@ -22,6 +22,7 @@ from threadline.conversation import load, thread_of
 from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.graph import TurnRequest
+from threadline.profiles import Profile
 from threadline.routes import AppServices
 from threadline.routes.conversations import ConversationId
 from threadline.schemas import MAX_MESSAGE_CHARS, CancelRequest, CancelResult, ChatRequest, ErrorDetail
@@ -81,6 +82,20 @@ def storable(text: str, field: str) -> str:
     return text
 
 
+async def profile_for(services: Services, client_id: str, conversation_id: str, requested: str | None) -> Profile:
+    """The profile asked for (404 when there is none by that id), else the one the conversation went on with,
+    else the default. With a single profile, nothing is read."""
+    if requested is not None:
+        if (profile := services.profiles.get(requested)) is None:
+            raise not_found("Profile")
+        return profile
+    if len(services.profiles) > 1:
+        row = await services.conversations.get(conversation_id, client_id)
+        if row is not None and row.profile_id in services.profiles:
+            return services.profiles[row.profile_id]
+    return services.graphs.default
+
+
 async def start_turn(
     services: Services,
     client_id: str,
@@ -92,21 +107,24 @@ async def start_turn(
     regenerate: bool = False,
     stream_mode: str,
     keep_failed_answer: bool = True,
+    profile_id: str | None = None,
 ) -> Turn:
-    """Start one answer in the visitor's conversation, whichever wire will carry it; Refused when the visitor
-    already has one running or a storage limit is reached."""
+    """Start one answer in the visitor's conversation, whichever wire will carry it, on the profile
+    `profile_for` chooses; Refused when the visitor already has one running or a storage limit is reached."""
     conversations = services.conversations
+    profile = await profile_for(services, client_id, conversation_id, profile_id)
     request = TurnRequest(
         user_message_id=user_message_id,
         text=text,
         regenerate=regenerate,
         assistant_message_id=assistant_message_id,
-        model=services.model_label,
+        model=profile.model_label,
+        profile=profile.id,
         created_at=ev.timestamp(),
         trace_id=uuid.uuid4().hex,  # 32 hex digits: also a valid OpenTelemetry and Langfuse trace id
     )
     turn = Turn(
-        services.graph,
+        services.graphs.of(profile.id),
         thread_of(client_id, conversation_id),
         conversation_id,
         client_id,
@@ -118,7 +136,9 @@ async def start_turn(
     )
     await services.active_turns.begin(
         turn,
-        touch=lambda: conversations.touch(conversation_id, client_id, text, new_turn=not regenerate),
+        touch=lambda: conversations.touch(
+            conversation_id, client_id, text, new_turn=not regenerate, profile_id=profile.id
+        ),
         discard=partial(conversations.delete, conversation_id, client_id),
     )
     return turn
@@ -189,11 +209,14 @@ class ChatController(Controller):
             assistant_message_id=new_id(),
             regenerate=regenerate,
             stream_mode=data.stream_mode or services.settings.stream_mode,
+            profile_id=data.profile_id,
         )
         opening = await turn.opening()
         if opening and isinstance(opening[-1], ev.Error):
-            # Nothing was shown yet, so the failure can still be an HTTP status the client checks first.
+            # Nothing was shown yet, so the failure can still be an HTTP status the client checks first. The
+            # answer is let finish closing first, so a retry sent at once is not refused as a second answer.
             failure = opening[-1]
+            await turn.finished()
             raise ApiError(PRE_STREAM_FAILURE, failure.code, failure.message)
         return Stream(
             wire.encode(turn.events(opening)),
