@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -306,3 +307,42 @@ def test_an_answer_is_rated_and_the_rating_survives_a_reload(page: Page, server:
     page.reload()
     expect(chat.assistant.get_by_test_id("thumb-down")).to_have_attribute("aria-pressed", "false")
     expect(chat.assistant.get_by_test_id("rating-comment")).to_have_count(0)
+
+
+@pytest.fixture(scope="module")
+def two_model_server(e2e_database, tmp_path_factory):
+    """threadline with two profiles: the demo model (the default) and the OpenAI stand-in."""
+    standin = standins.start("openai")
+    profiles = [
+        {"id": "demo", "label": "Demo model", "provider": "demo", "model": "demo", "default": True},
+        {
+            "id": "gpt",
+            "label": "Stand-in GPT",
+            "provider": "custom",
+            "model": "gpt-standin",
+            "base_url": standin.base_url,
+        },
+    ]
+    with threadline_server(
+        e2e_database, tmp_path_factory.mktemp("profiles"), CHAT_PROFILES=json.dumps(profiles)
+    ) as url:
+        yield url
+    standin.stop()
+
+
+def test_a_new_conversation_picks_its_model_and_each_answer_names_it(page: Page, two_model_server: str):
+    chat = ChatPage.open(page, two_model_server)
+    picker = page.get_by_label("Model")
+    expect(picker).to_have_value("demo")
+    picker.select_option(label="Stand-in GPT")
+    chat.ask("hello")
+    chat.wait_until_answered()
+    expect(chat.assistant).to_contain_text("Echo: hello (user messages seen: 1)")
+    expect(chat.assistant.get_by_test_id("answer-model")).to_have_text(" · Stand-in GPT")
+    chat.ask("again")  # named no more: the conversation keeps its model
+    chat.wait_until_answered()
+    expect(chat.assistant).to_contain_text("Echo: again (user messages seen: 2)")
+    page.reload()
+    expect(chat.assistant.get_by_test_id("answer-model")).to_have_text(" · Stand-in GPT")
+    page.get_by_role("button", name="+ New chat").click()
+    expect(page.get_by_label("Model")).to_have_value("demo")

@@ -6,8 +6,10 @@ import {
   deleteConversation,
   describeError,
   listConversations,
+  listProfiles,
   loadConversation,
   newConversationId,
+  type Profile,
 } from './api';
 import { Chat } from './Chat';
 import { Sidebar } from './Sidebar';
@@ -28,6 +30,7 @@ export function App() {
   const [conversations, setConversations] = useState<ConversationSummary[]>([]);
   const [open, setOpen] = useState<Open | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
+  const [profiles, setProfiles] = useState<Profile[]>([]);
 
   const refreshList = useCallback(async () => {
     try {
@@ -51,6 +54,7 @@ export function App() {
   }, []);
 
   useEffect(() => {
+    listProfiles().then(setProfiles, () => setProfiles([]));  // without the list, the default is used
     void refreshList();
     void openConversation(idFromUrl(), false);
     const onPopState = () => void openConversation(idFromUrl(), false);
@@ -88,6 +92,7 @@ export function App() {
             key={open.id}
             id={open.id}
             initialMessages={open.messages}
+            profiles={profiles}
             onFirstMessage={() => showInUrl(open.id, true)}
             onAnswered={() => void refreshList()}
           />

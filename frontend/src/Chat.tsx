@@ -2,20 +2,28 @@
 import { useChat } from '@ai-sdk/react';
 import { DefaultChatTransport } from 'ai';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { ApiError, type ChatMessage, chatFetch, describeError } from './api';
+import { ApiError, type ChatMessage, type Profile, chatFetch, describeError } from './api';
 import { Composer } from './Composer';
 import { Message, type ToolProgress } from './Message';
 
 type Props = {
   id: string;
   initialMessages: ChatMessage[];
+  profiles: Profile[];
   onFirstMessage: () => void;
   onAnswered: () => void;
 };
 
 type DataPart = { type: string; data: Record<string, unknown> };
 
-export function Chat({ id, initialMessages, onFirstMessage, onAnswered }: Props) {
+/** What an answer's meta line names: its profile's label, or the model the server reported. */
+function labelOf(message: ChatMessage, profiles: Profile[]): string | undefined {
+  const profile = profiles.find((candidate) => candidate.id === message.metadata?.profile);
+  return profiles.length > 1 ? (profile?.label ?? message.metadata?.model) : undefined;
+}
+
+export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered }: Props) {
+  const [profileId, setProfileId] = useState<string | null>(null); // null: the default one
   const [statusText, setStatusText] = useState<string | null>(null);
   const [warning, setWarning] = useState<string | null>(null);
   const [progress, setProgress] = useState<Record<string, ToolProgress>>({});
@@ -28,8 +36,9 @@ export function Chat({ id, initialMessages, onFirstMessage, onAnswered }: Props)
         api: '/api/chat',
         fetch: chatFetch,
         // Events mode: the page shows statuses, reasoning and tool arguments as they are generated.
-        prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({
-          body: { id, messages: messages.slice(-1), trigger, messageId, streamMode: 'events' },
+        // `body` carries the profile picked for a new conversation; the server remembers it after that.
+        prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({
+          body: { ...body, id, messages: messages.slice(-1), trigger, messageId, streamMode: 'events' },
         }),
       }),
     [],
@@ -70,7 +79,8 @@ export function Chat({ id, initialMessages, onFirstMessage, onAnswered }: Props)
   const send = (text: string) => {
     if (messages.length === 0) onFirstMessage();
     setWarning(null);
-    void sendMessage({ text, metadata: { createdAt: new Date().toISOString() } });
+    const body = messages.length === 0 && profileId ? { profileId } : undefined;
+    void sendMessage({ text, metadata: { createdAt: new Date().toISOString() } }, { body });
   };
 
   const stopAnswer = () => {
@@ -102,6 +112,22 @@ export function Chat({ id, initialMessages, onFirstMessage, onAnswered }: Props)
             <p className="muted">
               Ask anything. Try <em>calculate (17 * 23) + 4</em> or <em>what time is it in Asia/Tokyo?</em>
             </p>
+            {profiles.length > 1 && (
+              <label className="model-picker">
+                Model{' '}
+                <select
+                  data-testid="model-picker"
+                  value={profileId ?? profiles.find((profile) => profile.default)?.id}
+                  onChange={(event) => setProfileId(event.target.value)}
+                >
+                  {profiles.map((profile) => (
+                    <option key={profile.id} value={profile.id}>
+                      {profile.label}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            )}
           </div>
         ) : (
           messages.map((message) => (
@@ -112,6 +138,7 @@ export function Chat({ id, initialMessages, onFirstMessage, onAnswered }: Props)
               stopped={stopped.has(message.id)}
               failed={Boolean(error) && message === last && message.role === 'assistant'}
               streaming={busy && message === last}
+              modelLabel={labelOf(message, profiles)}
             />
           ))
         )}

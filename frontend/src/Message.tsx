@@ -89,9 +89,10 @@ type Props = {
   stopped: boolean;
   failed: boolean;
   streaming: boolean;
+  modelLabel?: string; // shown when there is more than one model to tell apart
 };
 
-export function Message({ message, progress, stopped, failed, streaming }: Props) {
+export function Message({ message, progress, stopped, failed, streaming, modelLabel }: Props) {
   const mine = message.role === 'user';
   const reason = message.metadata?.interrupted;
   const interruption = stopped || reason === 'cancelled' || reason === 'client-disconnected' ? 'stopped'
@@ -130,7 +131,9 @@ export function Message({ message, progress, stopped, failed, streaming }: Props
         })}
       </div>
       <div className="meta" data-testid="message-meta">
-        {mine ? 'You' : 'Assistant'} · {time(message.metadata?.createdAt) ?? (streaming ? 'now' : '')}
+        {mine ? 'You' : 'Assistant'}
+        {!mine && modelLabel && <span data-testid="answer-model"> · {modelLabel}</span>} ·{' '}
+        {time(message.metadata?.createdAt) ?? (streaming ? 'now' : '')}
         {interruption && !streaming && <span className="stopped"> · {interruption}</span>}
       </div>
       {!mine && !streaming && message.parts.length > 0 && (

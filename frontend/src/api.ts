@@ -7,6 +7,7 @@ export type MessageMetadata = {
   model?: string;
   interrupted?: string;
   traceId?: string;
+  profile?: string;
   feedback?: Feedback;
 };
 export type ChatMessage = UIMessage<MessageMetadata>;
@@ -99,4 +100,13 @@ export async function rateAnswer(messageId: string, rating: Rating, comment?: st
 export async function clearRating(messageId: string): Promise<void> {
   const response = await fetch(`/api/messages/${encodeURIComponent(messageId)}/feedback`, { method: 'DELETE' });
   if (!response.ok) throw await errorFrom(response);
+}
+
+export type Profile = { id: string; label: string; provider: string; model: string; default: boolean };
+
+/** The model profiles a new conversation may use (one: nothing to pick). */
+export async function listProfiles(): Promise<Profile[]> {
+  const response = await fetch('/api/profiles');
+  if (!response.ok) throw await errorFrom(response);
+  return response.json();
 }
