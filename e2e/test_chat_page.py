@@ -346,3 +346,18 @@ def test_a_new_conversation_picks_its_model_and_each_answer_names_it(page: Page,
     expect(chat.assistant.get_by_test_id("answer-model")).to_have_text(" · Stand-in GPT")
     page.get_by_role("button", name="+ New chat").click()
     expect(page.get_by_label("Model")).to_have_value("demo")
+
+
+def test_the_models_thinking_shows_above_the_answer_collapsed_once_it_answers(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("think about tea")
+    chat.wait_until_answered()
+    thinking = chat.assistant.get_by_test_id("reasoning")
+    expect(thinking.locator("summary")).to_have_text("Thinking")
+    expect(thinking).not_to_have_attribute("open", "")
+    thinking.locator("summary").click()
+    expect(thinking).to_contain_text("The user wants me to think about tea")
+    page.reload()
+    expect(chat.assistant.get_by_test_id("reasoning")).to_contain_text("The user wants me to think about tea")
+    box = chat.assistant.get_by_test_id("bubble").bounding_box()
+    assert box and thinking.bounding_box()["y"] < chat.assistant.get_by_test_id("answer-text").bounding_box()["y"]

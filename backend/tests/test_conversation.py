@@ -6,7 +6,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from threadline import events as ev
-from threadline.conversation import Conversation, config_of, load, merge_records, record_of
+from threadline.conversation import Conversation, clean_message, clean_text, config_of, load, merge_records, record_of
 from threadline.demo_model import DemoChatModel
 from threadline.graph import build_graph
 from threadline.history import ui_messages
@@ -138,3 +138,22 @@ def test_an_interrupted_translation_closes_what_is_open_and_keeps_what_was_said(
     assert kinds(events) == ["TextEnd", "ToolOutputError", "StepFinish"]
     assert events[1].error_text == "Not finished: cancelled."
     assert translator.partial_message().content == "swer", "the model call in flight, not the one before it"
+
+
+def test_text_and_reasoning_are_cleaned_of_end_markers_and_control_characters():
+    """Seed 003 CH-T1…T4: no `␄` or control characters in deltas; the stored text is trimmed at its edges;
+    a signed thinking block is stored exactly as it came (its provider checks the signature)."""
+    translator = TurnTranslator(events_mode=False)
+    events = translator.model_chunk(
+        AIMessageChunk(
+            content=[{"type": "reasoning", "reasoning": "hm\u2404m\x07"}, {"type": "text", "text": "Hi\u2404\x1b"}]
+        )
+    )
+    deltas = [event.delta for event in events if isinstance(event, ev.TextDelta | ev.ReasoningDelta)]
+    assert deltas == ["hmm", "Hi"]
+    assert clean_text("tab\tand\nnew line\r\x00\u2404") == "tab\tand\nnew line"
+    stored = clean_message(AIMessage(content="  Hello\u2404 world\x07 \n"))
+    assert stored.content == "Hello world"
+    signed = {"type": "thinking", "thinking": " kept as is\u2404 ", "signature": "sig"}
+    blocks = clean_message(AIMessage(content=[signed, {"type": "text", "text": " answer\u2404 "}])).content
+    assert blocks == [signed, {"type": "text", "text": "answer"}]

@@ -177,7 +177,7 @@ async def test_the_wire_is_chosen_by_accept_or_protocol_and_others_get_406(make_
     assert "You said: “hi”" in read_with_ai4(ai4.content)["message"]["content"], "ai@4's body shape is read"
 
 
-async def test_messages_mode_streams_text_and_results_while_events_mode_shows_the_work(make_settings):
+async def test_messages_mode_streams_text_reasoning_and_results_while_events_mode_shows_the_work(make_settings):
     async with running(make_settings()) as client:
         quiet = parse_sse((await client.post("/api/chat", json=chat_body(None, "calculate 2+2"))).content)
         busy = parse_sse(
@@ -191,7 +191,8 @@ async def test_messages_mode_streams_text_and_results_while_events_mode_shows_th
     assert {"data-status", "tool-input-start", "tool-input-delta"} <= busy_types
     statuses = [chunk["data"]["text"] for chunk in busy if chunk["type"] == "data-status"]
     assert statuses[:2] == ["Thinking…", "Calling tool calculator…"]
-    assert not any(chunk["type"].startswith("reasoning") for chunk in thinking)
+    reasoning = [chunk["type"] for chunk in thinking if chunk["type"].startswith("reasoning")]
+    assert reasoning[0] == "reasoning-start" and reasoning[-1] == "reasoning-end", "reasoning is part of the answer"
 
 
 def test_the_terminal_chat_streams_answers_and_shows_tool_calls(servers):

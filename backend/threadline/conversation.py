@@ -112,6 +112,38 @@ def split_content(content: str | list[Any]) -> tuple[str, str]:
     return "".join(text), "".join(reasoning)
 
 
+# Seed 003: `␄` ends a provider's stream on some models, and control characters (other than newline and tab)
+# have no business in a chat; both are dropped from every text and reasoning delta and from what is stored.
+_UNWANTED = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, 0x2404])
+
+
+def clean_text(text: str) -> str:
+    return text.translate(_UNWANTED) if text else text
+
+
+def clean_message(message: AIMessage) -> AIMessage:
+    """The model's finished message as it is stored: cleaned, its text trimmed at the edges."""
+    content = message.content
+    if isinstance(content, str):
+        cleaned: str | list[Any] = clean_text(content).strip()
+    else:
+        cleaned = []
+        for block in content:
+            if isinstance(block, str):
+                cleaned.append(clean_text(block).strip())
+            elif block.get("type") == "text":
+                cleaned.append(block | {"text": clean_text(block.get("text", "")).strip()})
+            elif (
+                block.get("type") in ("thinking", "reasoning")
+                and isinstance(block.get(block["type"]), str)
+                and "signature" not in block  # a signed block goes back to its provider exactly as it came
+            ):
+                cleaned.append(block | {block["type"]: clean_text(block[block["type"]]).strip()})
+            else:
+                cleaned.append(block)
+    return message if cleaned == content else message.model_copy(update={"content": cleaned})
+
+
 def tool_output(message: ToolMessage) -> ev.ToolOutput | ev.ToolOutputError:
     """The event for a finished tool call: the live stream and a reloaded history show the same."""
     content = message.content if isinstance(message.content, str) else split_content(message.content)[0]

@@ -29,7 +29,7 @@ from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
-from threadline.conversation import AnswerRecord, last_user_index, merge_records, usage_since
+from threadline.conversation import AnswerRecord, clean_message, last_user_index, merge_records, usage_since
 from threadline.events import timestamp
 from threadline.turn_context import current_turn
 
@@ -110,6 +110,7 @@ def build_graph(
             if turn is not None:
                 turn.model_called(started, messages, None, error)
             raise
+        response = clean_message(response)
         if turn is not None:
             turn.model_called(started, messages, response, None)
         return {"messages": [response], "model_calls": state.get("model_calls", 0) + 1}

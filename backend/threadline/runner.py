@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langgraph.types import StreamMode
 
 from threadline import events as ev
-from threadline.conversation import AnswerRecord, config_of, split_content, tool_output
+from threadline.conversation import AnswerRecord, clean_text, config_of, split_content, tool_output
 from threadline.graph import Graph, TurnRequest
 
 STREAM_MODES: list[StreamMode] = ["messages", "updates"]
@@ -22,8 +22,9 @@ STREAM_MODES: list[StreamMode] = ["messages", "updates"]
 class TurnTranslator:
     """Keeps which step, text, reasoning and tool-input parts are open while one answer streams.
 
-    In `events` mode everything is streamed; in `messages` mode only text, finished tool calls and
-    their results: no status, no reasoning, no tool arguments while they are generated.
+    In `events` mode everything is streamed; in `messages` mode text, reasoning, finished tool calls and
+    their results: no status, no tool arguments while they are generated. Text and reasoning arrive
+    cleaned (`clean_text`): no end markers or control characters ever reach a wire.
     """
 
     def __init__(self, events_mode: bool) -> None:
@@ -67,10 +68,9 @@ class TurnTranslator:
 
     def model_chunk(self, chunk: AIMessage) -> list[ev.Event]:
         out = self.open_step()
-        text, reasoning = split_content(chunk.content)
+        text, reasoning = (clean_text(part) for part in split_content(chunk.content))
         if reasoning:
             self.call_reasoning.append(reasoning)
-        if reasoning and self.events_mode:
             if self.reasoning_id is None:
                 self.reasoning_id = self._part_id("reasoning")
                 out.append(ev.ReasoningStart(id=self.reasoning_id))

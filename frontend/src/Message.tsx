@@ -117,9 +117,16 @@ export function Message({ message, progress, stopped, failed, streaming, modelLa
             );
           }
           if (part.type === 'reasoning') {
+            // Open while the model thinks, collapsed once its answer starts (a click opens it again).
+            const answering = message.parts.some((other) => other.type === 'text');
             return (
-              <details key={index} className="reasoning">
-                <summary>Reasoning</summary>
+              <details
+                key={index}
+                className="reasoning"
+                data-testid="reasoning"
+                open={streaming && !answering ? true : undefined}
+              >
+                <summary>Thinking</summary>
                 <p>{part.text}</p>
               </details>
             );
