@@ -29,12 +29,14 @@ from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
+from threadline.context import Compressor, ContextState
 from threadline.conversation import AnswerRecord, clean_message, last_user_index, merge_records, usage_since
 from threadline.events import timestamp
 from threadline.turn_context import current_turn
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]  # the compiled conversation graph (ChatState in and out)
 LIMIT_TOOL_RESULT = "Not run: this answer reached its limit of model calls."
+SUMMARIZING = "Summarizing earlier messages…"
 
 
 class TurnRequest(TypedDict):
@@ -55,6 +57,7 @@ class ChatState(TypedDict, total=False):
     turns: Annotated[dict[str, AnswerRecord], merge_records]  # by user message id; the name old checkpoints use
     model_calls: int
     request: TurnRequest | None
+    context: ContextState | None  # the summary the model sees instead of the older turns (context.py)
 
 
 def build_graph(
@@ -64,10 +67,12 @@ def build_graph(
     *,
     system_prompt: str,
     max_model_calls: int,
+    context_limit: int | None = None,
 ) -> Graph:
     """Compile the graph once at start-up; each conversation is a thread of the checkpointer."""
     model_with_tools = model.bind_tools(tools) if tools else model
     system = SystemMessage(content=system_prompt)
+    compressor = Compressor(model, context_limit) if context_limit else None
     # Every node is `async def`: LangGraph would run a plain function in a worker thread.
 
     def tool_calls_of(state: ChatState) -> list[ToolCall]:
@@ -102,8 +107,17 @@ def build_graph(
         return {"messages": update, "turns": {user_id: turn}, "model_calls": 0, "request": None}
 
     async def process(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
-        messages = [system, *state["messages"]]
-        turn, started = current_turn.get(), time.perf_counter()
+        turn = current_turn.get()
+        update: dict[str, Any] = {}
+        messages: list[BaseMessage] = [system, *state["messages"]]
+        if compressor is not None:
+            context = state.get("context")
+            messages, kept = await compressor.prompt(
+                system, state["messages"], context, lambda: turn.status(SUMMARIZING) if turn else None
+            )
+            if kept != context:
+                update["context"] = kept
+        started = time.perf_counter()
         try:
             response = await model_with_tools.ainvoke(messages, config)
         except BaseException as error:  # a failed or stopped call is part of the trace too
@@ -113,7 +127,7 @@ def build_graph(
         response = clean_message(response)
         if turn is not None:
             turn.model_called(started, messages, response, None)
-        return {"messages": [response], "model_calls": state.get("model_calls", 0) + 1}
+        return update | {"messages": [response], "model_calls": state.get("model_calls", 0) + 1}
 
     async def after_process(state: ChatState) -> str:
         wants_tools = bool(tool_calls_of(state))

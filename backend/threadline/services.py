@@ -69,6 +69,7 @@ class GraphSwitch:
                 self.checkpointer,
                 system_prompt=profile.system_prompt or self.settings.system_prompt,
                 max_model_calls=self.settings.max_model_calls,
+                context_limit=profile.context_limit,
             )
             for profile in self.profiles.values()
         }

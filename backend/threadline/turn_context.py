@@ -24,6 +24,9 @@ class TurnContext(Protocol):
     def progress(self, tool_call_id: str, progress: float, total: float | None, message: str | None) -> None:
         """Progress from a running tool: it counts as the answer being alive."""
 
+    def status(self, text: str) -> None:
+        """Say what the answer is doing (streamed in events mode only), e.g. summarizing a long conversation."""
+
     def model_called(self, started: float, messages: list[Any], response: Any, error: BaseException | None) -> None:
         """A model call ended, for the answer's trace; `started` is its `time.perf_counter()`."""
 

@@ -124,6 +124,10 @@ class Turn:
                 ev.ToolProgress(tool_call_id=tool_call_id, progress=progress, total=total, message=message)
             )
 
+    def status(self, text: str) -> None:
+        if self.translator.events_mode:
+            self.queue.put_nowait(ev.Status(text=text))
+
     def model_called(
         self, started: float, messages: list[Any], response: AIMessage | None, error: BaseException | None
     ) -> None:

@@ -1,0 +1,60 @@
+"""Context compression (seed 003 CH-T7): a long conversation never sends the model more than its profile's
+context limit, the summary is made once and reused, and the history keeps every message."""
+
+from __future__ import annotations
+
+from helpers import chat, new_conversation_id, running, text_of
+from threadline.context import SUMMARIZE, THRESHOLD
+from threadline.profiles import Profile
+from threadline_testing import standins
+
+LIMIT = 4_000
+TURNS = 300
+
+
+def estimate(request: dict) -> int:
+    """context.tokens() applied to the request as the provider received it."""
+    return sum(
+        4 + len(message["content"] if isinstance(message["content"], str) else "") // 4
+        for message in request["messages"]
+    )
+
+
+def is_summary_request(request: dict) -> bool:
+    return request["messages"][0]["content"] == SUMMARIZE
+
+
+async def test_three_hundred_turns_fit_a_4000_token_context_and_keep_every_message(make_settings):
+    standin = standins.start("openai")
+    profile = Profile(
+        id="small",
+        provider="openai",
+        model="gpt-standin",
+        base_url=standin.base_url,
+        api_key="sk-test",
+        context_limit=LIMIT,
+        default=True,
+    )
+    conversation_id = new_conversation_id()
+    try:
+        settings = make_settings(profiles=(profile,), rate_limit="100000/minute", api_rate_limit="100000/minute")
+        async with running(settings) as client:
+            for turn in range(1, TURNS + 1):
+                _, _, chunks = await chat(client, conversation_id, f"turn {turn}: " + "tell me more about tea. " * 6)
+                assert chunks[-1]["type"] == "finish", chunks[-1]
+            last = text_of(chunks)
+            history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    finally:
+        standin.stop()
+    answers = [request for request in standin.requests if not is_summary_request(request)]
+    summaries = [request for request in standin.requests if is_summary_request(request)]
+    assert len(answers) == TURNS
+    assert max(estimate(request) for request in answers) <= LIMIT, "never more than the context limit"
+    assert max(estimate(request) for request in answers[-50:]) <= THRESHOLD * LIMIT + 200
+    seen = int(last.rsplit("user messages seen: ", 1)[1].rstrip(")"))
+    assert seen < 40, f"the last request carried {seen} user messages, not {TURNS}: older turns were summarized"
+    assert 1 <= len(summaries) < TURNS / 5, "a summary is made once and reused for many turns"
+    systems = [request["messages"][0]["content"] for request in answers]
+    assert any(a == b and "Summary of the earlier conversation" in a for a, b in zip(systems, systems[1:]))
+    assert len(history) == 2 * TURNS, "compression changes what the model sees, never the history"
+    assert history[0]["parts"][0]["text"].startswith("turn 1: ")
