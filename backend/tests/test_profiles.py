@@ -7,6 +7,7 @@ import json
 
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, text_of
+from threadline.identity import COOKIE
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import standins
 
@@ -150,3 +151,27 @@ async def test_anthropic_errors_are_classified(make_settings, claude):
         busy = await client.post("/api/chat", json=chat_body(new_conversation_id(), "fail 429", profileId="claude"))
     assert refused.status_code == 500 and refused.json()["error"]["code"] == "UNAUTHORIZED"
     assert busy.json()["error"]["code"] == "RATE_LIMITED"
+
+
+async def test_a_restart_keeps_the_conversations_profile(make_settings, claude):
+    conversation_id = new_conversation_id()
+    settings = two_profiles(make_settings, claude)
+    async with running(settings) as client:
+        await chat(client, conversation_id, "hello", profileId="claude")
+        identity = client.cookies[COOKIE]
+    async with running(settings) as client:
+        client.cookies.set(COOKIE, identity, domain=client.base_url.host)
+        _, _, after = await chat(client, conversation_id, "still there?")
+    assert after[0]["messageMetadata"]["profile"] == "claude"
+    assert text_of(after) == "Echo: still there? (user messages seen: 2)"
+
+
+@pytest.mark.parametrize(("message", "code"), [("fail 529", "AI_SERVICE_UNAVAILABLE"), ("break after 3", None)])
+async def test_anthropic_overloaded_and_a_broken_stream(make_settings, claude, message, code):
+    async with running(two_profiles(make_settings, claude)) as client:
+        response = await client.post("/api/chat", json=chat_body(new_conversation_id(), message, profileId="claude"))
+    if code is not None:  # refused before anything was shown: an HTTP error
+        assert response.status_code == 500 and response.json()["error"]["code"] == code
+    else:  # broken after three words: they stay, and the stream ends with an error chunk
+        chunks = [json.loads(line[6:]) for line in response.text.split("\n\n") if line.startswith("data: {")]
+        assert text_of(chunks).startswith("word0 word1 word2") and chunks[-1]["type"] == "error"
