@@ -10,6 +10,7 @@ from helpers import chat, chat_body, new_conversation_id, running, saved_answer,
 from threadline.identity import COOKIE
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import standins
+from threadline_testing.ai_sdk import read_with_ai
 
 CLAUDE = {
     "id": "claude",
@@ -65,6 +66,13 @@ def claude():
     standin = standins.start("anthropic")
     yield standin
     standin.stop()
+
+
+def assert_read_by_ai(raw: bytes) -> None:
+    """The real `ai` client reads the answer whole: its thinking, a tool round trip and the text."""
+    read = read_with_ai(raw)
+    kinds = [part["type"] for part in read["message"]["parts"]]
+    assert not read["errors"] and "reasoning" in kinds and "tool-calculator" in kinds and kinds[-1] == "text"
 
 
 def two_profiles(make_settings, claude, **changes):
@@ -175,3 +183,23 @@ async def test_anthropic_overloaded_and_a_broken_stream(make_settings, claude, m
     else:  # broken after three words: they stay, and the stream ends with an error chunk
         chunks = [json.loads(line[6:]) for line in response.text.split("\n\n") if line.startswith("data: {")]
         assert text_of(chunks).startswith("word0 word1 word2") and chunks[-1]["type"] == "error"
+
+
+async def test_gemini_thinking_streams_as_reasoning_with_its_budget(make_settings):
+    gemini = standins.start("gemini")
+    profile = {"id": "flash", "provider": "google", "model": "gemini-standin", "base_url": gemini.base_url}
+    profile |= {"api_key": "test-key", "enable_thinking": True, "thinking_budget": 1024, "temperature": 0.2}
+    try:
+        settings = make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps([profile])}).profiles)
+        async with running(settings) as client:
+            _, raw, chunks = await chat(client, new_conversation_id(), "calculate 6*7")
+    finally:
+        gemini.stop()
+    assert_read_by_ai(raw)
+    types = [chunk["type"] for chunk in chunks]
+    assert types.index("reasoning-start") < types.index("tool-input-available"), "thinking comes first"
+    reasoning = "".join(chunk["delta"] for chunk in chunks if chunk["type"] == "reasoning-delta")
+    assert reasoning.startswith("Let me think this through.") and "42" in text_of(chunks)
+    config = gemini.requests[0]["generationConfig"]
+    assert config["thinkingConfig"] == {"thinking_budget": 1024, "include_thoughts": True}  # as the SDK sends it
+    assert config["temperature"] == 0.2

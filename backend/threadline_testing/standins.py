@@ -276,6 +276,9 @@ def _gemini_app(standin: StandIn) -> Litestar:
             return b"data: " + json.dumps(payload).encode() + b"\r\n\r\n"
 
         async def stream():
+            thinking = body.get("generationConfig", {}).get("thinkingConfig", {})
+            if thinking.get("includeThoughts") or thinking.get("include_thoughts"):  # proto JSON takes either
+                yield chunk([{"text": "Let me think this through.", "thought": True}])  # a thought summary
             if reply.tool:
                 name, args = reply.tool
                 yield chunk([{"functionCall": {"name": name, "args": args}}], finish="STOP")
