@@ -101,9 +101,10 @@ class ActiveTurns:
                 try:
                     cursor = await conn.execute(insert, params)
                 except psycopg.errors.UniqueViolation:
-                    # Only now look for rows left behind: one statement less per answer.
-                    if not (await self._clear_ended_here(conn, turn) or await self.clear_stale(conn)):
-                        raise
+                    # Only now look for rows left behind: one statement less per answer. Then insert again
+                    # whatever they found: the ended answer's own removal may have taken its row meanwhile,
+                    # and a row that is really there refuses the second insert too.
+                    await self._clear_ended_here(conn, turn) or await self.clear_stale(conn)
                     cursor = await conn.execute(insert, params)
                 row = await cursor.fetchone()
                 assert row is not None, "INSERT … RETURNING returns the row"
