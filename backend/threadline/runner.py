@@ -68,7 +68,8 @@ class TurnTranslator:
 
     def model_chunk(self, chunk: AIMessage) -> list[ev.Event]:
         out = self.open_step()
-        text, reasoning = (clean_text(part) for part in split_content(chunk.content))
+        text, reasoning = split_content(chunk.content)
+        text, reasoning = clean_text(text), clean_text(reasoning)
         if reasoning:
             self.call_reasoning.append(reasoning)
             if self.reasoning_id is None:

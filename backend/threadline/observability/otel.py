@@ -70,41 +70,47 @@ class AnswerSpans:
         for step in trace.events:
             at = _ns(step.at)
             if isinstance(step, ModelCall):
-                child = self.tracer.start_span(
-                    f"chat {step.model}",
-                    context=inside,
-                    kind=SpanKind.CLIENT,
-                    start_time=at,
-                    attributes={
-                        "gen_ai.operation.name": "chat",
-                        "gen_ai.request.model": step.model,
-                        "gen_ai.usage.input_tokens": step.usage.input_tokens,
-                        "gen_ai.usage.output_tokens": step.usage.output_tokens,
-                        "threadline.input_messages": step.input_messages,
-                    },
+                model_attributes: dict[str, AttributeValue] = {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.request.model": step.model,
+                    "gen_ai.usage.input_tokens": step.usage.input_tokens,
+                    "gen_ai.usage.output_tokens": step.usage.output_tokens,
+                    "threadline.input_messages": step.input_messages,
+                }
+                self._child(
+                    inside, f"chat {step.model}", SpanKind.CLIENT, at, step.duration_ms, model_attributes, step.error
                 )
-                if step.error:
-                    child.set_status(Status(StatusCode.ERROR, step.error))
-                child.end(end_time=_after(at, step.duration_ms))
             elif isinstance(step, ToolCall):
-                child = self.tracer.start_span(
-                    f"execute_tool {step.tool}",
-                    context=inside,
-                    kind=SpanKind.INTERNAL,
-                    start_time=at,
-                    attributes={
-                        "gen_ai.operation.name": "execute_tool",
-                        "gen_ai.tool.name": step.tool,
-                        "gen_ai.tool.call.id": step.tool_call_id,
-                        **({"threadline.mcp_server": step.server} if step.server else {}),
-                    },
+                tool_attributes: dict[str, AttributeValue] = {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": step.tool,
+                    "gen_ai.tool.call.id": step.tool_call_id,
+                }
+                if step.server:
+                    tool_attributes["threadline.mcp_server"] = step.server
+                error = None if step.error is None else str(step.error)
+                self._child(
+                    inside, f"execute_tool {step.tool}", SpanKind.INTERNAL, at, step.duration_ms, tool_attributes, error
                 )
-                if step.error is not None:
-                    child.set_status(Status(StatusCode.ERROR, str(step.error)))
-                child.end(end_time=_after(at, step.duration_ms))
             elif isinstance(step, TraceWarning | TraceError):
                 span.add_event(step.code, {"message": step.message, "kind": type(step).__name__}, timestamp=at)
         if trace.status in ("error", "timeout"):
             span.set_status(Status(StatusCode.ERROR, trace.error_code or trace.status))
             span.set_attribute("error.type", trace.error_code or trace.status)
         span.end(end_time=_after(start, trace.total_ms))
+
+    def _child(
+        self,
+        parent: Context,
+        name: str,
+        kind: SpanKind,
+        start: int,
+        duration_ms: float | None,
+        attributes: dict[str, AttributeValue],
+        error: str | None,
+    ) -> None:
+        """One model or tool call's span, made whole from its recorded start and duration."""
+        child = self.tracer.start_span(name, context=parent, kind=kind, start_time=start, attributes=attributes)
+        if error is not None:
+            child.set_status(Status(StatusCode.ERROR, error))
+        child.end(end_time=_after(start, duration_ms))
