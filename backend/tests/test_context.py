@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from helpers import chat, new_conversation_id, running, text_of
 from threadline.context import SUMMARIZE, THRESHOLD
+from threadline.graph import SUMMARIZING
 from threadline.profiles import Profile
 from threadline_testing import standins
 
@@ -38,10 +39,18 @@ async def test_three_hundred_turns_fit_a_4000_token_context_and_keep_every_messa
     conversation_id = new_conversation_id()
     try:
         settings = make_settings(profiles=(profile,), rate_limit="100000/minute", api_rate_limit="100000/minute")
+        summarizing_turns = 0
         async with running(settings) as client:
             for turn in range(1, TURNS + 1):
-                _, _, chunks = await chat(client, conversation_id, f"turn {turn}: " + "tell me more about tea. " * 6)
+                text = f"turn {turn}: " + "tell me more about tea. " * 6
+                _, _, chunks = await chat(client, conversation_id, text, streamMode="events")
                 assert chunks[-1]["type"] == "finish", chunks[-1]
+                statuses = [chunk["data"]["text"] for chunk in chunks if chunk["type"] == "data-status"]
+                summarizing_turns += SUMMARIZING in statuses
+                answer = text_of(chunks)
+                assert answer.startswith(f"Echo: {text.strip()}") and answer.count("Echo:") == 1, (
+                    "the summarizing call's words never reach the stream"
+                )
             last = text_of(chunks)
             history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
     finally:
@@ -54,6 +63,7 @@ async def test_three_hundred_turns_fit_a_4000_token_context_and_keep_every_messa
     seen = int(last.rsplit("user messages seen: ", 1)[1].rstrip(")"))
     assert seen < 40, f"the last request carried {seen} user messages, not {TURNS}: older turns were summarized"
     assert 1 <= len(summaries) < TURNS / 5, "a summary is made once and reused for many turns"
+    assert summarizing_turns == len(summaries), "events mode says so while it summarizes, and only then"
     systems = [request["messages"][0]["content"] for request in answers]
     assert any(a == b and "Summary of the earlier conversation" in a for a, b in zip(systems, systems[1:]))
     assert len(history) == 2 * TURNS, "compression changes what the model sees, never the history"

@@ -203,3 +203,27 @@ async def test_gemini_thinking_streams_as_reasoning_with_its_budget(make_setting
     config = gemini.requests[0]["generationConfig"]
     assert config["thinkingConfig"] == {"thinking_budget": 1024, "include_thoughts": True}  # as the SDK sends it
     assert config["temperature"] == 0.2
+
+
+@pytest.mark.parametrize(
+    ("provider", "model"),
+    [("custom", "standin-reasoner"), ("openrouter", "vendor/standin-reasoner")],  # vLLM/DeepSeek, OpenRouter
+)
+async def test_openai_compatible_reasoning_streams_and_stays_out_of_the_next_request(make_settings, provider, model):
+    server = standins.start("openai")
+    profile = {"id": "r1", "provider": provider, "model": model, "base_url": server.base_url}
+    try:
+        settings = make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps([profile])}).profiles)
+        async with running(settings) as client:
+            conversation_id = new_conversation_id()
+            _, raw, chunks = await chat(client, conversation_id, "calculate 6*7")
+            history = (await client.get(f"/api/conversations/{conversation_id}")).json()
+    finally:
+        server.stop()
+    assert_read_by_ai(raw)
+    reasoning = "".join(chunk["delta"] for chunk in chunks if chunk["type"] == "reasoning-delta")
+    assert reasoning.startswith("Let me think this through.") and text_of(chunks) == "The tool said 42."
+    stored = [part for part in history["messages"][1]["parts"] if part["type"] == "reasoning"]
+    assert stored and stored[0]["text"] == "Let me think this through."
+    continuation = server.requests[1]["messages"]
+    assert all("reasoning" not in json.dumps(message) for message in continuation), "reasoning is not sent back"

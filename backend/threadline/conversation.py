@@ -112,6 +112,14 @@ def split_content(content: str | list[Any]) -> tuple[str, str]:
     return "".join(text), "".join(reasoning)
 
 
+def text_and_reasoning(message: AIMessage) -> tuple[str, str]:
+    """(text, reasoning) of a model's message. OpenAI-compatible servers (vLLM, DeepSeek, OpenRouter) send
+    reasoning beside the content, where langchain-deepseek keeps it: `additional_kwargs["reasoning_content"]`."""
+    text, reasoning = split_content(message.content)
+    beside = message.additional_kwargs.get("reasoning_content")
+    return text, reasoning + beside if isinstance(beside, str) else reasoning
+
+
 # Seed 003: `␄` ends a provider's stream on some models, and control characters (other than newline and tab)
 # have no business in a chat; both are dropped from every text and reasoning delta and from what is stored.
 _UNWANTED = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, 0x2404])
@@ -141,7 +149,12 @@ def clean_message(message: AIMessage) -> AIMessage:
                 cleaned.append(block | {block["type"]: clean_text(block[block["type"]]).strip()})
             else:
                 cleaned.append(block)
-    return message if cleaned == content else message.model_copy(update={"content": cleaned})
+    extra = message.additional_kwargs
+    if isinstance(extra.get("reasoning_content"), str):
+        extra = extra | {"reasoning_content": clean_text(extra["reasoning_content"]).strip()}
+    if cleaned == content and extra == message.additional_kwargs:
+        return message
+    return message.model_copy(update={"content": cleaned, "additional_kwargs": extra})
 
 
 def tool_output(message: ToolMessage) -> ev.ToolOutput | ev.ToolOutputError:

@@ -13,7 +13,7 @@ import msgspec
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from threadline import events as ev
-from threadline.conversation import AnswerRecord, Conversation, Usage, split_content, tool_output
+from threadline.conversation import AnswerRecord, Conversation, Usage, text_and_reasoning, tool_output
 from threadline.feedback import Feedback
 
 
@@ -73,7 +73,7 @@ def ui_messages(
             continue
         elif isinstance(message, AIMessage):
             assistant["parts"].append({"type": "step-start"})
-            text, reasoning = split_content(message.content)
+            text, reasoning = text_and_reasoning(message)
             if reasoning:
                 assistant["parts"].append({"type": "reasoning", "text": reasoning, "state": "done"})
             if text:

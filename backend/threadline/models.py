@@ -64,19 +64,26 @@ def build_chat_model(profile: Profile, settings: Settings) -> BaseChatModel:
             **sampling,
         )
     assert profile.provider in OPENAI_COMPATIBLE, profile.provider
-    from langchain_openai import ChatOpenAI
-
     base_url = profile.base_url or DEFAULT_BASE_URLS.get(profile.provider)
     if profile.provider == "openai" and base_url is None:
         base_url = settings.openai_base_url
-    return ChatOpenAI(
-        model=profile.model,
-        api_key=SecretStr(profile.api_key or settings.openai_api_key or "unused"),  # local servers often need none
-        base_url=base_url,
-        max_completion_tokens=profile.max_tokens,
-        stream_usage=True,
-        max_retries=2,
+    options: dict[str, Any] = {
+        "model": profile.model,
+        "api_key": SecretStr(profile.api_key or settings.openai_api_key or "unused"),  # local servers often need none
+        "max_tokens": profile.max_tokens,
+        "stream_usage": True,
+        "max_retries": 2,
         # One HTTP client per app instance, bound to its event loop (langchain-openai's default is shared).
-        http_async_client=httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0)),
+        "http_async_client": httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0)),
         **sampling,
-    )
+    }
+    if profile.provider == "openai":
+        from langchain_openai import ChatOpenAI
+
+        return ChatOpenAI(base_url=base_url, **options)
+    assert base_url is not None  # a custom profile must name one; the others have a default
+    # vLLM, DeepSeek, Ollama and OpenRouter stream reasoning beside the content (`reasoning_content`, or
+    # `reasoning` on OpenRouter), which ChatOpenAI drops; langchain-deepseek's subclass keeps it.
+    from langchain_deepseek import ChatDeepSeek
+
+    return ChatDeepSeek(base_url=base_url, **options)

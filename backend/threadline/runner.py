@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langgraph.types import StreamMode
 
 from threadline import events as ev
-from threadline.conversation import AnswerRecord, clean_text, config_of, split_content, tool_output
+from threadline.conversation import AnswerRecord, clean_text, config_of, text_and_reasoning, tool_output
 from threadline.graph import Graph, TurnRequest
 
 STREAM_MODES: list[StreamMode] = ["messages", "updates"]
@@ -68,7 +68,7 @@ class TurnTranslator:
 
     def model_chunk(self, chunk: AIMessage) -> list[ev.Event]:
         out = self.open_step()
-        text, reasoning = split_content(chunk.content)
+        text, reasoning = text_and_reasoning(chunk)
         text, reasoning = clean_text(text), clean_text(reasoning)
         if reasoning:
             self.call_reasoning.append(reasoning)

@@ -11,6 +11,8 @@ Faults on request, by the user's text: "fail 401" answers that HTTP status (with
 body); "break after N" streams N words and then drops the connection; "stall after N" streams N words
 and then sends nothing more; "stall in tool" starts a calculator call and then sends nothing more;
 "flaky" fails with HTTP 500 three times (more than the client library retries) and then answers.
+A model that thinks (Anthropic or Gemini asked to, an OpenAI-compatible model named "…reasoner") says
+THOUGHT first, in the provider's own reasoning format.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ def _words(text: str) -> list[str]:
 
 
 FLAKY_FAILURES = 3
+THOUGHT = "Let me think this through."
 
 
 @dataclass
@@ -132,6 +135,10 @@ def _openai_app(standin: StandIn) -> Litestar:
 
         async def stream():
             yield chunk({"role": "assistant", "content": ""})
+            if "reasoner" in body["model"]:  # vLLM and DeepSeek send `reasoning_content`, OpenRouter `reasoning`
+                field = "reasoning" if "/" in body["model"] else "reasoning_content"
+                for word in _words(THOUGHT):
+                    yield chunk({field: word})
             if reply.tool:
                 name, args = reply.tool
                 arguments = json.dumps(args)
@@ -206,7 +213,7 @@ def _anthropic_app(standin: StandIn) -> Litestar:
                     "content_block_start",
                     {"index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
                 )
-                for word in _words("Let me think this through."):
+                for word in _words(THOUGHT):
                     yield event(
                         "content_block_delta", {"index": 0, "delta": {"type": "thinking_delta", "thinking": word}}
                     )
@@ -278,7 +285,7 @@ def _gemini_app(standin: StandIn) -> Litestar:
         async def stream():
             thinking = body.get("generationConfig", {}).get("thinkingConfig", {})
             if thinking.get("includeThoughts") or thinking.get("include_thoughts"):  # proto JSON takes either
-                yield chunk([{"text": "Let me think this through.", "thought": True}])  # a thought summary
+                yield chunk([{"text": THOUGHT, "thought": True}])  # a thought summary
             if reply.tool:
                 name, args = reply.tool
                 yield chunk([{"functionCall": {"name": name, "args": args}}], finish="STOP")
