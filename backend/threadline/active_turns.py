@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import DictRow
 
+from threadline.conversation import branches_of
 from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth
 from threadline.postgres_saver import Pool
 from threadline.refusals import Refused, busy
@@ -84,6 +85,14 @@ class ActiveTurns:
             if created is True:
                 await discard()
             raise failure
+        task = turn.start(self._end)
+        self.tasks[turn.thread_id] = task
+        task.add_done_callback(partial(self._forget_task, turn.thread_id))
+
+    def begin_branch(self, turn: Turn) -> None:
+        """Start the second answer of an A/B comparison beside the visitor's first, which was begun (and
+        recorded) as usual: it is stopped with its conversation's answer and at shutdown, in this process."""
+        self.by_thread[turn.thread_id] = turn
         task = turn.start(self._end)
         self.tasks[turn.thread_id] = task
         task.add_done_callback(partial(self._forget_task, turn.thread_id))
@@ -160,10 +169,20 @@ class ActiveTurns:
 
         Refused (503) when the answer runs in another process that did not confirm the stop in time.
         """
+        branches = [
+            turn
+            for key, turn in self.by_thread.items()
+            if key.startswith(branches_of(thread_id)) and turn.client_id == client_id
+        ]
+        for branch in branches:
+            branch.stop(Stop.CANCELLED)
+        await asyncio.gather(*(branch.finished() for branch in branches))
         turn = self.by_thread.get(thread_id)
         if turn is not None and turn.client_id == client_id:
             turn.stop(Stop.CANCELLED)
             await turn.finished()
+            return True
+        if branches:
             return True
         if (task := self.tasks.get(thread_id)) is not None:  # an answer that ended and is still tidying up
             await asyncio.gather(asyncio.shield(task), return_exceptions=True)

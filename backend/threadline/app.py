@@ -29,6 +29,7 @@ from threadline.observability.otel import tracer_provider as tracer_provider_for
 from threadline.routes import AppServices
 from threadline.routes.chat import ChatController
 from threadline.routes.chat_stream import chat_stream_route
+from threadline.routes.comparisons import ComparisonController
 from threadline.routes.conversations import ConversationController
 from threadline.routes.feedback import FeedbackController
 from threadline.routes.seed_002 import Seed002Controller
@@ -142,6 +143,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         Seed002Controller,
         ConversationController,
         FeedbackController,
+        ComparisonController,
         TraceController,
         MetricsController,
         health,

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from threadline import events as ev
 
@@ -37,6 +38,7 @@ class AnswerRecord(TypedDict, total=False):
     usage: Usage
     trace_id: str
     profile: str
+    comparison_id: str
 
 
 _EARLIER_KEYS = {
@@ -73,6 +75,16 @@ def thread_of(client_id: str, conversation_id: str) -> str:
     """The checkpointer's thread for a visitor's conversation: ids are scoped per visitor, so two visitors'
     `my-first-chat` are two conversations, and nobody can reach, claim or probe another visitor's id."""
     return f"{client_id}:{conversation_id}"
+
+
+def branches_of(thread_id: str) -> str:
+    """What the threads of a conversation's A/B answers begin with."""
+    return f"{thread_id}:ab:"
+
+
+def branch_of(thread_id: str, comparison_id: str, side: str) -> str:
+    """The thread of one answer of an A/B comparison, beside its conversation's own."""
+    return f"{branches_of(thread_id)}{comparison_id}:{side}"
 
 
 def config_of(thread_id: str) -> RunnableConfig:
@@ -194,8 +206,39 @@ class StateReader(Protocol):
     async def aget_state(self, config: RunnableConfig) -> Any: ...
 
 
+class StateWriter(StateReader, Protocol):
+    async def aupdate_state(self, config: RunnableConfig, values: Any, as_node: str | None = None) -> Any: ...
+
+
 async def load(graph: StateReader, thread_id: str) -> Conversation:
     """The conversation's latest state; empty when it has none yet."""
     values = (await graph.aget_state(config_of(thread_id))).values or {}
     records = {key: record_of(record) for key, record in values.get("turns", {}).items()}
     return Conversation(thread_id, list(values.get("messages", [])), records)
+
+
+async def copy_conversation(graph: StateWriter, source: str, target: str) -> None:
+    """Make `target` hold what `source` holds now: its messages, answer records and context summary. A fork
+    of the conversation for an A/B answer, and how the voted answer becomes the conversation's own."""
+    values = (await graph.aget_state(config_of(source))).values or {}
+    update = {
+        "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *values.get("messages", [])],
+        "turns": values.get("turns", {}),
+        "context": values.get("context"),
+    }
+    await graph.aupdate_state(config_of(target), update, as_node="respond")
+
+
+def answer_text(conversation: Conversation, assistant_id: str) -> tuple[str, str] | None:
+    """(text, finish reason) of an answer, from its question to the next one; None when it is not there."""
+    question = conversation.question_answered_by(assistant_id)
+    if question is None:
+        return None
+    start = next(index for index, message in enumerate(conversation.messages) if message.id == question)
+    text = []
+    for message in conversation.messages[start + 1 :]:
+        if isinstance(message, HumanMessage):
+            break
+        if isinstance(message, AIMessage):
+            text.append(split_content(message.content)[0])
+    return "\n\n".join(part for part in text if part), conversation.records[question].get("finish_reason", "stop")

@@ -56,9 +56,11 @@ class ApiError(HTTPException):
 
 _DESCRIPTIONS = {
     400: "The request is not valid",
+    401: "The operators' token is missing or wrong",
+    403: "Not enabled on this server",
     404: "No such conversation (or not yours)",
     406: "None of the wires asked for is supported",
-    409: "An answer is already streaming, or none is left to stop",
+    409: "An answer is already streaming, none is left to stop, or an A/B comparison waits for a vote",
     413: f"The body is over {MAX_BODY_BYTES // 1_048_576} MB, or a storage limit is reached "
     "(CONVERSATION_FULL, TOO_MANY_CONVERSATIONS)",
     429: "Over the rate limit; Retry-After says when to try again",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -50,6 +50,7 @@ class TurnRequest(TypedDict):
     created_at: str
     trace_id: str
     profile: str
+    comparison_id: NotRequired[str]  # when this answer is one of an A/B comparison's two
 
 
 class ChatState(TypedDict, total=False):
@@ -104,6 +105,8 @@ def build_graph(
             trace_id=request["trace_id"],
             profile=request["profile"],
         )
+        if request.get("comparison_id"):
+            turn["comparison_id"] = request["comparison_id"]
         return {"messages": update, "turns": {user_id: turn}, "model_calls": 0, "request": None}
 
     async def process(state: ChatState, config: RunnableConfig) -> dict[str, Any]:

@@ -37,6 +37,7 @@ def _assistant(user_id: str, record: AnswerRecord, conversation_id: str, feedbac
         "interrupted": record.get("interrupted"),
         "traceId": record.get("trace_id"),
         "profile": record.get("profile"),
+        "comparisonId": record.get("comparison_id"),
         "feedback": None if feedback is None else msgspec.to_builtins(feedback),
     }
     return {

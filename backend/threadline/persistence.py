@@ -23,6 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from threadline.comparisons import ComparisonStore, MemoryComparisons, PostgresComparisons
 from threadline.conversation import thread_of
 from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, SaveRetries, save_each
 from threadline.feedback import FeedbackStore, MemoryFeedback, PostgresFeedback
@@ -102,6 +103,19 @@ MIGRATIONS = [
         "CREATE INDEX feedback_by_trace ON feedback (trace_id)",
     ],
     ["ALTER TABLE conversations ADD COLUMN profile_id text"],  # the model profile it goes on with (profiles.py)
+    [  # an A/B comparison of two answers, and its vote (comparisons.py)
+        """CREATE TABLE comparisons (
+            id text PRIMARY KEY,
+            client_id text NOT NULL,
+            conversation_id text NOT NULL,
+            profile_a text NOT NULL,
+            profile_b text NOT NULL,
+            preference text,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            document jsonb NOT NULL
+        )""",
+        "CREATE INDEX comparisons_by_conversation ON comparisons (client_id, conversation_id)",
+    ],
 ]
 TITLE_LENGTH = 80
 
@@ -358,6 +372,7 @@ class Storage:
     conversations: Conversations
     traces: TraceStore
     feedback: FeedbackStore
+    comparisons: ComparisonStore
     description: str
     pool: Pool | None = None
     database_url: str | None = None
@@ -432,6 +447,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
             MemoryConversations(limits),
             MemoryTraces(),
             MemoryFeedback(),
+            MemoryComparisons(),
             "memory (lost when the server stops)",
         )
         return
@@ -461,6 +477,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
             PostgresConversations(pool, health, limits),
             PostgresTraces(pool),
             PostgresFeedback(pool),
+            PostgresComparisons(pool),
             description,
             pool=pool,
             database_url=url,

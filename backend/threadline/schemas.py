@@ -44,6 +44,7 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     message_id: Id | None = None
     stream_mode: Literal["messages", "events"] | None = None  # overrides CHAT_STREAM_MODE for this answer
     profile_id: Id | None = None  # the model profile (GET /api/profiles); else the conversation's, else the default
+    compare_profiles: list[Id] | None = None  # two profiles: an A/B comparison of their answers (comparisons.py)
 
 
 class ChatStreamRequest(msgspec.Struct, rename="camel"):

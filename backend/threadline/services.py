@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -30,7 +30,7 @@ from threadline.persistence import Conversations, Storage, open_storage
 from threadline.profiles import Profile, default_of
 from threadline.rate_limit import RateLimit
 from threadline.settings import Settings
-from threadline.turns import Timeouts, recover_turn
+from threadline.turns import Timeouts, Turn, recover_turn
 
 log = logging.getLogger("threadline")
 
@@ -107,6 +107,14 @@ class Services:
     limits: Limits
     timeouts: Timeouts
     observability: Observability
+    # The second answers of A/B comparisons, by comparison id, until their stream is read (comparisons.py).
+    second_answers: dict[str, Turn] = field(default_factory=dict)
+    chores: set[asyncio.Task[None]] = field(default_factory=set)  # work an answer leaves behind, kept alive
+
+    def keep(self, chore: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(chore)
+        self.chores.add(task)
+        task.add_done_callback(self.chores.discard)
 
     @property
     def graph(self) -> Graph:
@@ -189,6 +197,7 @@ async def running_services(
             yield services
         finally:
             await active_turns.stop_all()
+            await asyncio.gather(*services.chores, return_exceptions=True)
             for task in background:
                 task.cancel()
             await toolbox.close()

@@ -63,6 +63,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_turns_per_conversation: int = 500
     max_conversations_per_visitor: int = 500
     trace_retention_days: float = 30.0
+    ab_profiles: tuple[str, ...] = ()  # CHAT_AB_PROFILES: every new message answered by these two (comparisons.py)
+    admin_token: str | None = None  # CHAT_ADMIN_TOKEN: what an operator sends to read the A/B results
     tool_output_preview: int = 2_000
     otlp_traces_endpoint: str | None = None
     langfuse_public_key: str | None = None
@@ -209,6 +211,8 @@ VARIABLES: dict[str, Variable] = {
     "max_conversations_per_visitor": Variable(("CHAT_MAX_CONVERSATIONS",), number(int, 1, 1_000_000)),
     "tool_output_preview": Variable(("CHAT_TOOL_OUTPUT_PREVIEW",), number(int, 1, 1_000_000)),
     "trace_retention_days": Variable(("CHAT_TRACE_RETENTION_DAYS",), number(float, 0.0, 36_500.0)),
+    "ab_profiles": Variable(("CHAT_AB_PROFILES",), lambda raw, name: tuple(part.strip() for part in raw.split(","))),
+    "admin_token": Variable(("CHAT_ADMIN_TOKEN",)),
     "otlp_traces_endpoint": Variable(("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"), otlp),
     "langfuse_public_key": Variable(("LANGFUSE_PUBLIC_KEY",)),
     "langfuse_secret_key": Variable(("LANGFUSE_SECRET_KEY",)),
@@ -249,6 +253,14 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError(
             "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY are needed together to send traces to Langfuse"
         )
+    if values["ab_profiles"]:
+        known = [profile.id for profile in values["profiles"]]
+        pair = values["ab_profiles"]
+        if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(known):
+            raise SettingsError(
+                f"CHAT_AB_PROFILES must name two different profiles of CHAT_PROFILES, like 'a,b' "
+                f"(profiles: {', '.join(known) or 'none'})"
+            )
     if values["profiles"]:
         return Settings(**values)  # the profiles name their own providers and keys
     if provider == "gemini" and not values["google_api_key"]:

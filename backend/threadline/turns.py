@@ -194,6 +194,7 @@ class Turn:
                 created_at=request["created_at"],
                 trace_id=request["trace_id"],
                 profile=request["profile"],
+                comparison_id=request.get("comparison_id", ""),
             )
         )
         try:

@@ -43,18 +43,16 @@ class DataStreamEncoder:
                 return _line(b"g", delta)
             case ev.Start():
                 self.message_id = event.message_id
-                return _line(
-                    b"8",
-                    [
-                        {
-                            "conversationId": event.conversation_id,
-                            "model": event.model,
-                            "createdAt": event.created_at,
-                            "traceId": event.trace_id,
-                            "profile": event.profile,
-                        }
-                    ],
-                )
+                annotation = {
+                    "conversationId": event.conversation_id,
+                    "model": event.model,
+                    "createdAt": event.created_at,
+                    "traceId": event.trace_id,
+                    "profile": event.profile,
+                }
+                if event.comparison_id:
+                    annotation["comparisonId"] = event.comparison_id
+                return _line(b"8", [annotation])
             case ev.StepStart():
                 self.step_called_tools = False
                 return _line(b"f", {"messageId": self.message_id})

@@ -34,6 +34,8 @@ def _start(event: ev.Start) -> Any:
         "traceId": event.trace_id,
         "profile": event.profile,
     }
+    if event.comparison_id:
+        metadata["comparisonId"] = event.comparison_id
     return {"type": "start", "messageId": event.message_id, "messageMetadata": metadata}
 
 

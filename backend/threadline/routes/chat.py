@@ -6,11 +6,15 @@ its validation and its wire.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import secrets
 import uuid
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
+import msgspec
 from litestar import Controller, delete, post
 from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
@@ -18,7 +22,8 @@ from litestar.params import JSONBody
 from litestar.response import Stream
 
 from threadline import events as ev
-from threadline.conversation import load, thread_of
+from threadline.comparisons import ComparedAnswer, Comparison, Side
+from threadline.conversation import answer_text, branch_of, copy_conversation, load, thread_of
 from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.graph import TurnRequest
@@ -27,7 +32,9 @@ from threadline.routes import AppServices
 from threadline.routes.conversations import ConversationId
 from threadline.schemas import MAX_MESSAGE_CHARS, CancelRequest, CancelResult, ChatRequest, ErrorDetail
 from threadline.services import Services
-from threadline.turns import Turn
+from threadline.turns import Stop, Turn
+
+log = logging.getLogger("threadline.comparisons")
 
 PRE_STREAM_FAILURE = 500
 
@@ -52,6 +59,19 @@ def choose_wire(request: AnyRequest) -> Wire:
         "Message Stream, the default), Accept: application/x-ndjson, or ?protocol=data-stream (AI SDK 4).",
         [ErrorDetail("protocol", f"one of {', '.join(WIRES)}")],
     )
+
+
+def comparison_pair(services: Services, requested: list[str] | None) -> tuple[Profile, Profile] | None:
+    """The two profiles a new message is compared on: the request's `compareProfiles`, else CHAT_AB_PROFILES."""
+    ids = requested or services.settings.ab_profiles
+    if not ids:
+        return None
+    if len(ids) != 2 or ids[0] == ids[1]:
+        raise _invalid("compareProfiles", "name two different profiles")
+    profiles = [services.profiles.get(profile_id) for profile_id in ids]
+    if profiles[0] is None or profiles[1] is None:
+        raise not_found("Profile")
+    return profiles[0], profiles[1]
 
 
 def _invalid(field: str, message: str) -> ApiError:
@@ -96,6 +116,53 @@ async def profile_for(services: Services, client_id: str, conversation_id: str, 
     return services.graphs.default
 
 
+def turn_request(
+    profile: Profile,
+    text: str,
+    *,
+    user_message_id: str,
+    assistant_message_id: str,
+    regenerate: bool = False,
+    comparison_id: str = "",
+) -> TurnRequest:
+    request = TurnRequest(
+        user_message_id=user_message_id,
+        text=text,
+        regenerate=regenerate,
+        assistant_message_id=assistant_message_id,
+        model=profile.model_label,
+        profile=profile.id,
+        created_at=ev.timestamp(),
+        trace_id=uuid.uuid4().hex,  # 32 hex digits: also a valid OpenTelemetry and Langfuse trace id
+    )
+    if comparison_id:
+        request["comparison_id"] = comparison_id
+    return request
+
+
+def new_turn(
+    services: Services,
+    thread_id: str,
+    conversation_id: str,
+    client_id: str,
+    request: TurnRequest,
+    *,
+    stream_mode: str,
+    keep_failed_answer: bool = True,
+) -> Turn:
+    return Turn(
+        services.graphs.of(request["profile"]),
+        thread_id,
+        conversation_id,
+        client_id,
+        request,
+        stream_mode=stream_mode,
+        timeouts=services.timeouts,
+        observability=services.observability,
+        keep_failed_answer=keep_failed_answer,
+    )
+
+
 async def start_turn(
     services: Services,
     client_id: str,
@@ -108,30 +175,31 @@ async def start_turn(
     stream_mode: str,
     keep_failed_answer: bool = True,
     profile_id: str | None = None,
+    comparison_id: str = "",
 ) -> Turn:
     """Start one answer in the visitor's conversation, whichever wire will carry it, on the profile
-    `profile_for` chooses; Refused when the visitor already has one running or a storage limit is reached."""
+    `profile_for` chooses. Refused when the visitor already has one running, when the conversation's A/B
+    comparison waits for a vote, or when a storage limit is reached."""
     conversations = services.conversations
     profile = await profile_for(services, client_id, conversation_id, profile_id)
-    request = TurnRequest(
+    if len(services.profiles) > 1 and not comparison_id:  # a comparison needs two profiles
+        await refuse_while_unvoted(services, client_id, conversation_id)
+    request = turn_request(
+        profile,
+        text,
         user_message_id=user_message_id,
-        text=text,
-        regenerate=regenerate,
         assistant_message_id=assistant_message_id,
-        model=profile.model_label,
-        profile=profile.id,
-        created_at=ev.timestamp(),
-        trace_id=uuid.uuid4().hex,  # 32 hex digits: also a valid OpenTelemetry and Langfuse trace id
+        regenerate=regenerate,
+        comparison_id=comparison_id,
     )
-    turn = Turn(
-        services.graphs.of(profile.id),
-        thread_of(client_id, conversation_id),
+    thread_id = thread_of(client_id, conversation_id)
+    turn = new_turn(
+        services,
+        thread_id,
         conversation_id,
         client_id,
         request,
         stream_mode=stream_mode,
-        timeouts=services.timeouts,
-        observability=services.observability,
         keep_failed_answer=keep_failed_answer,
     )
     await services.active_turns.begin(
@@ -142,6 +210,99 @@ async def start_turn(
         discard=partial(conversations.delete, conversation_id, client_id),
     )
     return turn
+
+
+async def refuse_while_unvoted(services: Services, client_id: str, conversation_id: str) -> None:
+    if (pending := await services.storage.comparisons.pending(client_id, conversation_id)) is not None:
+        raise ApiError(
+            409,
+            "VOTE_REQUIRED",
+            f"Pick the better of the two answers first (POST /api/comparisons/{pending}/vote with "
+            '{"preference": "A" | "B" | "tie"}); the conversation goes on with the one you choose.',
+        )
+
+
+async def start_comparison(
+    services: Services,
+    client_id: str,
+    conversation_id: str,
+    text: str,
+    *,
+    user_message_id: str,
+    stream_mode: str,
+    pair: tuple[Profile, Profile],
+) -> Turn:
+    """Answer one message twice, on profile A in the conversation and on profile B on a branch forked from
+    the same state, so neither sees the other (comparisons.py). Returns A, which the response carries; B is
+    read from GET /api/comparisons/{id}/stream."""
+    comparison_id = new_id()
+    thread_id = thread_of(client_id, conversation_id)
+    await refuse_while_unvoted(services, client_id, conversation_id)
+    branch = branch_of(thread_id, comparison_id, "B")
+    await copy_conversation(services.graph, thread_id, branch)
+    try:
+        first = await start_turn(
+            services,
+            client_id,
+            conversation_id,
+            text,
+            user_message_id=user_message_id,
+            assistant_message_id=new_id(),
+            stream_mode=stream_mode,
+            profile_id=pair[0].id,
+            comparison_id=comparison_id,
+        )
+    except BaseException:
+        await services.storage.checkpointer.adelete_thread(branch)
+        raise
+    second_request = turn_request(
+        pair[1], text, user_message_id=user_message_id, assistant_message_id=new_id(), comparison_id=comparison_id
+    )
+    second = new_turn(services, branch, conversation_id, client_id, second_request, stream_mode=stream_mode)
+    comparison = Comparison(
+        id=comparison_id,
+        conversation_id=conversation_id,
+        user_message_id=user_message_id,
+        created_at=datetime.now(UTC),
+        a=compared(first.request),
+        b=compared(second_request),
+    )
+    try:
+        await services.storage.comparisons.add(client_id, comparison)
+    except BaseException:
+        first.stop(Stop.CANCELLED)
+        raise
+    services.active_turns.begin_branch(second)
+    services.second_answers[comparison_id] = second
+    services.keep(_keep_answer(services, comparison_id, "A", first))
+    services.keep(_keep_answer(services, comparison_id, "B", second))
+    return first
+
+
+def compared(request: TurnRequest) -> ComparedAnswer:
+    return ComparedAnswer(
+        profile=request["profile"],
+        model=request["model"],
+        message_id=request["assistant_message_id"],
+        trace_id=request["trace_id"],
+    )
+
+
+SECOND_ANSWER_KEPT = 120.0  # seconds an unread second answer's stream waits for its reader after it ended
+
+
+async def _keep_answer(services: Services, comparison_id: str, side: Side, turn: Turn) -> None:
+    """Once an answer of a comparison has ended, keep its text in the comparison's record."""
+    await turn.finished()
+    if side == "B":
+        asyncio.get_running_loop().call_later(SECOND_ANSWER_KEPT, services.second_answers.pop, comparison_id, None)
+    try:
+        conversation = await load(turn.graph, turn.thread_id)
+        text, finish_reason = answer_text(conversation, turn.request["assistant_message_id"]) or ("", "error")
+        answer = msgspec.structs.replace(compared(turn.request), text=text, finish_reason=finish_reason)
+        await services.storage.comparisons.answered(turn.client_id, comparison_id, side, answer)
+    except Exception:
+        log.exception("could not record an A/B answer", extra={"conversation_id": turn.conversation_id})
 
 
 async def _cancel(services: Services, conversation_id: str, client_id: str) -> CancelResult:
@@ -189,6 +350,7 @@ class ChatController(Controller):
         conversations = services.conversations
         graph = services.graph
         regenerate = data.trigger == "regenerate-message"
+        pair = None if regenerate else comparison_pair(services, data.compare_profiles)
         if regenerate:
             if await conversations.get(conversation_id, client_id) is None:
                 raise not_found()
@@ -200,17 +362,29 @@ class ChatController(Controller):
         else:
             text = _user_text(data)
             user_message_id = data.messages[-1].id or new_id()
-        turn = await start_turn(
-            services,
-            client_id,
-            conversation_id,
-            text,
-            user_message_id=user_message_id,
-            assistant_message_id=new_id(),
-            regenerate=regenerate,
-            stream_mode=data.stream_mode or services.settings.stream_mode,
-            profile_id=data.profile_id,
-        )
+        stream_mode = data.stream_mode or services.settings.stream_mode
+        if pair is not None:
+            turn = await start_comparison(
+                services,
+                client_id,
+                conversation_id,
+                text,
+                user_message_id=user_message_id,
+                stream_mode=stream_mode,
+                pair=pair,
+            )
+        else:
+            turn = await start_turn(
+                services,
+                client_id,
+                conversation_id,
+                text,
+                user_message_id=user_message_id,
+                assistant_message_id=new_id(),
+                regenerate=regenerate,
+                stream_mode=stream_mode,
+                profile_id=data.profile_id,
+            )
         opening = await turn.opening()
         if opening and isinstance(opening[-1], ev.Error):
             # Nothing was shown yet, so the failure can still be an HTTP status the client checks first. The

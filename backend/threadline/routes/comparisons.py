@@ -1,0 +1,135 @@
+"""A/B comparisons: the second answer's stream, the record, the vote, and the counts for operators.
+
+A comparison starts at POST /api/chat (`compareProfiles`, or CHAT_AB_PROFILES), whose response carries
+answer A; see `routes.chat.start_comparison`.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import msgspec
+from litestar import Controller, Response, get, post
+from litestar.di import NamedDependency
+from litestar.params import JSONBody, Parameter
+from litestar.response import Stream
+
+from threadline.comparisons import Comparison, PairResult, Preference, Side, results
+from threadline.conversation import branch_of, copy_conversation, load, thread_of
+from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
+from threadline.routes import AppServices
+from threadline.routes.chat import choose_wire
+from threadline.schemas import ID_PATTERN
+
+ComparisonId = Parameter(pattern=ID_PATTERN, description="The comparison id (from the answer's start metadata)")
+ProfileFilter = Parameter(required=False, description="Only this profile's pairs, from its side")
+
+
+class VoteRequest(msgspec.Struct):
+    preference: Preference
+
+
+class VoteResult(msgspec.Struct, rename="camel"):
+    success: bool
+    preference: Preference
+    continuation: str  # "A" or "B": the answer the conversation carries on with
+
+
+def _not_found() -> ApiError:
+    return not_found("Comparison")
+
+
+class ComparisonController(Controller):
+    path = "/api/comparisons"
+
+    @get(
+        "/{comparison_id:str}",
+        responses=error_responses(400, 404, 503),
+        summary="An A/B comparison: both answers (texts once written), their profiles and models, and the vote",
+    )
+    async def get_comparison(
+        self, services: AppServices, client_id: NamedDependency[str], comparison_id: str = ComparisonId
+    ) -> Comparison:
+        comparison = await services.storage.comparisons.get(client_id, comparison_id)
+        if comparison is None:
+            raise _not_found()
+        return comparison
+
+    @get(
+        "/{comparison_id:str}/stream",
+        responses=error_responses(400, 404, 406, 503),
+        summary="Answer B while it is written, from its first chunk, on the wire POST /api/chat would use; "
+        "204 when it is not streaming here (read its text from GET /api/comparisons/{id})",
+    )
+    async def second_answer(
+        self,
+        request: AnyRequest,
+        services: AppServices,
+        client_id: NamedDependency[str],
+        comparison_id: str = ComparisonId,
+    ) -> Stream | Response[None]:
+        """One reader: it takes the answer's events from their queue. Closing it stops answer B."""
+        wire = choose_wire(request)
+        turn = services.second_answers.get(comparison_id)
+        if turn is None or turn.client_id != client_id:
+            if await services.storage.comparisons.get(client_id, comparison_id) is None:
+                raise _not_found()
+            return Response(None, status_code=204)
+        del services.second_answers[comparison_id]
+        return Stream(wire.encode(turn.events([])), media_type=wire.media_type, headers=wire.headers)
+
+    @post(
+        "/{comparison_id:str}/vote",
+        status_code=200,
+        guards=[json_only],
+        responses=error_responses(400, 404, 409, 413, 503),
+        summary="Vote A, B or tie; the chosen answer (A on a tie) becomes the conversation's continuation",
+        description="Voting again changes the vote (every vote is kept with its time). The continuation changes "
+        "with it while the compared message is still the conversation's last.",
+    )
+    async def vote(
+        self,
+        data: JSONBody[VoteRequest],
+        services: AppServices,
+        client_id: NamedDependency[str],
+        comparison_id: str = ComparisonId,
+    ) -> VoteResult:
+        store = services.storage.comparisons
+        comparison = await store.get(client_id, comparison_id)
+        if comparison is None:
+            raise _not_found()
+        if not comparison.finished:
+            raise ApiError(409, "CONFLICT", "Both answers are still being written: vote once they have finished.")
+        comparison = comparison.voted(data.preference)
+        thread_id = thread_of(client_id, comparison.conversation_id)
+        conversation = await load(services.graph, thread_id)
+        chosen: Side = "B" if data.preference == "B" else "A"
+        question = conversation.last_question()
+        if question is not None and question.id == comparison.user_message_id:
+            current = conversation.records.get(question.id, {}).get("assistant_id")
+            if current != comparison.answer(chosen).message_id:
+                # The answer the conversation holds now stays on its own branch, for a later change of mind.
+                held: Side = "A" if current == comparison.a.message_id else "B"
+                await copy_conversation(services.graph, thread_id, branch_of(thread_id, comparison.id, held))
+                await copy_conversation(services.graph, branch_of(thread_id, comparison.id, chosen), thread_id)
+            continuation = chosen
+        else:  # the conversation has moved on: the vote is recorded, the continuation stays
+            continuation = "A" if conversation.question_answered_by(comparison.a.message_id) else "B"
+        await store.vote(client_id, comparison)
+        return VoteResult(success=True, preference=data.preference, continuation=continuation)
+
+    @get(
+        "/",
+        responses=error_responses(400, 401, 403, 503),
+        summary="For operators (Authorization: Bearer CHAT_ADMIN_TOKEN): votes per pair of profiles",
+    )
+    async def comparison_results(
+        self, request: AnyRequest, services: AppServices, profile: str | None = ProfileFilter
+    ) -> list[PairResult]:
+        token = services.settings.admin_token
+        if not token:
+            raise ApiError(403, "FORBIDDEN", "Comparison results are for operators: set CHAT_ADMIN_TOKEN to read them.")
+        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not secrets.compare_digest(given.encode(), token.encode()):
+            raise ApiError(401, "UNAUTHORIZED", "Send the operators' token: Authorization: Bearer <CHAT_ADMIN_TOKEN>.")
+        return results(await services.storage.comparisons.counts(), profile)
