@@ -361,3 +361,56 @@ def test_the_models_thinking_shows_above_the_answer_collapsed_once_it_answers(pa
     expect(chat.assistant.get_by_test_id("reasoning")).to_contain_text("The user wants me to think about tea")
     box = chat.assistant.get_by_test_id("bubble").bounding_box()
     assert box and thinking.bounding_box()["y"] < chat.assistant.get_by_test_id("answer-text").bounding_box()["y"]
+
+
+@pytest.fixture(scope="module")
+def ab_server(e2e_database, tmp_path_factory):
+    """threadline comparing two profiles on every message: the demo model (A) and the OpenAI stand-in (B)."""
+    standin = standins.start("openai")
+    profiles = [
+        {"id": "demo", "label": "Demo model", "provider": "demo", "model": "demo", "default": True},
+        {
+            "id": "gpt",
+            "label": "Stand-in GPT",
+            "provider": "custom",
+            "model": "gpt-standin",
+            "base_url": standin.base_url,
+        },
+    ]
+    with threadline_server(
+        e2e_database,
+        tmp_path_factory.mktemp("ab"),
+        CHAT_PROFILES=json.dumps(profiles),
+        CHAT_AB_PROFILES="demo,gpt",
+    ) as url:
+        yield url
+    standin.stop()
+
+
+def test_two_answers_side_by_side_a_vote_reveals_the_models_and_the_chosen_one_goes_on(page: Page, ab_server: str):
+    chat = ChatPage.open(page, ab_server)
+    chat.ask("hello")
+    comparison = page.get_by_test_id("comparison")
+    expect(comparison.get_by_role("heading")).to_have_text(["Response A", "Response B"])
+    expect(page.get_by_test_id("response-b")).to_contain_text("Echo: hello (user messages seen: 1)")
+    expect(page.get_by_test_id("response-a")).to_contain_text("hello")
+    expect(comparison).not_to_contain_text("Stand-in GPT")  # the models stay unnamed until the vote
+    expect(comparison.get_by_test_id("thumb-up")).to_have_count(0)
+    expect(chat.box).to_be_disabled()
+    expect(chat.box).to_have_attribute("placeholder", "Vote above to go on")
+
+    page.get_by_test_id("vote-B").click()
+    result = page.get_by_test_id("comparison-result")
+    expect(result).to_have_text("You preferred Response B (Stand-in GPT) over Response A (Demo model).")
+    expect(comparison).to_have_count(0)
+    expect(chat.assistant).to_contain_text("Echo: hello (user messages seen: 1)")
+    expect(chat.assistant.get_by_test_id("answer-model")).to_have_text(" · Stand-in GPT")
+    expect(chat.box).to_be_enabled()
+
+    page.reload()
+    expect(result).to_have_text("You preferred Response B (Stand-in GPT) over Response A (Demo model).")
+    expect(chat.assistant).to_contain_text("Echo: hello (user messages seen: 1)")
+    chat.ask("and again")
+    expect(page.get_by_test_id("response-b")).to_contain_text("Echo: and again (user messages seen: 2)")
+    page.get_by_test_id("vote-tie").click()
+    expect(result.last).to_contain_text("A tie between Response A (Demo model) and Response B (Stand-in GPT)")

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import httpx
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, serving, sse_chunks, text_of
+from threadline.client import Client, ThreadlineError
 from threadline.identity import COOKIE
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import standins
@@ -159,3 +161,23 @@ async def test_stopping_the_conversation_stops_both_answers(ab_settings):
             comparison = await finished_comparison(client, comparison_id)
     assert comparison["a"]["finishReason"] == "other" and comparison["b"]["finishReason"] == "other"
     assert comparison["b"]["text"] == "word0 word1 word2 word3 word4"
+
+
+def test_the_python_client_compares_and_votes(ab_settings):
+    with serving(ab_settings()) as base_url, Client(base_url) as client:
+        compared = client.compare("hello", "pyab1", profiles=("demo", "standin"))
+        assert compared.a.metadata["comparisonId"] == compared.b.metadata["comparisonId"] == compared.comparison_id
+        assert compared.b.text == "Echo: hello (user messages seen: 1)" and compared.a.text != compared.b.text
+        with pytest.raises(ThreadlineError) as refused:
+            client.ask("next", "pyab1")
+        assert refused.value.code == "VOTE_REQUIRED"
+        for _ in range(100):  # the record has both texts just after both streams ended
+            try:
+                assert client.vote(compared.comparison_id, "B")["continuation"] == "B"
+                break
+            except ThreadlineError as error:
+                assert error.code == "CONFLICT"
+                time.sleep(0.05)
+        assert client.ask("next", "pyab1").text, "voted: the conversation goes on"
+        history = json.dumps(client.load_conversation("pyab1"))
+        assert compared.b.text in history and compared.a.text not in history

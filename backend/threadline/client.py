@@ -239,6 +239,15 @@ class Answer:
                 self.error = chunk.error_text
 
 
+@dataclass(frozen=True)
+class Compared:
+    """An A/B comparison's two answers; `b` is empty when its stream was already read elsewhere."""
+
+    comparison_id: str
+    a: Answer
+    b: Answer
+
+
 class ThreadlineError(Exception):
     """A refused request (`status`, `code`, `retry_after` from the server) or an answer that ended in error."""
 
@@ -266,6 +275,15 @@ def _error_from(response: httpx.Response, body: bytes) -> ThreadlineError:
         code=info.get("code"),
         retry_after=info.get("retryAfter"),
     )
+
+
+def _whole(chunks: Iterator[Chunk]) -> Answer:
+    answer = Answer()
+    for chunk in chunks:
+        answer.apply(chunk)
+    if answer.error is not None:
+        raise ThreadlineError(answer.error, answer=answer)
+    return answer
 
 
 def _stopped(response: httpx.Response) -> bool:
@@ -351,14 +369,12 @@ class Client:
         self, text: str, conversation_id: str | None = None, *, stream_mode: Literal["messages", "events"] | None = None
     ) -> Iterator[Chunk]:
         """The answer's chunks as they arrive; leaving the loop early stops the answer on the server."""
-        with self.http.stream(
-            "POST",
-            "/api/chat",
-            json=_request(text, conversation_id, stream_mode),
-            headers={"accept": _ACCEPT[self.wire]},
-        ) as response:
+        yield from self._chunks("POST", "/api/chat", _request(text, conversation_id, stream_mode))
+
+    def _chunks(self, method: str, path: str, body: dict[str, Any] | None = None) -> Iterator[Chunk]:
+        with self.http.stream(method, path, json=body, headers={"accept": _ACCEPT[self.wire]}) as response:
             _remember_identity(self.http, response)
-            if response.status_code != 200:
+            if response.status_code not in (200, 204):
                 raise _error_from(response, response.read())
             for line in response.iter_lines():
                 if (chunk := _chunk_of(line, self.wire)) is _DONE:
@@ -368,12 +384,25 @@ class Client:
 
     def ask(self, text: str, conversation_id: str | None = None, **options: Any) -> Answer:
         """The whole answer; raises ThreadlineError (with the partial `answer`) when it ends in error."""
-        answer = Answer()
-        for chunk in self.stream(text, conversation_id, **options):
-            answer.apply(chunk)
-        if answer.error is not None:
-            raise ThreadlineError(answer.error, answer=answer)
-        return answer
+        return _whole(self.stream(text, conversation_id, **options))
+
+    def compare(
+        self, text: str, conversation_id: str | None = None, *, profiles: tuple[str, str] | None = None
+    ) -> Compared:
+        """Two answers to one message, on `profiles` (else the server's CHAT_AB_PROFILES), to `vote` on."""
+        body = _request(text, conversation_id, None) | ({"compareProfiles": list(profiles)} if profiles else {})
+        first = _whole(self._chunks("POST", "/api/chat", body))
+        comparison_id = first.metadata["comparisonId"]
+        second = _whole(self._chunks("GET", f"/api/comparisons/{comparison_id}/stream"))
+        return Compared(comparison_id, first, second)
+
+    def vote(self, comparison_id: str, preference: Literal["A", "B", "tie"]) -> dict[str, Any]:
+        """Pick the better answer; the conversation goes on with it (A on a tie)."""
+        response = self.http.post(f"/api/comparisons/{comparison_id}/vote", json={"preference": preference})
+        if response.status_code != 200:
+            raise _error_from(response, response.content)
+        voted: dict[str, Any] = response.json()
+        return voted
 
     def cancel(self, conversation_id: str) -> bool:
         """Stop the answer running in a conversation; False when none was running."""

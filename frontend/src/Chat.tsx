@@ -1,8 +1,17 @@
 // One conversation: useChat on /api/chat, sending only the new message (the server keeps the history).
 import { useChat } from '@ai-sdk/react';
 import { DefaultChatTransport } from 'ai';
-import { useEffect, useMemo, useRef, useState } from 'react';
-import { ApiError, type ChatMessage, type Profile, chatFetch, describeError } from './api';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import {
+  ApiError,
+  type ChatMessage,
+  type Profile,
+  chatFetch,
+  describeError,
+  loadConversation,
+  stopAnswers,
+} from './api';
+import { Comparison } from './Comparison';
 import { Composer } from './Composer';
 import { Message, type ToolProgress } from './Message';
 
@@ -28,6 +37,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   const [warning, setWarning] = useState<string | null>(null);
   const [progress, setProgress] = useState<Record<string, ToolProgress>>({});
   const [stopped, setStopped] = useState<Set<string>>(new Set());
+  const [unvoted, setUnvoted] = useState<Record<string, boolean>>({}); // A/B comparisons by id
   const endRef = useRef<HTMLDivElement>(null);
 
   const transport = useMemo(
@@ -70,7 +80,9 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   const last = messages.at(-1);
   const answerShowsNothing =
     last?.role !== 'assistant' || !last.parts.some((part) => part.type === 'text' || part.type.startsWith('tool-'));
-  const thinking = busy && answerShowsNothing;
+  const lastComparison = last?.role === 'assistant' ? last.metadata?.comparisonId : undefined;
+  const waitingForVote = Boolean(lastComparison && unvoted[lastComparison] !== false);
+  const thinking = busy && answerShowsNothing && !lastComparison; // a comparison shows its own
 
   useEffect(() => {
     endRef.current?.scrollIntoView({ block: 'end' });
@@ -86,8 +98,19 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   const stopAnswer = () => {
     const answer = messages.at(-1);
     if (answer?.role === 'assistant') setStopped((current) => new Set(current).add(answer.id));
+    if (answer?.metadata?.comparisonId) void stopAnswers(id); // answer B streams on a request of its own
     void stop();
   };
+
+  const onPending = useCallback(
+    (comparisonId: string, pending: boolean) => setUnvoted((current) => ({ ...current, [comparisonId]: pending })),
+    [],
+  );
+  const onVoted = useCallback(() => {
+    loadConversation(id).then(setMessages, () => undefined);
+    onAnswered();
+  }, [id, setMessages, onAnswered]);
+
 
   const retry = () => {
     clearError();
@@ -130,17 +153,30 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
             )}
           </div>
         ) : (
-          messages.map((message) => (
-            <Message
-              key={message.id}
-              message={message}
-              progress={progress}
-              stopped={stopped.has(message.id)}
-              failed={Boolean(error) && message === last && message.role === 'assistant'}
-              streaming={busy && message === last}
-              modelLabel={labelOf(message, profiles)}
-            />
-          ))
+          messages.map((message) =>
+            message.role === 'assistant' && message.metadata?.comparisonId ? (
+              <Comparison
+                key={message.id}
+                comparisonId={message.metadata.comparisonId}
+                answer={message}
+                streaming={busy && message === last}
+                profiles={profiles}
+                progress={progress}
+                onPending={onPending}
+                onVoted={onVoted}
+              />
+            ) : (
+              <Message
+                key={message.id}
+                message={message}
+                progress={progress}
+                stopped={stopped.has(message.id)}
+                failed={Boolean(error) && message === last && message.role === 'assistant'}
+                streaming={busy && message === last}
+                modelLabel={labelOf(message, profiles)}
+              />
+            ),
+          )
         )}
         {thinking && (
           <div className="thinking" role="status" data-testid="thinking">
@@ -163,7 +199,12 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
           </button>
         </div>
       )}
-      <Composer busy={busy} onSend={send} onStop={stopAnswer} />
+      <Composer
+        busy={busy}
+        locked={waitingForVote ? 'Vote above to go on' : undefined}
+        onSend={send}
+        onStop={stopAnswer}
+      />
     </section>
   );
 }

@@ -1,9 +1,14 @@
 // The message box: grows with its text, Enter sends, Shift+Enter starts a new line.
 import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
 
-type Props = { busy: boolean; onSend: (text: string) => void; onStop: () => void };
+type Props = {
+  busy: boolean;
+  locked?: string; // why nothing can be sent now (an A/B comparison waits for a vote)
+  onSend: (text: string) => void;
+  onStop: () => void;
+};
 
-export function Composer({ busy, onSend, onStop }: Props) {
+export function Composer({ busy, locked, onSend, onStop }: Props) {
   const [text, setText] = useState('');
   const box = useRef<HTMLTextAreaElement>(null);
   const empty = text.trim() === '';
@@ -21,7 +26,7 @@ export function Composer({ busy, onSend, onStop }: Props) {
 
   const submit = (event?: FormEvent) => {
     event?.preventDefault();
-    if (busy || empty) return;
+    if (busy || locked || empty) return;
     onSend(text.trim());
     setText('');
   };
@@ -43,8 +48,8 @@ export function Composer({ busy, onSend, onStop }: Props) {
         ref={box}
         rows={1}
         value={text}
-        disabled={busy}
-        placeholder={busy ? 'Answering…' : 'Message threadline (Enter to send, Shift+Enter for a new line)'}
+        disabled={busy || Boolean(locked)}
+        placeholder={busy ? 'Answering…' : (locked ?? 'Message threadline (Enter to send, Shift+Enter for a new line)')}
         onChange={(event) => setText(event.target.value)}
         onKeyDown={onKeyDown}
       />
@@ -53,7 +58,7 @@ export function Composer({ busy, onSend, onStop }: Props) {
           Stop
         </button>
       ) : (
-        <button type="submit" className="send" disabled={empty}>
+        <button type="submit" className="send" disabled={empty || Boolean(locked)}>
           Send
         </button>
       )}

@@ -90,9 +90,10 @@ type Props = {
   failed: boolean;
   streaming: boolean;
   modelLabel?: string; // shown when there is more than one model to tell apart
+  rateable?: boolean; // false for an A/B answer not yet voted on
 };
 
-export function Message({ message, progress, stopped, failed, streaming, modelLabel }: Props) {
+export function Message({ message, progress, stopped, failed, streaming, modelLabel, rateable = true }: Props) {
   const mine = message.role === 'user';
   const reason = message.metadata?.interrupted;
   const interruption = stopped || reason === 'cancelled' || reason === 'client-disconnected' ? 'stopped'
@@ -143,7 +144,7 @@ export function Message({ message, progress, stopped, failed, streaming, modelLa
         {time(message.metadata?.createdAt) ?? (streaming ? 'now' : '')}
         {interruption && !streaming && <span className="stopped"> · {interruption}</span>}
       </div>
-      {!mine && !streaming && message.parts.length > 0 && (
+      {!mine && rateable && !streaming && message.parts.length > 0 && (
         <Rating key={message.id} messageId={message.id} initial={message.metadata?.feedback} />
       )}
     </article>

@@ -9,6 +9,7 @@ export type MessageMetadata = {
   traceId?: string;
   profile?: string;
   feedback?: Feedback;
+  comparisonId?: string; // one of an A/B comparison's two answers
 };
 export type ChatMessage = UIMessage<MessageMetadata>;
 
@@ -109,4 +110,35 @@ export async function listProfiles(): Promise<Profile[]> {
   const response = await fetch('/api/profiles');
   if (!response.ok) throw await errorFrom(response);
   return response.json();
+}
+
+export type Preference = 'A' | 'B' | 'tie';
+export type ComparedAnswer = {
+  profile: string;
+  model: string;
+  messageId: string;
+  text?: string | null; // absent while it is being written
+  finishReason?: string | null;
+};
+export type ComparisonRecord = { id: string; a: ComparedAnswer; b: ComparedAnswer; preference?: Preference | null };
+
+/** An A/B comparison: both answers (their texts once written) and the vote. */
+export async function getComparison(id: string): Promise<ComparisonRecord> {
+  const response = await fetch(`/api/comparisons/${encodeURIComponent(id)}`);
+  if (!response.ok) throw await errorFrom(response);
+  return response.json();
+}
+
+export async function voteComparison(id: string, preference: Preference): Promise<void> {
+  const response = await fetch(`/api/comparisons/${encodeURIComponent(id)}/vote`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ preference }),
+  });
+  if (!response.ok) throw await errorFrom(response);
+}
+
+/** Stop whatever answers a conversation has streaming (both of an A/B comparison). */
+export async function stopAnswers(conversationId: string): Promise<void> {
+  await fetch(`/api/chat/${encodeURIComponent(conversationId)}/stream`, { method: 'DELETE' });
 }
