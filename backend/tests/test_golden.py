@@ -93,6 +93,34 @@ SCRIPTS = {
             code="NETWORK_ERROR", message="Connection failed: the model provider could not be reached.", retryable=True
         ),
     ],
+    "approval-requested": [  # a call waits for the person's approval; resumed, one more is declined
+        START,
+        ev.StepStart(),
+        ev.ToolInputAvailable(tool_call_id="call-3", tool_name="delete_conversation", input={"conversation_id": "c9"}),
+        ev.ToolApprovalRequest(approval_id="approval-3", tool_call_id="call-3"),
+        ev.StepFinish(),
+        ev.Finish(
+            finish_reason="tool-calls",
+            finished_at="2026-01-01T12:00:01.000Z",
+            usage=ev.Usage(input_tokens=9, output_tokens=2, total_tokens=11),
+            trace_id=TRACE_ID,
+        ),
+    ],
+    "approval-declined": [
+        START,
+        ev.ToolOutputDenied(tool_call_id="call-3", error_text="Not run: the user declined this tool call."),
+        ev.StepStart(),
+        ev.TextStart(id="text-1"),
+        ev.TextDelta(id="text-1", delta="I left it alone."),
+        ev.TextEnd(id="text-1"),
+        ev.StepFinish(),
+        ev.Finish(
+            finish_reason="stop",
+            finished_at="2026-01-01T12:00:02.000Z",
+            usage=ev.Usage(input_tokens=14, output_tokens=5, total_tokens=19),
+            trace_id=TRACE_ID,
+        ),
+    ],
 }
 EXTENSIONS = {
     "ui-message-stream": "sse",

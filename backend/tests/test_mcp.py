@@ -28,7 +28,7 @@ from threadline_testing.ports import free_port
 TEST_SERVER = Path(__file__).with_name("mcp_test_server.py")
 SECRET = "a test secret for MCP tokens, 32+ bytes"
 TOKENS = McpTokens(SECRET.encode())
-BUILTIN_TOOLS = {"calculator", "current_time", "search_conversation", "list_conversations"}
+BUILTIN_TOOLS = {"calculator", "current_time", "search_conversation", "list_conversations", "delete_conversation"}
 
 
 @contextmanager
@@ -120,6 +120,8 @@ async def test_builtin_rpc_endpoint_speaks_json_rpc_and_checks_the_jwt(make_sett
         listed = (await call(rpc("tools/list", request_id=2)))["result"]["tools"]
         assert {tool["name"] for tool in listed} == BUILTIN_TOOLS
         assert all(tool["inputSchema"]["type"] == "object" and tool["description"] for tool in listed)
+        hints = {tool["name"]: tool.get("annotations") or {} for tool in listed}
+        assert hints["delete_conversation"]["destructiveHint"] is True, "it waits for the person's approval"
         answer = await call(rpc("tools/call", {"name": "calculator", "arguments": {"expression": "6*7"}}, 3))
         assert answer["result"] == {"content": [{"type": "text", "text": "42"}], "isError": False}
         failed = await call(rpc("tools/call", {"name": "calculator", "arguments": {"expression": "1/0"}}, 4))

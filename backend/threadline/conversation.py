@@ -9,14 +9,15 @@ camelCase keys still load (`record_of`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from threadline import events as ev
+from threadline.approvals import is_denied, pending_of
 
 
 class Usage(TypedDict):
@@ -98,6 +99,16 @@ def last_user_index(messages: Sequence[AnyMessage]) -> int | None:
     return None
 
 
+def unanswered_calls(messages: Sequence[AnyMessage]) -> list[ToolCall]:
+    """The last model message's tool calls that have no result: calls waiting for approval."""
+    index = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
+    if index is None:
+        return []
+    answered = {message.tool_call_id for message in messages[index + 1 :] if isinstance(message, ToolMessage)}
+    calls: list[ToolCall] = messages[index].tool_calls  # type: ignore[union-attr]
+    return [call for call in calls if call["id"] not in answered]
+
+
 def usage_since(messages: Sequence[AnyMessage], start: int) -> Usage:
     """Tokens the model calls after `start` used, as the providers reported them."""
     usage = Usage(input_tokens=0, output_tokens=0, total_tokens=0)
@@ -172,6 +183,8 @@ def clean_message(message: AIMessage) -> AIMessage:
 def tool_output(message: ToolMessage) -> ev.ToolOutput | ev.ToolOutputError:
     """The event for a finished tool call: the live stream and a reloaded history show the same."""
     content = message.content if isinstance(message.content, str) else split_content(message.content)[0]
+    if is_denied(message):
+        return ev.ToolOutputDenied(tool_call_id=message.tool_call_id, error_text=content)
     if message.status == "error":
         return ev.ToolOutputError(tool_call_id=message.tool_call_id, error_text=content)
     return ev.ToolOutput(tool_call_id=message.tool_call_id, output=content)
@@ -184,6 +197,7 @@ class Conversation:
     thread_id: str
     messages: list[AnyMessage]
     records: dict[str, AnswerRecord]  # by the id of the user message each answers
+    waiting: dict[str, str] = field(default_factory=dict)  # approval ids of calls that wait, by tool call id
 
     def last_question(self) -> HumanMessage | None:
         """The newest user message: what a regenerated answer answers again."""
@@ -212,9 +226,11 @@ class StateWriter(StateReader, Protocol):
 
 async def load(graph: StateReader, thread_id: str) -> Conversation:
     """The conversation's latest state; empty when it has none yet."""
-    values = (await graph.aget_state(config_of(thread_id))).values or {}
+    snapshot = await graph.aget_state(config_of(thread_id))
+    values = snapshot.values or {}
     records = {key: record_of(record) for key, record in values.get("turns", {}).items()}
-    return Conversation(thread_id, list(values.get("messages", [])), records)
+    waiting = {approval["toolCallId"]: approval["approvalId"] for approval in pending_of(snapshot.interrupts)}
+    return Conversation(thread_id, list(values.get("messages", [])), records, waiting)
 
 
 async def copy_conversation(graph: StateWriter, source: str, target: str) -> None:

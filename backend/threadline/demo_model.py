@@ -36,11 +36,13 @@ _COUNT = re.compile(r"\bcount to (\d{1,5})\b", re.I)
 _USE_TOOL = re.compile(r"\buse the ([\w.-]+) tool(?: with (\{.*\}))?", re.I | re.S)
 _SEARCH = re.compile(r"\bsearch (?:this conversation|earlier messages) for (.+)", re.I | re.S)
 _LIST = re.compile(r"\b(?:list|show) my conversations\b", re.I)
+_DELETE = re.compile(r"\bdelete (?:the )?conversations? ([\w-]+(?:\s*(?:,|\band\b)\s*[\w-]+)*)", re.I)
 
 
 class DemoChatModel(BaseChatModel):
     """Scripted replies: `calculate <expr>`, `time in <Area/City>`, `search this conversation for <words>`,
-    `list my conversations` and `use the <name> tool with {json}` call tools; `count to N` streams N tokens;
+    `list my conversations`, `delete conversation <id>[ and <id>]` (which waits for approval) and
+    `use the <name> tool with {json}` call tools; `count to N` streams N tokens;
     `think about <topic>` reasons before it answers."""
 
     token_delay: float = 0.015
@@ -72,6 +74,9 @@ class DemoChatModel(BaseChatModel):
             return self._tool_call(match.group(1), arguments if isinstance(arguments, dict) else {})
         if (match := _SEARCH.search(prompt)) and "search_conversation" in tool_names:
             return self._tool_call("search_conversation", {"query": match.group(1).strip().rstrip("?.!")})
+        if (match := _DELETE.search(prompt)) and "delete_conversation" in tool_names:
+            ids = re.split(r"\s*(?:,|\band\b)\s*", match.group(1).strip())
+            return self._tool_calls("delete_conversation", [{"conversation_id": id_} for id_ in ids if id_])
         if _LIST.search(prompt) and "list_conversations" in tool_names:
             return self._tool_call("list_conversations", {})
         if (match := _ARITHMETIC.search(prompt)) and "calculator" in tool_names:
@@ -102,21 +107,28 @@ class DemoChatModel(BaseChatModel):
 
     @staticmethod
     def _tool_call(name: str, args: dict[str, Any]) -> AIMessage:
-        return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:24]}"}])
+        return DemoChatModel._tool_calls(name, [args])
+
+    @staticmethod
+    def _tool_calls(name: str, each: list[dict[str, Any]]) -> AIMessage:
+        calls = [{"name": name, "args": args, "id": f"call_{uuid.uuid4().hex[:24]}"} for args in each]
+        return AIMessage(content="", tool_calls=calls)
 
     def _chunks(self, messages: list[BaseMessage], tool_names: Sequence[str]) -> Iterator[AIMessageChunk]:
         reply = self._plan(messages, tool_names)
         prompt_tokens = sum(len(_TOKEN.findall(m.text)) for m in messages)
         output_tokens = 0
-        for call in reply.tool_calls:
+        for index, call in enumerate(reply.tool_calls):
             arguments = json.dumps(call["args"])
             middle = len(arguments) // 2
             yield AIMessageChunk(
                 content="",
-                tool_call_chunks=[tool_call_chunk(name=call["name"], args=arguments[:middle], id=call["id"], index=0)],
+                tool_call_chunks=[
+                    tool_call_chunk(name=call["name"], args=arguments[:middle], id=call["id"], index=index)
+                ],
             )
             yield AIMessageChunk(
-                content="", tool_call_chunks=[tool_call_chunk(name=None, args=arguments[middle:], id=None, index=0)]
+                content="", tool_call_chunks=[tool_call_chunk(name=None, args=arguments[middle:], id=None, index=index)]
             )
             output_tokens += 2
         reasoning = reply.additional_kwargs.get("demo_reasoning")

@@ -88,6 +88,17 @@ class ToolOutputError(Event, tag="tool-output-error", frozen=True):
     duration_ms: float | None = None
 
 
+class ToolOutputDenied(ToolOutputError, tag="tool-output-denied", frozen=True):
+    """The person declined the call, so it never ran; a wire with no word for that shows it as an error."""
+
+
+class ToolApprovalRequest(Event, tag="tool-approval-request", frozen=True):
+    """The call waits for the person's approval: the answer ends here, and resumes when they respond."""
+
+    approval_id: str
+    tool_call_id: str
+
+
 class ToolProgress(Event, tag="tool-progress", frozen=True):
     tool_call_id: str
     progress: float

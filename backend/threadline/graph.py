@@ -1,7 +1,8 @@
-"""The conversation graph: input → process ⇄ tools → respond, checkpointed per conversation.
+"""The conversation graph: input → process ⇄ approve → tools → respond, checkpointed per conversation.
 
-`process` is one model call that decides whether tools are needed; `tools` runs them and injects the
-results; `respond` closes the turn (and answers plainly when the model-call budget ran out).
+`process` is one model call that decides whether tools are needed; `approve` waits for the person's
+approval of the calls that need it (approvals.py); `tools` runs them and injects the results; `respond`
+closes the turn (and answers plainly when the model-call budget ran out).
 """
 
 from __future__ import annotations
@@ -28,9 +29,18 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
+from langgraph.types import Command, Send, interrupt
 
+from threadline.approvals import NOT_INTERACTIVE, SUPERSEDED, Response, ask, denial
 from threadline.context import Compressor, ContextState
-from threadline.conversation import AnswerRecord, clean_message, last_user_index, merge_records, usage_since
+from threadline.conversation import (
+    AnswerRecord,
+    clean_message,
+    last_user_index,
+    merge_records,
+    unanswered_calls,
+    usage_since,
+)
 from threadline.events import timestamp
 from threadline.turn_context import current_turn
 
@@ -51,6 +61,8 @@ class TurnRequest(TypedDict):
     trace_id: str
     profile: str
     comparison_id: NotRequired[str]  # when this answer is one of an A/B comparison's two
+    interactive: NotRequired[bool]  # False: the wire cannot ask for approval, so such calls are declined
+    resume: NotRequired[dict[str, Response]]  # the person's approvals, by tool call id: resume the turn
 
 
 class ChatState(TypedDict, total=False):
@@ -59,6 +71,7 @@ class ChatState(TypedDict, total=False):
     model_calls: int
     request: TurnRequest | None
     context: ContextState | None  # the summary the model sees instead of the older turns (context.py)
+    interactive: bool  # whether this turn may wait for the person's approval of a tool call
 
 
 def build_graph(
@@ -72,6 +85,7 @@ def build_graph(
 ) -> Graph:
     """Compile the graph once at start-up; each conversation is a thread of the checkpointer."""
     model_with_tools = model.bind_tools(tools) if tools else model
+    asking = {tool.name for tool in tools if getattr(tool, "needs_approval", False)}
     system = SystemMessage(content=system_prompt)
     compressor = Compressor(model, context_limit) if context_limit else None
     # Every node is `async def`: LangGraph would run a plain function in a worker thread.
@@ -84,7 +98,17 @@ def build_graph(
         request = state["request"]
         assert request is not None, "every run starts with a request"
         messages = state.get("messages", [])
-        update: list[BaseMessage]
+        update: list[BaseMessage] = []
+        superseded: dict[str, AnswerRecord] = {}
+        unanswered = [] if request["regenerate"] else unanswered_calls(messages)
+        if unanswered:  # an approval left waiting: a new message declines it
+            declined = [denial(call, None, SUPERSEDED) for call in unanswered]
+            update = list(declined)
+            start = last_user_index(messages) or 0
+            superseded[messages[start].id or ""] = AnswerRecord(
+                finished_at=timestamp(), finish_reason="other", interrupted="superseded"
+            )
+            messages = [*messages, *declined]
         if request["regenerate"]:
             index = last_user_index(messages)
             assert index is not None, "the route regenerates only a conversation with a question"
@@ -96,7 +120,7 @@ def build_graph(
             if any(message.id == user_id for message in messages):
                 # add_messages would overwrite the earlier message with this id: keep both instead.
                 user_id = f"{user_id}-{uuid.uuid4().hex[:8]}"
-            update = [HumanMessage(id=user_id, content=request["text"])]
+            update = [*update, HumanMessage(id=user_id, content=request["text"])]
             turn = AnswerRecord(user_created_at=request["created_at"])
         turn |= AnswerRecord(
             assistant_id=request["assistant_message_id"],
@@ -107,7 +131,13 @@ def build_graph(
         )
         if request.get("comparison_id"):
             turn["comparison_id"] = request["comparison_id"]
-        return {"messages": update, "turns": {user_id: turn}, "model_calls": 0, "request": None}
+        return {
+            "messages": update,
+            "turns": superseded | {user_id: turn},
+            "model_calls": 0,
+            "request": None,
+            "interactive": request.get("interactive", True),
+        }
 
     async def process(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
         turn = current_turn.get()
@@ -133,8 +163,31 @@ def build_graph(
         return update | {"messages": [response], "model_calls": state.get("model_calls", 0) + 1}
 
     async def after_process(state: ChatState) -> str:
-        wants_tools = bool(tool_calls_of(state))
-        return "tools" if wants_tools and state["model_calls"] < max_model_calls else "respond"
+        calls = tool_calls_of(state)
+        if not calls or state["model_calls"] >= max_model_calls:
+            return "respond"
+        return "approve" if any(call["name"] in asking for call in calls) else "tools"
+
+    async def approve(state: ChatState) -> Command[Any]:
+        """Run the calls that need no approval; stop for those that do, until the person answers. Resumed,
+        `interrupt` returns their responses: approved calls run, declined ones get a result saying so."""
+        calls = tool_calls_of(state)
+        waiting = [call for call in calls if call["name"] in asking]
+        if not waiting:
+            return Command(goto="tools")
+        if state.get("interactive", True):
+            responses: dict[str, Response] = interrupt(ask(waiting))
+        else:
+            responses = {call["id"] or "": Response(approved=False, reason=NOT_INTERACTIVE) for call in waiting}
+        declined = []
+        for call in waiting:
+            response = responses.get(call["id"] or "") or Response(approved=False)
+            if not response["approved"]:
+                declined.append(denial(call, response.get("approval_id"), response.get("reason")))
+        declined_ids = {message.tool_call_id for message in declined}
+        running = [call for call in calls if call["id"] not in declined_ids]
+        goto: Any = Send("tools", [call | {"type": "tool_call"} for call in running]) if running else "process"
+        return Command(update={"messages": declined}, goto=goto)
 
     async def respond(state: ChatState) -> dict[str, Any]:
         messages = state["messages"]
@@ -159,11 +212,12 @@ def build_graph(
     builder = StateGraph(ChatState)
     builder.add_node("input", input_node)
     builder.add_node("process", process)
+    builder.add_node("approve", approve, destinations=("tools", "process"))
     builder.add_node("tools", ToolNode(tools, handle_tool_errors=True))
     builder.add_node("respond", respond)
     builder.add_edge(START, "input")
     builder.add_edge("input", "process")
-    builder.add_conditional_edges("process", after_process, ["tools", "respond"])
+    builder.add_conditional_edges("process", after_process, ["approve", "tools", "respond"])
     builder.add_edge("tools", "process")
     builder.add_edge("respond", END)
     return builder.compile(checkpointer=checkpointer)

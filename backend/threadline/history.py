@@ -91,10 +91,21 @@ def ui_messages(
         elif isinstance(message, ToolMessage) and message.tool_call_id in tool_parts:
             part = tool_parts[message.tool_call_id]
             outcome = tool_output(message)
-            if isinstance(outcome, ev.ToolOutputError):
+            if isinstance(outcome, ev.ToolOutputDenied):
+                declined = message.artifact if isinstance(message.artifact, dict) else {}
+                approval_id = declined.get("approval_id") or f"declined-{message.tool_call_id}"
+                approval = {"id": approval_id, "approved": False} | (
+                    {"reason": declined["reason"]} if declined.get("reason") else {}
+                )
+                part.update(state="output-denied", approval=approval)
+            elif isinstance(outcome, ev.ToolOutputError):
                 part.update(state="output-error", errorText=outcome.error_text)
             else:
                 part.update(state="output-available", output=outcome.output)
+    for tool_call_id, approval_id in conversation.waiting.items():  # calls waiting for the person's approval
+        waiting = tool_parts.get(tool_call_id)
+        if waiting is not None and waiting["state"] == "input-available":
+            waiting.update(state="approval-requested", approval={"id": approval_id})
     # An answer that showed nothing is left out, unless it was interrupted: the page then says so.
     return [
         message

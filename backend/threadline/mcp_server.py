@@ -23,6 +23,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
+from mcp.types import ToolAnnotations
 
 from threadline import __version__
 from threadline.conversation import load, thread_of
@@ -104,6 +105,21 @@ def build_server(services: Callable[[], Services]) -> FastMCP:
             return f"No earlier message mentions {query!r}."
         newest = hits[::-1][: max(1, min(limit, 20))]
         return f"{len(hits)} earlier message(s) mention {query!r}; newest first:\n" + "\n".join(newest)
+
+    @server.tool(
+        structured_output=False,
+        annotations=ToolAnnotations(title="Delete a conversation", destructiveHint=True, readOnlyHint=False),
+    )
+    async def delete_conversation(conversation_id: str, ctx: Context[Any, Any, Any]) -> str:
+        """Delete one of the user's other conversations, by its id (list_conversations shows the ids). It cannot be undone, so the user is asked to approve it first."""  # noqa: E501
+        caller = _caller(ctx)
+        if not caller.client_id:
+            raise ToolError("no visitor: this token does not name whose conversation to delete")
+        if conversation_id == caller.conversation_id:
+            raise ToolError("this is the conversation we are in: delete it from the conversation list instead")
+        if not await services().delete_conversation(caller.client_id, conversation_id):
+            raise ToolError(f"no conversation with the id {conversation_id!r}")
+        return f"Deleted the conversation {conversation_id}."
 
     @server.tool(structured_output=False)
     async def list_conversations(ctx: Context[Any, Any, Any], limit: int = 20) -> str:

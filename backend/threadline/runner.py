@@ -10,9 +10,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
-from langgraph.types import StreamMode
+from langgraph.types import Command, StreamMode
 
 from threadline import events as ev
+from threadline.approvals import pending_of
 from threadline.conversation import AnswerRecord, clean_text, config_of, text_and_reasoning, tool_output
 from threadline.graph import Graph, TurnRequest
 
@@ -146,7 +147,7 @@ class TurnTranslator:
         blocks += [{"type": "text", "text": text}] if text else []
         return AIMessage(content=blocks)
 
-    def update(self, node: str, update: dict[str, Any] | None) -> list[ev.Event]:
+    def update(self, node: str, update: Any) -> list[ev.Event]:
         update = update or {}
         if node == "process":
             return self.model_done(update["messages"][-1])
@@ -155,6 +156,14 @@ class TurnTranslator:
         if node == "respond":
             self.finish = next(iter(update["turns"].values()))
             return self.close_step()
+        if node == "__interrupt__":  # the graph waits for the person's approval: the answer ends here
+            self.finish = AnswerRecord(finish_reason="tool-calls")
+            requests = [
+                ev.ToolApprovalRequest(approval_id=approval["approvalId"], tool_call_id=approval["toolCallId"])
+                for approval in pending_of(update)
+            ]
+            self.pending_tools.difference_update(request.tool_call_id for request in requests)
+            return [*requests, *self.close_step()]
         return []
 
 
@@ -171,7 +180,8 @@ async def graph_events(
     config = config_of(thread_id)
     if callbacks:
         config |= {"callbacks": callbacks, "metadata": metadata or {}}
-    stream: AsyncIterator[Any] = graph.astream({"request": request}, config, stream_mode=STREAM_MODES)
+    graph_input: Any = Command(resume=request["resume"]) if "resume" in request else {"request": request}
+    stream: AsyncIterator[Any] = graph.astream(graph_input, config, stream_mode=STREAM_MODES)
     async for mode, payload in stream:
         batch: list[ev.Event]
         if mode == "messages":

@@ -14,11 +14,23 @@ MAX_MESSAGE_CHARS = 10_000
 MAX_BODY_BYTES = 1_048_576  # 1 MB
 
 
-class UIMessagePart(msgspec.Struct):
-    """A part of a `UIMessage`; only text parts carry what the server reads, the rest are ignored."""
+class ApprovalIn(msgspec.Struct):
+    """A tool part's `approval` once the person answered (`addToolApprovalResponse`)."""
+
+    id: Annotated[str, msgspec.Meta(max_length=128)]
+    approved: bool | None = None
+    reason: Annotated[str, msgspec.Meta(max_length=2_000)] | None = None
+
+
+class UIMessagePart(msgspec.Struct, rename="camel"):
+    """A part of a `UIMessage`. The server reads text parts of the new user message, and tool parts in
+    `approval-responded` state of the assistant message that answers approvals; the rest is ignored."""
 
     type: str
     text: str | None = None
+    tool_call_id: str | None = None
+    state: str | None = None
+    approval: ApprovalIn | None = None
 
 
 class UIMessageIn(msgspec.Struct):

@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from threadline.active_turns import ActiveTurns
 from threadline.client_address import ClientAddress
+from threadline.conversation import branch_of, thread_of
 from threadline.graph import Graph, build_graph
 from threadline.mcp_client.toolbox import McpToolbox
 from threadline.models import build_chat_model, profiles_of
@@ -115,6 +116,22 @@ class Services:
         task = asyncio.create_task(chore)
         self.chores.add(task)
         task.add_done_callback(self.chores.discard)
+
+    async def delete_conversation(self, client_id: str, conversation_id: str) -> bool:
+        """Delete a visitor's conversation and all that belongs to it; False when they have none by that id.
+        An answer still streaming is stopped first (in whichever process runs it) and its last writes are
+        awaited, so nothing it saves can bring the conversation back."""
+        thread_id = thread_of(client_id, conversation_id)
+        await self.active_turns.cancel(thread_id, client_id)
+        if not await self.conversations.delete(conversation_id, client_id):
+            return False
+        await self.storage.checkpointer.adelete_thread(thread_id)
+        await self.observability.traces.delete_conversation(client_id, conversation_id)
+        await self.storage.feedback.delete_conversation(client_id, conversation_id)
+        for comparison_id in await self.storage.comparisons.delete_conversation(client_id, conversation_id):
+            for side in "AB":
+                await self.storage.checkpointer.adelete_thread(branch_of(thread_id, comparison_id, side))
+        return True
 
     @property
     def graph(self) -> Graph:

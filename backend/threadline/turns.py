@@ -20,7 +20,8 @@ from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline import events as ev
-from threadline.conversation import AnswerRecord, Usage, config_of, load, usage_since
+from threadline.approvals import CANCELLED, denial
+from threadline.conversation import AnswerRecord, Usage, config_of, load, unanswered_calls, usage_since
 from threadline.failures import TIMEOUT, Failure, classify
 from threadline.graph import Graph, TurnRequest
 from threadline.observability.answers import Observability
@@ -382,6 +383,22 @@ async def forget_turn(graph: Graph, thread_id: str, assistant_id: str, finished_
     added = [RemoveMessage(id=message.id) for message in messages[start + 1 :] if message.id]
     record = AnswerRecord(finished_at=finished_at, finish_reason="error", usage=usage_since(messages, start))
     await graph.aupdate_state(config_of(thread_id), {"messages": added, "turns": {user_id: record}}, as_node="respond")
+
+
+async def decline_waiting(graph: Graph, thread_id: str) -> bool:
+    """Decline the tool calls that wait for the person's approval (a stop while waiting); False when none do."""
+    conversation = await load(graph, thread_id)
+    question = conversation.last_question()
+    if not conversation.waiting or question is None:
+        return False
+    declined = [
+        denial(call, conversation.waiting.get(call["id"] or ""), CANCELLED)
+        for call in unanswered_calls(conversation.messages)
+    ]
+    record = AnswerRecord(finished_at=ev.timestamp(), finish_reason="other", interrupted=Stop.CANCELLED.value)
+    update = {"messages": declined, "turns": {question.id: record}}
+    await graph.aupdate_state(config_of(thread_id), update, as_node="respond")
+    return True
 
 
 async def recover_turn(graph: Graph, thread_id: str, why: str) -> None:

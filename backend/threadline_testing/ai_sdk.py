@@ -39,3 +39,9 @@ def seed_004_client(base_url: str, cookie: str, message: str, **options: object)
     """Seed 004's own `streamChatResponse` against a server (see conformance/seed-004-client.mjs)."""
     request = {"baseUrl": base_url, "cookie": cookie, "message": message, **options}
     return _node("seed-004-client.mjs", json.dumps(request).encode())
+
+
+def approve_with_chat(base_url: str, cookie: str, conversation_id: str, text: str, decisions: list[dict]) -> dict:
+    """The real `ai` Chat through a tool approval: send, answer each request, let it resume (approval-chat.mjs)."""
+    request = {"baseUrl": base_url, "cookie": cookie, "conversationId": conversation_id, "text": text}
+    return _node("approval-chat.mjs", json.dumps(request | {"decisions": decisions}).encode())

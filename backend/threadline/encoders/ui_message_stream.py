@@ -58,6 +58,10 @@ def _tool_error(event: ev.ToolOutputError) -> Any:
     return {"type": "tool-output-error", "toolCallId": event.tool_call_id, "errorText": event.error_text}
 
 
+def _tool_denied(event: ev.ToolOutputDenied) -> Any:
+    return {"type": "tool-output-denied", "toolCallId": event.tool_call_id}
+
+
 def _data(name: str) -> Callable[[Any], dict[str, Any]]:
     return lambda event: {"type": f"data-{name}", "data": event, "transient": True}
 
@@ -68,6 +72,7 @@ _REBUILT: dict[type[ev.Event], Callable[[Any], Any]] = {
     ev.Error: _error,
     ev.ToolOutput: _tool_output,  # without our duration, which the protocol has no field for
     ev.ToolOutputError: _tool_error,
+    ev.ToolOutputDenied: _tool_denied,
     ev.ToolProgress: _data("tool-progress"),
     ev.Status: _data("status"),
     ev.Warning: _data("warning"),

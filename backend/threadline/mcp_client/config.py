@@ -15,8 +15,10 @@ Transport = Literal["builtin", "jsonrpc-http", "streamable-http", "stdio"]
 BUILTIN = "builtin"
 
 
-class McpServerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One server. `jwt` is sent as `Authorization: Bearer …`; `headers` are sent as they are."""
+class McpServerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
+    """One server. `jwt` is sent as `Authorization: Bearer …`; `headers` are sent as they are.
+    `require_approval` / `auto_approve`: tool names or globs that do, or do not, wait for the person's approval
+    (approvals.py), whatever the server's annotations say."""
 
     name: str
     transport: Transport
@@ -26,6 +28,8 @@ class McpServerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     env: dict[str, str] | None = None
     jwt: str | None = None
     headers: dict[str, str] = {}
+    require_approval: tuple[str, ...] = ()
+    auto_approve: tuple[str, ...] = ()
 
 
 DEFAULT_SERVERS = (McpServerConfig(name="threadline", transport="builtin"),)

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable
+from fnmatch import fnmatch
 from functools import partial
 from typing import Any, Protocol
 
@@ -51,6 +52,18 @@ def tool_name(server: str, remote: str, taken: set[str]) -> str:
         candidate = f"{server}_{base}"[: MAX_NAME - 3] + f"_{suffix}"
         suffix += 1
     return candidate
+
+
+def needs_approval(tool: types.Tool, config: McpServerConfig) -> bool:
+    """Whether a call waits for the person's approval: the server marks the tool destructive (and not
+    read-only), or the configuration's `requireApproval` names it; `autoApprove` overrides both. A tool with
+    no annotations runs without asking (MCP's default would ask for every unannotated tool)."""
+    if any(fnmatch(tool.name, pattern) for pattern in config.auto_approve):
+        return False
+    if any(fnmatch(tool.name, pattern) for pattern in config.require_approval):
+        return True
+    hints = tool.annotations
+    return bool(hints and hints.destructiveHint is True and not hints.readOnlyHint)
 
 
 class ServerState:
@@ -180,6 +193,7 @@ class McpToolbox:
                         connection=server.connection,
                         timeout=self.timeout,
                         on_unreachable=lambda why, name=server.config.name: self._mark_lost(name, why),
+                        needs_approval=needs_approval(tool, server.config),
                     )
                 )
         self.tools = tools

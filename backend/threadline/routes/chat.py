@@ -21,18 +21,20 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
 
+from threadline import approvals
 from threadline import events as ev
+from threadline.approvals import Response
 from threadline.comparisons import ComparedAnswer, Comparison, Side
-from threadline.conversation import answer_text, branch_of, copy_conversation, load, thread_of
+from threadline.conversation import answer_text, branch_of, config_of, copy_conversation, load, thread_of
 from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.graph import TurnRequest
 from threadline.profiles import Profile
 from threadline.routes import AppServices
 from threadline.routes.conversations import ConversationId
-from threadline.schemas import MAX_MESSAGE_CHARS, CancelRequest, CancelResult, ChatRequest, ErrorDetail
+from threadline.schemas import MAX_MESSAGE_CHARS, CancelRequest, CancelResult, ChatRequest, ErrorDetail, UIMessageIn
 from threadline.services import Services
-from threadline.turns import Stop, Turn
+from threadline.turns import Stop, Turn, decline_waiting
 
 log = logging.getLogger("threadline.comparisons")
 
@@ -76,6 +78,59 @@ def comparison_pair(services: Services, requested: list[str] | None) -> tuple[Pr
 
 def _invalid(field: str, message: str) -> ApiError:
     return ApiError(400, "VALIDATION_ERROR", f"Invalid request: {message}", [ErrorDetail(field, message)])
+
+
+def _approval_responses(message: UIMessageIn) -> dict[str, tuple[str, Response]]:
+    """The approvals an assistant message answers, by approval id: (tool call id, the response)."""
+    responses = {
+        part.approval.id: (
+            part.tool_call_id or "",
+            Response(approved=bool(part.approval.approved), reason=part.approval.reason),
+        )
+        for part in message.parts
+        if part.state == "approval-responded" and part.approval is not None
+    }
+    if not responses:
+        raise _invalid("messages", "the last message must have role 'user', or answer tool approvals")
+    return responses
+
+
+async def resume_turn(
+    services: Services,
+    client_id: str,
+    conversation_id: str,
+    responses: dict[str, tuple[str, Response]],
+    *,
+    stream_mode: str,
+) -> Turn:
+    """Resume the answer that waits for the person's approvals, once they are checked against what waits in
+    the checkpoint; the answer goes on as the same assistant message."""
+    if await services.conversations.get(conversation_id, client_id) is None:
+        raise not_found()
+    thread_id = thread_of(client_id, conversation_id)
+    snapshot = await services.graph.aget_state(config_of(thread_id))
+    try:
+        resume = approvals.check(approvals.pending_of(snapshot.interrupts), responses)
+    except approvals.ApprovalError as error:
+        status, code = (409, "CONFLICT") if error.conflict else (400, "VALIDATION_ERROR")
+        raise ApiError(status, code, str(error)) from None
+    conversation = await load(services.graph, thread_id)
+    question = conversation.last_question()
+    assert question is not None and question.id, "an approval waits in a turn, which has a question"
+    record = conversation.records.get(question.id, {})
+    profile = services.profiles.get(record.get("profile", "")) or services.graphs.default
+    request = turn_request(
+        profile, question.text, user_message_id=question.id, assistant_message_id=record.get("assistant_id") or new_id()
+    )
+    request["resume"] = resume
+    turn = new_turn(services, thread_id, conversation_id, client_id, request, stream_mode=stream_mode)
+    conversations = services.conversations
+    await services.active_turns.begin(
+        turn,
+        touch=lambda: conversations.touch(conversation_id, client_id, question.text, new_turn=False),
+        discard=partial(conversations.delete, conversation_id, client_id),
+    )
+    return turn
 
 
 def _user_text(data: ChatRequest) -> str:
@@ -124,6 +179,7 @@ def turn_request(
     assistant_message_id: str,
     regenerate: bool = False,
     comparison_id: str = "",
+    interactive: bool = True,
 ) -> TurnRequest:
     request = TurnRequest(
         user_message_id=user_message_id,
@@ -137,6 +193,8 @@ def turn_request(
     )
     if comparison_id:
         request["comparison_id"] = comparison_id
+    if not interactive:
+        request["interactive"] = False
     return request
 
 
@@ -176,6 +234,7 @@ async def start_turn(
     keep_failed_answer: bool = True,
     profile_id: str | None = None,
     comparison_id: str = "",
+    interactive: bool = True,
 ) -> Turn:
     """Start one answer in the visitor's conversation, whichever wire will carry it, on the profile
     `profile_for` chooses. Refused when the visitor already has one running, when the conversation's A/B
@@ -191,6 +250,7 @@ async def start_turn(
         assistant_message_id=assistant_message_id,
         regenerate=regenerate,
         comparison_id=comparison_id,
+        interactive=interactive,
     )
     thread_id = thread_of(client_id, conversation_id)
     turn = new_turn(
@@ -315,7 +375,24 @@ async def _cancel(services: Services, conversation_id: str, client_id: str) -> C
         raise not_found()
     if await services.active_turns.cancel(thread_id, client_id):
         return CancelResult(cancelled=True, conversation_id=conversation_id)
+    if await decline_waiting(services.graph, thread_id):  # an answer waiting for approval ends too
+        return CancelResult(cancelled=True, conversation_id=conversation_id)
     raise ApiError(409, "CONFLICT", "No answer is streaming in this conversation: it has already finished.")
+
+
+async def _answer(turn: Turn, wire: Wire, conversation_id: str) -> Stream:
+    opening = await turn.opening()
+    if opening and isinstance(opening[-1], ev.Error):
+        # Nothing was shown yet, so the failure can still be an HTTP status the client checks first. The
+        # answer is let finish closing first, so a retry sent at once is not refused as a second answer.
+        failure = opening[-1]
+        await turn.finished()
+        raise ApiError(PRE_STREAM_FAILURE, failure.code, failure.message)
+    return Stream(
+        wire.encode(turn.events(opening)),
+        media_type=wire.media_type,
+        headers={**wire.headers, "x-conversation-id": conversation_id},
+    )
 
 
 class ChatController(Controller):
@@ -350,6 +427,12 @@ class ChatController(Controller):
         conversations = services.conversations
         graph = services.graph
         regenerate = data.trigger == "regenerate-message"
+        stream_mode = data.stream_mode or services.settings.stream_mode
+        if not regenerate and data.messages[-1].role == "assistant":
+            turn = await resume_turn(
+                services, client_id, conversation_id, _approval_responses(data.messages[-1]), stream_mode=stream_mode
+            )
+            return await _answer(turn, wire, conversation_id)
         pair = None if regenerate else comparison_pair(services, data.compare_profiles)
         if regenerate:
             if await conversations.get(conversation_id, client_id) is None:
@@ -362,7 +445,6 @@ class ChatController(Controller):
         else:
             text = _user_text(data)
             user_message_id = data.messages[-1].id or new_id()
-        stream_mode = data.stream_mode or services.settings.stream_mode
         if pair is not None:
             turn = await start_comparison(
                 services,
@@ -385,18 +467,7 @@ class ChatController(Controller):
                 stream_mode=stream_mode,
                 profile_id=data.profile_id,
             )
-        opening = await turn.opening()
-        if opening and isinstance(opening[-1], ev.Error):
-            # Nothing was shown yet, so the failure can still be an HTTP status the client checks first. The
-            # answer is let finish closing first, so a retry sent at once is not refused as a second answer.
-            failure = opening[-1]
-            await turn.finished()
-            raise ApiError(PRE_STREAM_FAILURE, failure.code, failure.message)
-        return Stream(
-            wire.encode(turn.events(opening)),
-            media_type=wire.media_type,
-            headers={**wire.headers, "x-conversation-id": conversation_id},
-        )
+        return await _answer(turn, wire, conversation_id)
 
     @post(
         "/cancel_stream",

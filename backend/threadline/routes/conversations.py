@@ -6,7 +6,7 @@ from litestar import Controller, delete, get
 from litestar.di import NamedDependency
 from litestar.params import Parameter
 
-from threadline.conversation import branch_of, load, thread_of
+from threadline.conversation import load, thread_of
 from threadline.errors import error_responses, not_found
 from threadline.history import ui_messages
 from threadline.persistence import Conversation
@@ -55,13 +55,5 @@ class ConversationController(Controller):
     ) -> None:
         """An answer still streaming is stopped first (in whichever process runs it) and its last writes are
         awaited, so nothing it saves can bring the conversation back."""
-        thread_id = thread_of(client_id, conversation_id)
-        await services.active_turns.cancel(thread_id, client_id)
-        if not await services.conversations.delete(conversation_id, client_id):
+        if not await services.delete_conversation(client_id, conversation_id):
             raise not_found()
-        await services.storage.checkpointer.adelete_thread(thread_id)
-        await services.observability.traces.delete_conversation(client_id, conversation_id)
-        await services.storage.feedback.delete_conversation(client_id, conversation_id)
-        for comparison_id in await services.storage.comparisons.delete_conversation(client_id, conversation_id):
-            for side in "AB":
-                await services.storage.checkpointer.adelete_thread(branch_of(thread_id, comparison_id, side))

@@ -134,6 +134,7 @@ class Seed002Controller(Controller):
             user_message_id=new_id(),
             assistant_message_id=new_id(),
             stream_mode="messages",
+            interactive=False,  # seed 002 has no approvals: a call that needs one is declined
         )
         encoder = ChatResponseEncoder(preview=services.settings.tool_output_preview)
         return Stream(
