@@ -9,6 +9,7 @@ import httpx
 import pytest
 from helpers import chat_body, new_conversation_id, serving
 from mcp import types
+from threadline.client import Client
 from threadline.identity import COOKIE
 from threadline.mcp_client.config import McpServerConfig
 from threadline.mcp_client.toolbox import needs_approval
@@ -171,3 +172,16 @@ def test_which_tools_wait_for_approval():
     (configured,) = load_settings({"MCP_SERVERS": servers, "CHAT_MODEL_PROVIDER": "demo"}).mcp_servers
     assert needs_approval(tool("send_mail"), configured)
     assert not needs_approval(tool("rm", destructiveHint=True), configured), "autoApprove wins"
+
+
+def test_the_python_client_approves_and_denies(server):
+    with Client(server) as client:
+        doomed, kept = client.ask("hello").conversation_id, client.ask("hello").conversation_id
+        waiting = client.ask(f"delete conversation {doomed}")
+        (call,) = waiting.tool_calls
+        assert call.state == "approval-requested" and call.approval_id and waiting.finish_reason == "tool-calls"
+        went_on = client.approve(waiting)
+        assert went_on.tool_calls[0].state == "output-available" and "Deleted" in went_on.text
+        declined = client.deny(client.ask(f"delete conversation {kept}"), "not now")
+        assert declined.tool_calls[0].state == "output-denied" and "declined" in declined.text
+        assert [row["conversation_id"] for row in client.list_conversations()].count(kept) == 1

@@ -18,6 +18,7 @@ the answer on the server (what was shown is saved); `cancel()` stops one from an
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -102,6 +103,15 @@ class ToolOutputError(Chunk, tag="tool-output-error", frozen=True):
     error_text: str
 
 
+class ToolOutputDenied(Chunk, tag="tool-output-denied", frozen=True):
+    tool_call_id: str
+
+
+class ToolApprovalRequest(Chunk, tag="tool-approval-request", frozen=True):
+    approval_id: str
+    tool_call_id: str
+
+
 class Finish(Chunk, tag="finish", frozen=True):
     finish_reason: str | None = None
     message_metadata: dict[str, Any] = {}
@@ -134,6 +144,8 @@ KnownChunk = (
     | ToolInputAvailable
     | ToolOutputAvailable
     | ToolOutputError
+    | ToolOutputDenied
+    | ToolApprovalRequest
     | Finish
     | Error
 )
@@ -157,11 +169,14 @@ def parse_chunk(raw: bytes | str) -> Chunk:
 class ToolCall:
     tool_call_id: str
     tool_name: str
-    state: Literal["input-streaming", "input-available", "output-available", "output-error"] = "input-streaming"
+    state: Literal[
+        "input-streaming", "input-available", "approval-requested", "output-available", "output-error", "output-denied"
+    ] = "input-streaming"
     input_text: str = ""
     input: Any = None
     output: Any = None
     error_text: str | None = None
+    approval_id: str | None = None  # set while the call waits for the person's approval
 
 
 @dataclass
@@ -232,6 +247,11 @@ class Answer:
             case ToolOutputError():
                 call = self._tool(chunk.tool_call_id)
                 call.state, call.error_text = "output-error", chunk.error_text
+            case ToolApprovalRequest():
+                call = self._tool(chunk.tool_call_id)
+                call.state, call.approval_id = "approval-requested", chunk.approval_id
+            case ToolOutputDenied():
+                self._tool(chunk.tool_call_id).state = "output-denied"
             case Finish():
                 self.finish_reason = chunk.finish_reason
                 self.metadata |= chunk.message_metadata
@@ -277,8 +297,9 @@ def _error_from(response: httpx.Response, body: bytes) -> ThreadlineError:
     )
 
 
-def _whole(chunks: Iterator[Chunk]) -> Answer:
-    answer = Answer()
+def _whole(chunks: Iterator[Chunk], answer: Answer | None = None) -> Answer:
+    """The answer the chunks make, or `answer` continued with them (after approvals, as useChat does)."""
+    answer = answer or Answer()
     for chunk in chunks:
         answer.apply(chunk)
     if answer.error is not None:
@@ -333,6 +354,24 @@ def _request(text: str, conversation_id: str | None, stream_mode: str | None) ->
     if stream_mode:
         body["streamMode"] = stream_mode
     return body
+
+
+def _approval_request(answer: Answer, approved: bool, reason: str | None) -> dict[str, Any]:
+    """The chat request `useChat` sends after addToolApprovalResponse: the answer, its waiting calls answered."""
+    response = {"approved": approved} | ({"reason": reason} if reason else {})
+    parts = [
+        {
+            "type": f"tool-{call.tool_name}",
+            "toolCallId": call.tool_call_id,
+            "state": "approval-responded",
+            "approval": {"id": call.approval_id} | response,
+        }
+        for call in answer.tool_calls
+        if call.state == "approval-requested"
+    ]
+    if not parts:
+        raise ValueError("no tool call of this answer waits for approval")
+    return {"id": answer.conversation_id, "messages": [{"id": answer.id, "role": "assistant", "parts": parts}]}
 
 
 class Client:
@@ -395,6 +434,18 @@ class Client:
         comparison_id = first.metadata["comparisonId"]
         second = _whole(self._chunks("GET", f"/api/comparisons/{comparison_id}/stream"))
         return Compared(comparison_id, first, second)
+
+    def approve(self, answer: Answer) -> Answer:
+        """Approve every tool call of `answer` that waits; returns the answer as it goes on from there."""
+        return self._respond(answer, True, None)
+
+    def deny(self, answer: Answer, reason: str | None = None) -> Answer:
+        """Decline every tool call of `answer` that waits; the model answers without them."""
+        return self._respond(answer, False, reason)
+
+    def _respond(self, answer: Answer, approved: bool, reason: str | None) -> Answer:
+        request = _approval_request(answer, approved, reason)
+        return _whole(self._chunks("POST", "/api/chat", request), copy.deepcopy(answer))
 
     def vote(self, comparison_id: str, preference: Literal["A", "B", "tie"]) -> dict[str, Any]:
         """Pick the better answer; the conversation goes on with it (A on a tie)."""

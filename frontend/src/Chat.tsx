@@ -1,6 +1,6 @@
 // One conversation: useChat on /api/chat, sending only the new message (the server keeps the history).
 import { useChat } from '@ai-sdk/react';
-import { DefaultChatTransport } from 'ai';
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import {
   ApiError,
@@ -54,10 +54,22 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     [],
   );
 
-  const { messages, sendMessage, regenerate, setMessages, stop, status, error, clearError } = useChat<ChatMessage>({
+  const {
+    messages,
+    sendMessage,
+    regenerate,
+    setMessages,
+    stop,
+    status,
+    error,
+    clearError,
+    addToolApprovalResponse,
+  } = useChat<ChatMessage>({
     id,
     messages: initialMessages,
     transport,
+    // Once every call that waits has an answer, the responses go back and the server resumes the answer.
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onData: (part) => {
       const { type, data } = part as DataPart;
       if (type === 'data-status') setStatusText(String(data.text));
@@ -101,6 +113,9 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     if (answer?.metadata?.comparisonId) void stopAnswers(id); // answer B streams on a request of its own
     void stop();
   };
+
+  const answerApproval = (approvalId: string, approved: boolean, reason?: string) =>
+    void addToolApprovalResponse({ id: approvalId, approved, reason });
 
   const onPending = useCallback(
     (comparisonId: string, pending: boolean) => setUnvoted((current) => ({ ...current, [comparisonId]: pending })),
@@ -174,6 +189,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
                 failed={Boolean(error) && message === last && message.role === 'assistant'}
                 streaming={busy && message === last}
                 modelLabel={labelOf(message, profiles)}
+                onApproval={busy ? undefined : answerApproval}
               />
             ),
           )

@@ -1,4 +1,5 @@
 // One message: text as Markdown (raw HTML is never rendered), reasoning, and tool calls as cards.
+import { useState } from 'react';
 import Markdown, { type Components } from 'react-markdown';
 import type { ChatMessage } from './api';
 import { Rating } from './Rating';
@@ -39,13 +40,52 @@ function show(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
 }
 
-function ToolCard({ part, progress }: { part: ToolPart; progress?: ToolProgress }) {
-  const name = part.type.replace(/^tool-/, '');
-  const state =
-    part.state === 'output-available' ? 'done' : part.state === 'output-error' ? 'failed' : 'running';
-  const label = { running: 'Running…', done: 'Done', failed: 'Failed' }[state];
+export type Approve = (approvalId: string, approved: boolean, reason?: string) => void;
+
+/** Approve or deny a call that waits for the person, with an optional reason for a denial. */
+function ApprovalButtons({ approvalId, onApproval }: { approvalId: string; onApproval: Approve }) {
+  const [reason, setReason] = useState('');
   return (
-    <details className={`tool tool-${state}`} data-testid="tool-card">
+    <div className="approval" role="group" aria-label="This tool call waits for your approval">
+      <p>This tool changes something. Run it?</p>
+      <input
+        type="text"
+        aria-label="Reason (optional, sent with a denial)"
+        placeholder="Reason (optional)"
+        maxLength={2000}
+        value={reason}
+        onChange={(event) => setReason(event.target.value)}
+      />
+      <button type="button" className="approve" data-testid="approve" onClick={() => onApproval(approvalId, true)}>
+        Approve
+      </button>
+      <button
+        type="button"
+        className="deny"
+        data-testid="deny"
+        onClick={() => onApproval(approvalId, false, reason.trim() || undefined)}
+      >
+        Deny
+      </button>
+    </div>
+  );
+}
+
+const STATES: Record<string, [string, string]> = {
+  'output-available': ['done', 'Done'],
+  'output-error': ['failed', 'Failed'],
+  'output-denied': ['denied', 'Declined'],
+  'approval-requested': ['waiting', 'Needs your approval'],
+  'approval-responded': ['running', 'Approved'],
+};
+
+function ToolCard({ part, progress, onApproval }: { part: ToolPart; progress?: ToolProgress; onApproval?: Approve }) {
+  const name = part.type.replace(/^tool-/, '');
+  const [state, label] = STATES[part.state] ?? ['running', 'Running…'];
+  const approval = 'approval' in part ? part.approval : undefined;
+  const waiting = part.state === 'approval-requested' && approval && onApproval;
+  return (
+    <details className={`tool tool-${state}`} data-testid="tool-card" open={waiting ? true : undefined}>
       <summary>
         <span className="tool-icon" aria-hidden="true">
           ⚙
@@ -78,6 +118,8 @@ function ToolCard({ part, progress }: { part: ToolPart; progress?: ToolProgress 
             <pre>{'errorText' in part ? part.errorText : ''}</pre>
           </>
         )}
+        {state === 'denied' && approval?.reason && <div className="tool-label">Declined: {approval.reason}</div>}
+        {waiting && <ApprovalButtons approvalId={approval.id} onApproval={onApproval} />}
       </div>
     </details>
   );
@@ -91,11 +133,22 @@ type Props = {
   streaming: boolean;
   modelLabel?: string; // shown when there is more than one model to tell apart
   rateable?: boolean; // false for an A/B answer not yet voted on
+  onApproval?: Approve; // answers a tool call that waits for the person's approval
 };
 
-export function Message({ message, progress, stopped, failed, streaming, modelLabel, rateable = true }: Props) {
+export function Message({
+  message,
+  progress,
+  stopped,
+  failed,
+  streaming,
+  modelLabel,
+  rateable = true,
+  onApproval,
+}: Props) {
   const mine = message.role === 'user';
   const reason = message.metadata?.interrupted;
+  const waitingForApproval = message.parts.some((part) => 'state' in part && part.state === 'approval-requested');
   const interruption = stopped || reason === 'cancelled' || reason === 'client-disconnected' ? 'stopped'
     : reason || failed ? 'interrupted' : null;
   return (
@@ -133,7 +186,14 @@ export function Message({ message, progress, stopped, failed, streaming, modelLa
             );
           }
           if ('toolCallId' in part) {
-            return <ToolCard key={part.toolCallId} part={part as ToolPart} progress={progress[part.toolCallId]} />;
+            return (
+              <ToolCard
+                key={part.toolCallId}
+                part={part as ToolPart}
+                progress={progress[part.toolCallId]}
+                onApproval={onApproval}
+              />
+            );
           }
           return null;
         })}
@@ -144,7 +204,7 @@ export function Message({ message, progress, stopped, failed, streaming, modelLa
         {time(message.metadata?.createdAt) ?? (streaming ? 'now' : '')}
         {interruption && !streaming && <span className="stopped"> · {interruption}</span>}
       </div>
-      {!mine && rateable && !streaming && message.parts.length > 0 && (
+      {!mine && rateable && !streaming && !waitingForApproval && message.parts.length > 0 && (
         <Rating key={message.id} messageId={message.id} initial={message.metadata?.feedback} />
       )}
     </article>
