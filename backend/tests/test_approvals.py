@@ -7,14 +7,14 @@ import json
 
 import httpx
 import pytest
-from helpers import chat_body, new_conversation_id, serving
+from helpers import chat, chat_body, new_conversation_id, running, serving
 from mcp import types
 from threadline.client import Client
 from threadline.identity import COOKIE
 from threadline.mcp_client.config import McpServerConfig
 from threadline.mcp_client.toolbox import needs_approval
 from threadline.settings import load_settings
-from threadline_testing.ai_sdk import approve_with_chat, parse_sse
+from threadline_testing.ai_sdk import approve_with_chat, parse_sse, read_with_ai
 
 
 @pytest.fixture
@@ -185,3 +185,28 @@ def test_the_python_client_approves_and_denies(server):
         declined = client.deny(client.ask(f"delete conversation {kept}"), "not now")
         assert declined.tool_calls[0].state == "output-denied" and "declined" in declined.text
         assert [row["conversation_id"] for row in client.list_conversations()].count(kept) == 1
+
+
+async def test_the_models_mistakes_are_tool_input_errors_and_tools_have_titles(make_settings, openai_settings):
+    async with running(openai_settings()) as client:
+        _, missing_raw, missing = await chat(client, new_conversation_id(), "call a missing tool")
+        _, broken_raw, broken = await chat(client, new_conversation_id(), "call with broken arguments")
+    async with running(make_settings()) as client:
+        _, invalid_raw, invalid = await chat(client, new_conversation_id(), 'use the calculator tool with {"x": 1}')
+        _, _, titled = await chat(client, new_conversation_id(), "delete conversation nothing-here")
+    for raw, chunks, error in (
+        (missing_raw, missing, "There is no tool named 'no_such_tool'."),
+        (broken_raw, broken, None),
+        (invalid_raw, invalid, "Invalid input: 'expression' is a required property"),
+    ):
+        (failed,) = [chunk for chunk in chunks if chunk["type"] == "tool-input-error"]
+        assert error is None or failed["errorText"] == error
+        assert not [chunk for chunk in chunks if chunk["type"].startswith("tool-output")], "shown once, as the input's"
+        read = read_with_ai(raw)
+        assert not read["errors"]
+        part = next(part for part in read["message"]["parts"] if part.get("toolCallId") == failed["toolCallId"])
+        assert part["state"] == "output-error"
+    call = next(chunk for chunk in titled if chunk["type"] == "tool-input-available")
+    assert call["title"] == "Delete a conversation"
+    usage = [chunk["messageMetadata"]["usage"] for chunk in invalid if chunk["type"] == "message-metadata"]
+    assert len(usage) == 2 and usage[-1]["inputTokens"] > usage[0]["inputTokens"], "tokens so far, per model call"

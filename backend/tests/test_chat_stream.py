@@ -20,7 +20,7 @@ async def test_text_turn_is_accepted_by_the_ai_client(make_settings):
     assert response.headers["cache-control"] == "no-cache"
     types = [chunk["type"] for chunk in chunks]
     assert types[:3] == ["start", "start-step", "text-start"]
-    assert types[-3:] == ["text-end", "finish-step", "finish"]
+    assert types[-4:] == ["text-end", "message-metadata", "finish-step", "finish"]
     start, finish = chunks[0], chunks[-1]
     assert start["messageMetadata"]["conversationId"] == conversation_id
     assert start["messageMetadata"]["model"] == "demo:demo"

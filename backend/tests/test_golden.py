@@ -13,6 +13,7 @@ import pytest
 from threadline import events as ev
 from threadline.encoders import SEED_004, WIRES
 from threadline.encoders.chat_response_stream import ChatResponseEncoder
+from threadline_testing.ai_sdk import check_chunks
 
 GOLDEN = Path(__file__).parent / "golden"
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -32,10 +33,13 @@ SCRIPTS = {
         ev.ReasoningStart(id="reasoning-1"),
         ev.ReasoningDelta(id="reasoning-1", delta="Arithmetic: use the tool."),
         ev.ReasoningEnd(id="reasoning-1"),
-        ev.ToolInputStart(tool_call_id="call-1", tool_name="calculator"),
+        ev.ToolInputStart(tool_call_id="call-1", tool_name="calculator", title="Calculator"),
         ev.ToolInputDelta(tool_call_id="call-1", input_text_delta='{"expression": '),
         ev.ToolInputDelta(tool_call_id="call-1", input_text_delta='"6*7"}'),
-        ev.ToolInputAvailable(tool_call_id="call-1", tool_name="calculator", input={"expression": "6*7"}),
+        ev.ToolInputAvailable(
+            tool_call_id="call-1", tool_name="calculator", input={"expression": "6*7"}, title="Calculator"
+        ),
+        ev.MessageMetadata(usage=ev.Usage(input_tokens=5, output_tokens=3, total_tokens=8)),
         ev.Status(text="Calling tool calculator…"),
         ev.ToolProgress(tool_call_id="call-1", progress=1, total=2, message="halfway"),
         ev.ToolOutput(tool_call_id="call-1", output="42", duration_ms=3.5),
@@ -93,6 +97,23 @@ SCRIPTS = {
             code="NETWORK_ERROR", message="Connection failed: the model provider could not be reached.", retryable=True
         ),
     ],
+    "input-error": [  # the model called a tool that does not exist
+        START,
+        ev.StepStart(),
+        ev.ToolInputError(
+            tool_call_id="call-4",
+            tool_name="no_such_tool",
+            input={},
+            error_text="There is no tool named 'no_such_tool'.",
+        ),
+        ev.StepFinish(),
+        ev.Finish(
+            finish_reason="stop",
+            finished_at="2026-01-01T12:00:01.000Z",
+            usage=ev.Usage(input_tokens=4, output_tokens=1, total_tokens=5),
+            trace_id=TRACE_ID,
+        ),
+    ],
     "approval-requested": [  # a call waits for the person's approval; resumed, one more is declined
         START,
         ev.StepStart(),
@@ -148,3 +169,13 @@ async def test_the_wire_bytes_are_exactly_the_golden_ones(script, wire):
     if os.environ.get("UPDATE_GOLDEN"):
         path.write_bytes(encoded)
     assert encoded == path.read_bytes(), f"{path.name} changed; if intended, rerun with UPDATE_GOLDEN=1"
+
+
+def test_every_chunk_is_one_the_ai_clients_accept():
+    """Each `ai` major version's own chunk schema (5, 6, 7) accepts every chunk we send; ai 5 has no approvals."""
+    for path in sorted(GOLDEN.glob("*.sse")):
+        if ".seed-" in path.name:
+            continue
+        rejected = check_chunks(path.read_bytes())
+        assert rejected["6"] == rejected["7"] == [], path.name
+        assert set(rejected["5"]) <= {"tool-approval-request", "tool-output-denied"}, path.name

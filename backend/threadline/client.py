@@ -103,6 +103,17 @@ class ToolOutputError(Chunk, tag="tool-output-error", frozen=True):
     error_text: str
 
 
+class ToolInputError(Chunk, tag="tool-input-error", frozen=True):
+    tool_call_id: str
+    tool_name: str
+    input: Any = None
+    error_text: str = ""
+
+
+class MessageMetadata(Chunk, tag="message-metadata", frozen=True):
+    message_metadata: dict[str, Any] = {}
+
+
 class ToolOutputDenied(Chunk, tag="tool-output-denied", frozen=True):
     tool_call_id: str
 
@@ -146,6 +157,8 @@ KnownChunk = (
     | ToolOutputError
     | ToolOutputDenied
     | ToolApprovalRequest
+    | ToolInputError
+    | MessageMetadata
     | Finish
     | Error
 )
@@ -252,6 +265,13 @@ class Answer:
                 call.state, call.approval_id = "approval-requested", chunk.approval_id
             case ToolOutputDenied():
                 self._tool(chunk.tool_call_id).state = "output-denied"
+            case ToolInputError():
+                if not any(call.tool_call_id == chunk.tool_call_id for call in self.tool_calls):
+                    self.parts.append(ToolCall(chunk.tool_call_id, chunk.tool_name))
+                call = self._tool(chunk.tool_call_id)
+                call.state, call.input, call.error_text = "output-error", chunk.input, chunk.error_text
+            case MessageMetadata():
+                self.metadata |= chunk.message_metadata
             case Finish():
                 self.finish_reason = chunk.finish_reason
                 self.metadata |= chunk.message_metadata

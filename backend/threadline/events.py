@@ -63,6 +63,7 @@ class ReasoningEnd(Event, tag="reasoning-end", frozen=True):
 class ToolInputStart(Event, tag="tool-input-start", frozen=True):
     tool_call_id: str
     tool_name: str
+    title: str = ""  # the MCP tool's title, when it has one
 
 
 class ToolInputDelta(Event, tag="tool-input-delta", frozen=True):
@@ -74,6 +75,16 @@ class ToolInputAvailable(Event, tag="tool-input-available", frozen=True):
     tool_call_id: str
     tool_name: str
     input: Any
+    title: str = ""
+
+
+class ToolInputError(Event, tag="tool-input-error", frozen=True):
+    """The model called a tool that does not exist, or with input that is not valid for it."""
+
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    error_text: str
 
 
 class ToolOutput(Event, tag="tool-output-available", frozen=True):
@@ -97,6 +108,12 @@ class ToolApprovalRequest(Event, tag="tool-approval-request", frozen=True):
 
     approval_id: str
     tool_call_id: str
+
+
+class MessageMetadata(Event, tag="message-metadata", frozen=True):
+    """Metadata that changes while the answer streams: the tokens used so far, after each model call."""
+
+    usage: Usage
 
 
 class ToolProgress(Event, tag="tool-progress", frozen=True):

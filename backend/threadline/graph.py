@@ -46,6 +46,7 @@ from threadline.turn_context import current_turn
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]  # the compiled conversation graph (ChatState in and out)
 LIMIT_TOOL_RESULT = "Not run: this answer reached its limit of model calls."
+UNPARSED_ARGUMENTS = "Not run: the arguments of this call are not valid JSON."
 SUMMARIZING = "Summarizing earlier messages…"
 
 
@@ -160,10 +161,20 @@ def build_graph(
         response = clean_message(response)
         if turn is not None:
             turn.model_called(started, messages, response, None)
-        return update | {"messages": [response], "model_calls": state.get("model_calls", 0) + 1}
+        # A call whose arguments are not even JSON gets an error result at once, so the model can try again
+        # (and the provider, which wants a result for every call it sees, accepts the next request).
+        unparsed = [
+            ToolMessage(content=UNPARSED_ARGUMENTS, tool_call_id=call["id"], name=call["name"] or "", status="error")
+            for call in response.invalid_tool_calls
+            if call["id"]
+        ]
+        calls = state.get("model_calls", 0) + 1
+        return update | {"messages": [response, *unparsed], "model_calls": calls}
 
     async def after_process(state: ChatState) -> str:
         calls = tool_calls_of(state)
+        if isinstance(state["messages"][-1], ToolMessage) and state["model_calls"] < max_model_calls:
+            return "process"  # the model's call could not be read: it is told so, and tries again
         if not calls or state["model_calls"] >= max_model_calls:
             return "respond"
         return "approve" if any(call["name"] in asking for call in calls) else "tools"
@@ -217,7 +228,7 @@ def build_graph(
     builder.add_node("respond", respond)
     builder.add_edge(START, "input")
     builder.add_edge("input", "process")
-    builder.add_conditional_edges("process", after_process, ["approve", "tools", "respond"])
+    builder.add_conditional_edges("process", after_process, ["process", "approve", "tools", "respond"])
     builder.add_edge("tools", "process")
     builder.add_edge("respond", END)
     return builder.compile(checkpointer=checkpointer)

@@ -49,9 +49,14 @@ def _assistant(user_id: str, record: AnswerRecord, conversation_id: str, feedbac
 
 
 def ui_messages(
-    conversation: Conversation, conversation_id: str, feedback: Mapping[str, Feedback] | None = None
+    conversation: Conversation,
+    conversation_id: str,
+    feedback: Mapping[str, Feedback] | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The conversation's messages; `feedback` (by assistant message id) goes into each rated answer's metadata."""
+    """The conversation's messages; `feedback` (by assistant message id) goes into each rated answer's metadata,
+    and `titles` (by tool name) onto tool parts, as the live stream shows them."""
+    titles = titles or {}
     feedback = feedback or {}
     result: list[dict[str, Any]] = []
     assistant: dict[str, Any] | None = None
@@ -86,6 +91,8 @@ def ui_messages(
                     "state": "input-available",
                     "input": call["args"],
                 }
+                if title := titles.get(call["name"]):
+                    part["title"] = title
                 tool_parts[call["id"] or ""] = part
                 assistant["parts"].append(part)
         elif isinstance(message, ToolMessage) and message.tool_call_id in tool_parts:

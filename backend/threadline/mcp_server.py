@@ -70,17 +70,19 @@ def build_server(services: Callable[[], Services]) -> FastMCP:
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=ToolAnnotations(title="Calculator", readOnlyHint=True))
     def calculator(expression: str) -> str:
         """Evaluate an arithmetic expression exactly, e.g. "(17 * 23) + sqrt(16)": + - * / // % **, parentheses, pi, e, sqrt, sin, cos, tan, log, log10, exp, floor, ceil, abs, round."""  # noqa: E501 - one line: FastMCP sends docstrings as they are
         return calculate(expression)
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=ToolAnnotations(title="Current time", readOnlyHint=True))
     def current_time(timezone: str = "UTC") -> str:
         """The current date and time in an IANA time zone such as "Europe/Paris" or "America/New_York"."""
         return time_in(timezone)
 
-    @server.tool(structured_output=False)
+    @server.tool(
+        structured_output=False, annotations=ToolAnnotations(title="Search this conversation", readOnlyHint=True)
+    )
     async def search_conversation(query: str, ctx: Context[Any, Any, Any], limit: int = 5) -> str:
         """Search the current conversation's earlier messages for words (case-insensitive); returns the newest matches with their position and author."""  # noqa: E501
         caller = _caller(ctx)
@@ -121,7 +123,7 @@ def build_server(services: Callable[[], Services]) -> FastMCP:
             raise ToolError(f"no conversation with the id {conversation_id!r}")
         return f"Deleted the conversation {conversation_id}."
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=ToolAnnotations(title="List conversations", readOnlyHint=True))
     async def list_conversations(ctx: Context[Any, Any, Any], limit: int = 20) -> str:
         """List the user's conversations, most recently used first, with their titles and last activity."""
         caller = _caller(ctx)

@@ -6,7 +6,7 @@ a node is done, which is when a model call's text and tool inputs are complete a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
@@ -16,6 +16,7 @@ from threadline import events as ev
 from threadline.approvals import pending_of
 from threadline.conversation import AnswerRecord, clean_text, config_of, text_and_reasoning, tool_output
 from threadline.graph import Graph, TurnRequest
+from threadline.tool_inputs import ToolInfo
 
 STREAM_MODES: list[StreamMode] = ["messages", "updates"]
 
@@ -28,8 +29,11 @@ class TurnTranslator:
     cleaned (`clean_text`): no end markers or control characters ever reach a wire.
     """
 
-    def __init__(self, events_mode: bool) -> None:
+    def __init__(self, events_mode: bool, tools: Mapping[str, ToolInfo] | None = None) -> None:
         self.events_mode = events_mode
+        self.tools = tools  # None: the tools are not known here, and calls are shown as the model made them
+        self.input_errors: set[str] = set()  # calls shown as tool-input-error: their error result is not shown
+        self.usage = ev.Usage()
         self.step_open = False
         self.text_id: str | None = None
         self.reasoning_id: str | None = None
@@ -91,7 +95,9 @@ class TurnTranslator:
             call_id = self.tool_calls.get(key)
             if call_id is None and call.get("id") and call.get("name"):
                 call_id = self.tool_calls[key] = call["id"]
-                out.append(ev.ToolInputStart(tool_call_id=call_id, tool_name=call["name"]))
+                out.append(
+                    ev.ToolInputStart(tool_call_id=call_id, tool_name=call["name"], title=self._title(call["name"]))
+                )
                 self.pending_tools.add(call_id)
             if call_id and call.get("args"):
                 out.append(ev.ToolInputDelta(tool_call_id=call_id, input_text_delta=call["args"]))
@@ -105,19 +111,61 @@ class TurnTranslator:
         for call in message.tool_calls:
             call_id = call["id"] or ""
             self.pending_tools.add(call_id)
-            out.append(ev.ToolInputAvailable(tool_call_id=call_id, tool_name=call["name"], input=call["args"]))
+            if problem := self._input_problem(call["name"], call["args"]):
+                self.input_errors.add(call_id)
+                out.append(
+                    ev.ToolInputError(
+                        tool_call_id=call_id, tool_name=call["name"], input=call["args"], error_text=problem
+                    )
+                )
+                continue
+            title = self._title(call["name"])
+            out.append(
+                ev.ToolInputAvailable(tool_call_id=call_id, tool_name=call["name"], input=call["args"], title=title)
+            )
             if self.events_mode:
                 out.append(ev.Status(text=f"Calling tool {call['name']}…"))
+        for invalid in message.invalid_tool_calls:  # arguments that are not even JSON: no tool runs
+            call_id = invalid.get("id") or self._part_id("call")
+            self.input_errors.add(call_id)
+            out.append(
+                ev.ToolInputError(
+                    tool_call_id=call_id,
+                    tool_name=invalid.get("name") or "",
+                    input=invalid.get("args"),
+                    error_text=invalid.get("error") or "The tool's input is not valid JSON.",
+                )
+            )
+        if message.usage_metadata:  # the tokens so far, for a client that shows them while the answer goes on
+            self.usage = ev.Usage(
+                input_tokens=self.usage.input_tokens + message.usage_metadata.get("input_tokens", 0),
+                output_tokens=self.usage.output_tokens + message.usage_metadata.get("output_tokens", 0),
+                total_tokens=self.usage.total_tokens + message.usage_metadata.get("total_tokens", 0),
+            )
+            out.append(ev.MessageMetadata(usage=self.usage))
         self.tool_calls.clear()
         if not message.tool_calls:
             out += self.close_step()
         return out
+
+    def _title(self, tool_name: str) -> str:
+        info = self.tools.get(tool_name) if self.tools else None
+        return info.title if info else ""
+
+    def _input_problem(self, tool_name: str, tool_input: Any) -> str | None:
+        if self.tools is None:
+            return None
+        if (info := self.tools.get(tool_name)) is None:
+            return f"There is no tool named {tool_name!r}."
+        return info.problem(tool_input)
 
     def message(self, message: Any, node: str) -> list[ev.Event]:
         if isinstance(message, AIMessageChunk):
             return self.model_chunk(message)
         if isinstance(message, ToolMessage):
             self.pending_tools.discard(message.tool_call_id)
+            if node == "process" or message.tool_call_id in self.input_errors:  # shown as the model's error
+                return []
             return [tool_output(message)]
         if isinstance(message, AIMessage):
             if node == "process":  # a model that did not stream: its whole text at once
@@ -149,8 +197,8 @@ class TurnTranslator:
 
     def update(self, node: str, update: Any) -> list[ev.Event]:
         update = update or {}
-        if node == "process":
-            return self.model_done(update["messages"][-1])
+        if node == "process":  # the model's message, perhaps followed by results for calls it could not make
+            return self.model_done(next(m for m in update["messages"] if isinstance(m, AIMessage)))
         if node == "tools":
             return self.close_step()
         if node == "respond":

@@ -31,6 +31,7 @@ from threadline.persistence import Conversations, Storage, open_storage
 from threadline.profiles import Profile, default_of
 from threadline.rate_limit import RateLimit
 from threadline.settings import Settings
+from threadline.tool_inputs import ToolInfo, tool_infos
 from threadline.turns import Timeouts, Turn, recover_turn
 
 log = logging.getLogger("threadline")
@@ -51,6 +52,8 @@ class GraphSwitch:
         self.checkpointer = checkpointer
         self.settings = settings
         self.graphs: dict[str, Graph] = {}
+        self.tools: dict[str, ToolInfo] = {}  # each tool's title and input check, for the wires
+        self.titles: dict[str, str] = {}  # the tools that have a title, for a conversation's history
 
     @property
     def current(self) -> Graph:
@@ -63,6 +66,8 @@ class GraphSwitch:
 
     def use_tools(self, tools: Sequence[BaseTool]) -> None:
         """An answer already running keeps the graph it started with; the next one gets the new tools."""
+        self.tools = tool_infos(tools)
+        self.titles = {name: info.title for name, info in self.tools.items() if info.title}
         self.graphs = {
             profile.id: build_graph(
                 self.models[profile.id],

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -28,6 +28,7 @@ from threadline.observability.answers import Observability
 from threadline.observability.trace import Status
 from threadline.runner import TurnTranslator, graph_events
 from threadline.settings import DEFAULTS, Settings
+from threadline.tool_inputs import ToolInfo
 from threadline.turn_context import current_turn
 
 log = logging.getLogger("threadline.turns")
@@ -69,6 +70,7 @@ class Turn:
         timeouts: Timeouts,
         observability: Observability,
         keep_failed_answer: bool = True,
+        tools: Mapping[str, ToolInfo] | None = None,
     ) -> None:
         self.graph = graph
         self.thread_id = thread_id
@@ -76,7 +78,7 @@ class Turn:
         self.client_id = client_id
         self.request = request
         self.timeouts = timeouts
-        self.translator = TurnTranslator(events_mode=stream_mode == "events")
+        self.translator = TurnTranslator(events_mode=stream_mode == "events", tools=tools)
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.stop_reason: Stop | None = None
         self.task: asyncio.Task[None] | None = None

@@ -45,3 +45,8 @@ def approve_with_chat(base_url: str, cookie: str, conversation_id: str, text: st
     """The real `ai` Chat through a tool approval: send, answer each request, let it resume (approval-chat.mjs)."""
     request = {"baseUrl": base_url, "cookie": cookie, "conversationId": conversation_id, "text": text}
     return _node("approval-chat.mjs", json.dumps(request | {"decisions": decisions}).encode())
+
+
+def check_chunks(raw: bytes) -> dict[str, list[str]]:
+    """The chunk types each `ai` major version's schema rejects in a UI Message Stream (check-chunks.mjs)."""
+    return _node("check-chunks.mjs", raw)

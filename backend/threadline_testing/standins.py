@@ -10,7 +10,8 @@ Both follow one script, decided from the conversation they are sent:
 Faults on request, by the user's text: "fail 401" answers that HTTP status (with the provider's error
 body); "break after N" streams N words and then drops the connection; "stall after N" streams N words
 and then sends nothing more; "stall in tool" starts a calculator call and then sends nothing more;
-"flaky" fails with HTTP 500 three times (more than the client library retries) and then answers.
+"flaky" fails with HTTP 500 three times (more than the client library retries) and then answers;
+"call a missing tool" and "call with broken arguments" make the model's mistakes (OpenAI stand-in).
 A model that thinks (Anthropic or Gemini asked to, an OpenAI-compatible model named "…reasoner") says
 THOUGHT first, in the provider's own reasoning format.
 """
@@ -37,12 +38,17 @@ class Reply:
     tool: tuple[str, dict[str, Any]] | None = None
     status: int = 200
     fault: str = ""
+    raw_arguments: str | None = None  # sent instead of the tool's arguments as JSON
 
 
 def decide(user_texts: list[str], tool_result: str | None, has_tools: bool) -> Reply:
     command = user_texts[-1].split()
     if len(command) == 2 and command[0] == "fail":
         return Reply(status=int(command[1]))
+    if command == ["call", "a", "missing", "tool"] and tool_result is None:
+        return Reply(tool=("no_such_tool", {}))
+    if command == ["call", "with", "broken", "arguments"] and tool_result is None:
+        return Reply(tool=("calculator", {}), raw_arguments="not json at all")
     if command == ["stall", "in", "tool"]:
         return Reply(tool=("calculator", {"expression": "1+1"}), fault="stall")
     if len(command) == 3 and command[0] in ("break", "stall") and command[1] == "after":
@@ -141,7 +147,7 @@ def _openai_app(standin: StandIn) -> Litestar:
                     yield chunk({field: word})
             if reply.tool:
                 name, args = reply.tool
-                arguments = json.dumps(args)
+                arguments = reply.raw_arguments or json.dumps(args)
                 yield chunk(
                     {
                         "tool_calls": [

@@ -62,6 +62,10 @@ def _tool_denied(event: ev.ToolOutputDenied) -> Any:
     return {"type": "tool-output-denied", "toolCallId": event.tool_call_id}
 
 
+def _metadata(event: ev.MessageMetadata) -> Any:
+    return {"type": "message-metadata", "messageMetadata": {"usage": event.usage}}
+
+
 def _data(name: str) -> Callable[[Any], dict[str, Any]]:
     return lambda event: {"type": f"data-{name}", "data": event, "transient": True}
 
@@ -73,6 +77,7 @@ _REBUILT: dict[type[ev.Event], Callable[[Any], Any]] = {
     ev.ToolOutput: _tool_output,  # without our duration, which the protocol has no field for
     ev.ToolOutputError: _tool_error,
     ev.ToolOutputDenied: _tool_denied,
+    ev.MessageMetadata: _metadata,
     ev.ToolProgress: _data("tool-progress"),
     ev.Status: _data("status"),
     ev.Warning: _data("warning"),

@@ -49,6 +49,7 @@ class McpTool(BaseTool):
     on_unreachable: Any = None
     handle_tool_error: bool = True  # a ToolException becomes an error tool result, not a failed answer
     needs_approval: bool = False  # a call waits for the person's approval before it runs (approvals.py)
+    title: str | None = None  # the server's human-readable name for it, shown on the tool's card
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         # The tool call's id is needed to tag progress events; LangChain only injects it into pydantic schemas.

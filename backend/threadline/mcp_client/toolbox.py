@@ -194,6 +194,7 @@ class McpToolbox:
                         timeout=self.timeout,
                         on_unreachable=lambda why, name=server.config.name: self._mark_lost(name, why),
                         needs_approval=needs_approval(tool, server.config),
+                        title=tool.title or (tool.annotations.title if tool.annotations else None),
                     )
                 )
         self.tools = tools

@@ -218,6 +218,7 @@ def new_turn(
         timeouts=services.timeouts,
         observability=services.observability,
         keep_failed_answer=keep_failed_answer,
+        tools=services.graphs.tools,
     )
 
 

@@ -36,7 +36,7 @@ class ConversationController(Controller):
             raise not_found()
         history = await load(services.graph, thread_of(client_id, conversation_id))
         feedback = await services.storage.feedback.of_conversation(client_id, conversation_id)
-        messages = ui_messages(history, conversation_id, feedback)
+        messages = ui_messages(history, conversation_id, feedback, services.graphs.titles)
         return ConversationDetail(
             id=conversation.id,
             title=conversation.title,

@@ -1,0 +1,36 @@
+"""What the wire shows of a tool before it runs: its title, and whether the model's input for it is valid.
+
+A call to a tool that does not exist, or with input its JSON schema refuses, is shown as `tool-input-error`
+(the model got it wrong) rather than as a tool that ran and failed (`tool-output-error`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import exceptions, validators
+from langchain_core.tools import BaseTool
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    title: str  # the MCP tool's title, "" when it has none
+    problem: Callable[[Any], str | None]  # what is wrong with an input, None when it is valid
+
+
+def _checker(schema: Any) -> Callable[[Any], str | None]:
+    if not isinstance(schema, dict):
+        return lambda _: None
+    validator = validators.validator_for(schema)(schema)
+
+    def problem(value: Any) -> str | None:
+        error = exceptions.best_match(validator.iter_errors(value))
+        return None if error is None else f"Invalid input: {error.message}"
+
+    return problem
+
+
+def tool_infos(tools: Sequence[BaseTool]) -> dict[str, ToolInfo]:
+    return {tool.name: ToolInfo(getattr(tool, "title", None) or "", _checker(tool.args_schema)) for tool in tools}
