@@ -428,24 +428,23 @@ def test_a_tool_that_needs_approval_waits_for_approve_or_deny(page: Page, server
     chat = ChatPage.open(page, server)
     doomed = a_conversation_to_delete(page, chat, "doomed topic")
     kept = a_conversation_to_delete(page, chat, "kept topic")
-    chat.ask(f"delete conversation {doomed}")
+    chat.ask(f"delete conversation {kept}")
     card = chat.tool_cards.last
     expect(card.get_by_test_id("tool-state")).to_have_text("Needs your approval")
-    expect(card).to_contain_text(doomed)  # the arguments are in sight before anything runs
-    expect(chat.conversations.filter(has_text="doomed topic")).to_have_count(1)
-    card.get_by_test_id("approve").click()
-    expect(card.get_by_test_id("tool-state")).to_have_text("Done")
-    expect(chat.assistant).to_contain_text(f"Deleted the conversation {doomed}")
-    page.reload()  # the answer goes on in the stored conversation as one message
-    expect(chat.tool_cards.last.get_by_test_id("tool-state")).to_have_text("Done")
-
-    chat.ask(f"delete conversation {kept}")
-    expect(chat.tool_cards.last.get_by_test_id("tool-state")).to_have_text("Needs your approval")
-    page.reload()  # a request still waits after a reload, and is answered from there
-    card = chat.tool_cards.last
+    expect(card).to_contain_text(kept)  # the arguments are in sight before anything runs
     card.get_by_label("Reason (optional, sent with a denial)").fill("I still need it")
     card.get_by_test_id("deny").click()
     expect(card.get_by_test_id("tool-state")).to_have_text("Declined")
     expect(chat.assistant).to_contain_text("declined")
     chat.wait_until_answered()
+
+    chat.ask(f"delete conversation {doomed}")
+    expect(chat.tool_cards.last.get_by_test_id("tool-state")).to_have_text("Needs your approval")
+    page.reload()  # the request still waits after a reload, and is answered from there
+    card = chat.tool_cards.last
+    card.get_by_test_id("approve").click()
+    expect(card.get_by_test_id("tool-state")).to_have_text("Done")
+    expect(chat.assistant).to_contain_text(f"Deleted the conversation {doomed}")
+    chat.wait_until_answered()
+    expect(chat.conversations.filter(has_text="doomed topic")).to_have_count(0)
     expect(chat.conversations.filter(has_text="kept topic")).to_have_count(1)

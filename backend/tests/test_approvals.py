@@ -210,3 +210,17 @@ async def test_the_models_mistakes_are_tool_input_errors_and_tools_have_titles(m
     assert call["title"] == "Delete a conversation"
     usage = [chunk["messageMetadata"]["usage"] for chunk in invalid if chunk["type"] == "message-metadata"]
     assert len(usage) == 2 and usage[-1]["inputTokens"] > usage[0]["inputTokens"], "tokens so far, per model call"
+
+
+async def test_a_profile_can_ask_for_more_approvals_or_fewer(make_settings):
+    careful = {"id": "careful", "provider": "demo", "model": "demo", "require_approval": ["calc*"], "default": True}
+    trusting = {"id": "trusting", "provider": "demo", "model": "demo", "auto_approve": ["delete_*"]}
+    profiles = load_settings({"CHAT_PROFILES": json.dumps([careful, trusting])}).profiles
+    async with running(make_settings(profiles=profiles)) as client:
+        _, _, asked = await chat(client, new_conversation_id(), "calculate 2+2")
+        _, _, ran = await chat(client, new_conversation_id(), "delete conversation nothing-here", profileId="trusting")
+    assert "tool-approval-request" in [chunk["type"] for chunk in asked]
+    assert [chunk["type"] for chunk in ran if chunk["type"].startswith("tool-")] == [
+        "tool-input-available",
+        "tool-output-error",  # it ran at once, and found no such conversation
+    ]

@@ -11,9 +11,12 @@ match what waits.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from fnmatch import fnmatch
 from typing import Any, NotRequired, TypedDict
 
 from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.tools import BaseTool
 
 SUPERSEDED = "superseded by a new message"
 CANCELLED = "the answer was stopped"
@@ -40,6 +43,14 @@ class ApprovalError(ValueError):
     def __init__(self, message: str, *, conflict: bool = False) -> None:
         super().__init__(message)
         self.conflict = conflict
+
+
+def waits(tool: BaseTool, require: Sequence[str] = (), auto: Sequence[str] = ()) -> bool:
+    """Whether a call of `tool` waits for approval: its MCP server's policy (mcp_client.toolbox.needs_approval),
+    widened by a profile's `require_approval` and overridden by its `auto_approve` (names or globs)."""
+    if any(fnmatch(tool.name, pattern) for pattern in auto):
+        return False
+    return bool(getattr(tool, "needs_approval", False)) or any(fnmatch(tool.name, pattern) for pattern in require)
 
 
 def ask(calls: list[ToolCall]) -> dict[str, list[PendingApproval]]:

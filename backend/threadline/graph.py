@@ -31,7 +31,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send, interrupt
 
-from threadline.approvals import NOT_INTERACTIVE, SUPERSEDED, Response, ask, denial
+from threadline.approvals import NOT_INTERACTIVE, SUPERSEDED, Response, ask, denial, waits
 from threadline.context import Compressor, ContextState
 from threadline.conversation import (
     AnswerRecord,
@@ -83,10 +83,12 @@ def build_graph(
     system_prompt: str,
     max_model_calls: int,
     context_limit: int | None = None,
+    require_approval: Sequence[str] = (),
+    auto_approve: Sequence[str] = (),
 ) -> Graph:
     """Compile the graph once at start-up; each conversation is a thread of the checkpointer."""
     model_with_tools = model.bind_tools(tools) if tools else model
-    asking = {tool.name for tool in tools if getattr(tool, "needs_approval", False)}
+    asking = {tool.name for tool in tools if waits(tool, require_approval, auto_approve)}
     system = SystemMessage(content=system_prompt)
     compressor = Compressor(model, context_limit) if context_limit else None
     # Every node is `async def`: LangGraph would run a plain function in a worker thread.

@@ -41,6 +41,8 @@ class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     context_limit: int | None = None
     enable_thinking: bool = False
     thinking_budget: int = 10_000
+    require_approval: tuple[str, ...] = ()  # tool names or globs that wait for the person's approval
+    auto_approve: tuple[str, ...] = ()  # … that never do, whatever their MCP server says
     default: bool = False
 
     @property

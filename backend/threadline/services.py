@@ -76,6 +76,8 @@ class GraphSwitch:
                 system_prompt=profile.system_prompt or self.settings.system_prompt,
                 max_model_calls=self.settings.max_model_calls,
                 context_limit=profile.context_limit,
+                require_approval=profile.require_approval,
+                auto_approve=profile.auto_approve,
             )
             for profile in self.profiles.values()
         }
