@@ -448,3 +448,33 @@ def test_a_tool_that_needs_approval_waits_for_approve_or_deny(page: Page, server
     chat.wait_until_answered()
     expect(chat.conversations.filter(has_text="doomed topic")).to_have_count(0)
     expect(chat.conversations.filter(has_text="kept topic")).to_have_count(1)
+
+
+@pytest.fixture(scope="module")
+def continuing_server(e2e_database, tmp_path_factory):
+    """threadline whose answers run on when their page goes away (CHAT_ON_DISCONNECT=continue)."""
+    with threadline_server(e2e_database, tmp_path_factory.mktemp("continue"), CHAT_ON_DISCONNECT="continue") as url:
+        yield url
+
+
+def test_a_reload_mid_answer_picks_the_answer_up_and_it_ends(page: Page, continuing_server: str):
+    chat = ChatPage.open(page, continuing_server)
+    chat.ask("count to 120")
+    expect(chat.assistant).to_contain_text("5 6 7")
+    page.reload()
+    expect(chat.assistant.get_by_test_id("answer-text")).to_contain_text("118 119 120", timeout=20_000)
+    chat.wait_until_answered()
+    expect(chat.assistant.get_by_test_id("answer-text")).to_have_count(1)  # one answer, not a second copy
+    expect(chat.assistant).not_to_contain_text("stopped")
+
+
+def test_stop_still_stops_an_answer_that_runs_on_after_a_disconnect(page: Page, continuing_server: str):
+    chat = ChatPage.open(page, continuing_server)
+    chat.ask("count to 400")
+    expect(chat.assistant).to_contain_text("5 6 7")
+    chat.stop_button.click()
+    chat.wait_until_answered()
+    expect(chat.assistant).to_contain_text("stopped")
+    page.reload()
+    expect(chat.assistant).to_contain_text("stopped")
+    assert "400" not in chat.assistant.get_by_test_id("answer-text").inner_text()

@@ -3,7 +3,7 @@
 The graph's `approve` node stops before a call that needs approval (mcp_client.toolbox.needs_approval) with
 `interrupt({"approvals": [...]})`; the answer ends with a `tool-approval-request` per call. The person's
 responses come back in the next chat request and are checked against the interrupt waiting in the
-checkpoint before the graph resumes with `Command(resume={tool_call_id: Response})`: approved calls run,
+checkpoint before the graph resumes with `Command(resume={tool_call_id: ApprovalResponse})`: approved calls run,
 denied ones get a tool result saying so, and the model goes on. Nothing runs on a response that does not
 match what waits.
 """
@@ -31,7 +31,7 @@ class PendingApproval(TypedDict):
     toolName: str  # noqa: N815
 
 
-class Response(TypedDict):
+class ApprovalResponse(TypedDict):
     approved: bool
     reason: NotRequired[str | None]
     approval_id: NotRequired[str]
@@ -73,7 +73,9 @@ def pending_of(interrupts: Any) -> list[PendingApproval]:
     ]
 
 
-def check(pending: list[PendingApproval], responses: dict[str, tuple[str, Response]]) -> dict[str, Response]:
+def check(
+    pending: list[PendingApproval], responses: dict[str, tuple[str, ApprovalResponse]]
+) -> dict[str, ApprovalResponse]:
     """The resume value for `responses` (by approval id: the tool call id and the response), refused unless
     they answer exactly the approvals waiting."""
     if not pending:
@@ -87,7 +89,7 @@ def check(pending: list[PendingApproval], responses: dict[str, tuple[str, Respon
     if missing := set(waiting) - set(responses):
         raise ApprovalError(f"Every waiting tool call needs a response; missing: {', '.join(sorted(missing))}")
     return {
-        tool_call_id: response | Response(approved=response["approved"], approval_id=approval_id)
+        tool_call_id: response | ApprovalResponse(approved=response["approved"], approval_id=approval_id)
         for approval_id, (tool_call_id, response) in responses.items()
     }
 

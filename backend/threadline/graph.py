@@ -31,7 +31,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send, interrupt
 
-from threadline.approvals import NOT_INTERACTIVE, SUPERSEDED, Response, ask, denial, waits
+from threadline.approvals import NOT_INTERACTIVE, SUPERSEDED, ApprovalResponse, ask, denial, waits
 from threadline.context import Compressor, ContextState
 from threadline.conversation import (
     AnswerRecord,
@@ -63,7 +63,7 @@ class TurnRequest(TypedDict):
     profile: str
     comparison_id: NotRequired[str]  # when this answer is one of an A/B comparison's two
     interactive: NotRequired[bool]  # False: the wire cannot ask for approval, so such calls are declined
-    resume: NotRequired[dict[str, Response]]  # the person's approvals, by tool call id: resume the turn
+    resume: NotRequired[dict[str, ApprovalResponse]]  # the person's approvals, by tool call id: resume the turn
 
 
 class ChatState(TypedDict, total=False):
@@ -189,12 +189,12 @@ def build_graph(
         if not waiting:
             return Command(goto="tools")
         if state.get("interactive", True):
-            responses: dict[str, Response] = interrupt(ask(waiting))
+            responses: dict[str, ApprovalResponse] = interrupt(ask(waiting))
         else:
-            responses = {call["id"] or "": Response(approved=False, reason=NOT_INTERACTIVE) for call in waiting}
+            responses = {call["id"] or "": ApprovalResponse(approved=False, reason=NOT_INTERACTIVE) for call in waiting}
         declined = []
         for call in waiting:
-            response = responses.get(call["id"] or "") or Response(approved=False)
+            response = responses.get(call["id"] or "") or ApprovalResponse(approved=False)
             if not response["approved"]:
                 declined.append(denial(call, response.get("approval_id"), response.get("reason")))
         declined_ids = {message.tool_call_id for message in declined}

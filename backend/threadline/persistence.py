@@ -116,6 +116,18 @@ MIGRATIONS = [
         )""",
         "CREATE INDEX comparisons_by_conversation ON comparisons (client_id, conversation_id)",
     ],
+    [  # a running answer's stream, batch by batch, for readers that resume it (recordings.py)
+        """CREATE TABLE stream_chunks (
+            thread_id text NOT NULL,
+            message_id text NOT NULL,
+            seq integer NOT NULL,
+            data bytea NOT NULL,
+            ended boolean NOT NULL DEFAULT false,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (thread_id, message_id, seq)
+        )""",
+        "CREATE INDEX stream_chunks_by_age ON stream_chunks (created_at)",
+    ],
 ]
 TITLE_LENGTH = 80
 

@@ -30,6 +30,7 @@ from threadline.observability.otel import AnswerSpans
 from threadline.persistence import Conversations, Storage, open_storage
 from threadline.profiles import Profile, default_of
 from threadline.rate_limit import RateLimit
+from threadline.recordings import Recordings
 from threadline.settings import Settings
 from threadline.tool_inputs import ToolInfo, tool_infos
 from threadline.turns import Timeouts, Turn, recover_turn
@@ -115,6 +116,7 @@ class Services:
     limits: Limits
     timeouts: Timeouts
     observability: Observability
+    recordings: Recordings  # running answers' streams, for readers that resume them
     # The second answers of A/B comparisons, by comparison id, until their stream is read (comparisons.py).
     second_answers: dict[str, Turn] = field(default_factory=dict)
     chores: set[asyncio.Task[None]] = field(default_factory=set)  # work an answer leaves behind, kept alive
@@ -203,6 +205,7 @@ async def running_services(
             limits=limits,
             timeouts=Timeouts.of(settings),
             observability=observability_of(settings, storage, tracer_provider),
+            recordings=Recordings(storage.pool),
         )
         background = [
             asyncio.create_task(storage.keep_saving()),

@@ -13,7 +13,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
@@ -37,6 +37,14 @@ _END = object()
 _STRUCTURE = (ev.Start, ev.StepStart, ev.StepFinish)  # frame an answer but show nothing by themselves
 _TOOL_RESULTS = (ev.ToolOutput, ev.ToolOutputError)
 _MODEL_OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputStart, ev.ToolInputAvailable)
+
+
+class Recorder(Protocol):
+    """Where an answer's events are kept for readers that resume it (recordings.Recording)."""
+
+    def add(self, events: list[ev.Event]) -> None: ...
+
+    def end(self) -> None: ...
 
 
 class Stop(StrEnum):
@@ -71,6 +79,8 @@ class Turn:
         observability: Observability,
         keep_failed_answer: bool = True,
         tools: Mapping[str, ToolInfo] | None = None,
+        recording: Recorder | None = None,
+        continue_on_disconnect: bool = False,
     ) -> None:
         self.graph = graph
         self.thread_id = thread_id
@@ -94,6 +104,8 @@ class Turn:
             request["trace_id"], conversation_id, request["assistant_message_id"], request["model"], client_id
         )
         self.recorder = self.watch.recorder
+        self.recording = recording  # the answer's stream, kept for readers that resume it (recordings.py)
+        self.continue_on_disconnect = continue_on_disconnect  # CHAT_ON_DISCONNECT=continue
 
     def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> asyncio.Task[None]:
         context = contextvars.copy_context()
@@ -142,7 +154,12 @@ class Turn:
     def _emit(self, event: ev.Event) -> None:
         """Every event of the answer goes to its trace and to the response."""
         self.recorder.observe(event)
+        self._send(event)
+
+    def _send(self, event: ev.Event) -> None:
         self.queue.put_nowait(event)
+        if self.recording is not None:
+            self.recording.add([event])
 
     async def opening(self) -> list[ev.Event]:
         """Events up to the first one a user would see; an Error among them means nothing was streamed yet."""
@@ -157,7 +174,8 @@ class Turn:
 
     async def events(self, opening: list[ev.Event]) -> AsyncIterator[list[ev.Event]]:
         """The rest of the answer for the response, in batches of what is ready: under load the response
-        then makes one write for many events. A response that goes away takes the answer with it."""
+        then makes one write for many events. A response that goes away takes the answer with it, unless
+        the answer is to continue on a disconnect (CHAT_ON_DISCONNECT=continue)."""
         ended = False
         queue = self.queue
         try:
@@ -173,7 +191,7 @@ class Turn:
                 if batch:
                     yield batch
         finally:
-            if not ended:
+            if not ended and not self.continue_on_disconnect:
                 self.stop(Stop.DISCONNECTED)
 
     # The answer's own task.
@@ -206,7 +224,8 @@ class Turn:
             events = graph_events(
                 self.graph, self.thread_id, request, self.translator, self.watch.callbacks, self.watch.metadata
             )
-            observe, send = self.recorder.observe, self.queue.put_nowait  # _emit, inlined for the token loop
+            observe = self.recorder.observe  # _emit, inlined for the token loop
+            send = self.queue.put_nowait if self.recording is None else self._send
             async for event in events:
                 self._last_event = loop.time()
                 if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
@@ -251,6 +270,8 @@ class Turn:
             for timer in self._timers:
                 timer.cancel()
             self.queue.put_nowait(_END)
+            if self.recording is not None:
+                self.recording.end()
             await on_done(self)
             await self.observability.ended(self.watch)
             await self._keep_latest_checkpoint()

@@ -50,3 +50,9 @@ def approve_with_chat(base_url: str, cookie: str, conversation_id: str, text: st
 def check_chunks(raw: bytes) -> dict[str, list[str]]:
     """The chunk types each `ai` major version's schema rejects in a UI Message Stream (check-chunks.mjs)."""
     return _node("check-chunks.mjs", raw)
+
+
+def resume_with_chat(base_url: str, cookie: str, conversation_id: str) -> dict:
+    """The real `ai` Chat's resumeStream() against a server, as a reloaded page does (resume-chat.mjs)."""
+    request = {"baseUrl": base_url, "cookie": cookie, "conversationId": conversation_id}
+    return _node("resume-chat.mjs", json.dumps(request).encode())

@@ -68,6 +68,8 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     id,
     messages: initialMessages,
     transport,
+    // An answer still being written (a reload, another tab) is picked up from GET /api/chat/{id}/stream.
+    resume: initialMessages.length > 0,
     // Once every call that waits has an answer, the responses go back and the server resumes the answer.
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onData: (part) => {
@@ -110,7 +112,9 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   const stopAnswer = () => {
     const answer = messages.at(-1);
     if (answer?.role === 'assistant') setStopped((current) => new Set(current).add(answer.id));
-    if (answer?.metadata?.comparisonId) void stopAnswers(id); // answer B streams on a request of its own
+    // The server stops the answer itself: closing the stream alone does not when it runs on after a
+    // disconnect (CHAT_ON_DISCONNECT=continue), and answer B of a comparison streams on a request of its own.
+    void stopAnswers(id);
     void stop();
   };
 

@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 import msgspec
-from litestar import Controller, delete, post
+from litestar import Controller, Response, delete, get, post
 from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
@@ -23,7 +23,7 @@ from litestar.response import Stream
 
 from threadline import approvals
 from threadline import events as ev
-from threadline.approvals import Response
+from threadline.approvals import ApprovalResponse
 from threadline.comparisons import ComparedAnswer, Comparison, Side
 from threadline.conversation import answer_text, branch_of, config_of, copy_conversation, load, thread_of
 from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
@@ -80,16 +80,13 @@ def _invalid(field: str, message: str) -> ApiError:
     return ApiError(400, "VALIDATION_ERROR", f"Invalid request: {message}", [ErrorDetail(field, message)])
 
 
-def _approval_responses(message: UIMessageIn) -> dict[str, tuple[str, Response]]:
+def _approval_responses(message: UIMessageIn) -> dict[str, tuple[str, ApprovalResponse]]:
     """The approvals an assistant message answers, by approval id: (tool call id, the response)."""
-    responses = {
-        part.approval.id: (
-            part.tool_call_id or "",
-            Response(approved=bool(part.approval.approved), reason=part.approval.reason),
-        )
-        for part in message.parts
-        if part.state == "approval-responded" and part.approval is not None
-    }
+    responses: dict[str, tuple[str, ApprovalResponse]] = {}
+    for part in message.parts:
+        if part.state == "approval-responded" and part.approval is not None:
+            response = ApprovalResponse(approved=part.approval.approved is True, reason=part.approval.reason)
+            responses[part.approval.id] = (part.tool_call_id or "", response)
     if not responses:
         raise _invalid("messages", "the last message must have role 'user', or answer tool approvals")
     return responses
@@ -99,7 +96,7 @@ async def resume_turn(
     services: Services,
     client_id: str,
     conversation_id: str,
-    responses: dict[str, tuple[str, Response]],
+    responses: dict[str, tuple[str, ApprovalResponse]],
     *,
     stream_mode: str,
 ) -> Turn:
@@ -123,7 +120,7 @@ async def resume_turn(
         profile, question.text, user_message_id=question.id, assistant_message_id=record.get("assistant_id") or new_id()
     )
     request["resume"] = resume
-    turn = new_turn(services, thread_id, conversation_id, client_id, request, stream_mode=stream_mode)
+    turn = new_turn(services, thread_id, conversation_id, client_id, request, stream_mode=stream_mode, resumable=True)
     conversations = services.conversations
     await services.active_turns.begin(
         turn,
@@ -207,7 +204,12 @@ def new_turn(
     *,
     stream_mode: str,
     keep_failed_answer: bool = True,
+    resumable: bool = False,
 ) -> Turn:
+    """`resumable`: the answer's UI Message Stream is recorded, so GET /api/chat/{id}/stream can resume it
+    (unless CHAT_RESUMABLE=false)."""
+    recordings = services.recordings
+    resumable = resumable and services.settings.resumable
     return Turn(
         services.graphs.of(request["profile"]),
         thread_id,
@@ -219,6 +221,8 @@ def new_turn(
         observability=services.observability,
         keep_failed_answer=keep_failed_answer,
         tools=services.graphs.tools,
+        recording=recordings.start(thread_id, request["assistant_message_id"]) if resumable else None,
+        continue_on_disconnect=resumable and services.settings.on_disconnect == "continue",
     )
 
 
@@ -236,6 +240,7 @@ async def start_turn(
     profile_id: str | None = None,
     comparison_id: str = "",
     interactive: bool = True,
+    resumable: bool = False,
 ) -> Turn:
     """Start one answer in the visitor's conversation, whichever wire will carry it, on the profile
     `profile_for` chooses. Refused when the visitor already has one running, when the conversation's A/B
@@ -262,6 +267,7 @@ async def start_turn(
         request,
         stream_mode=stream_mode,
         keep_failed_answer=keep_failed_answer,
+        resumable=resumable,
     )
     await services.active_turns.begin(
         turn,
@@ -312,6 +318,7 @@ async def start_comparison(
             stream_mode=stream_mode,
             profile_id=pair[0].id,
             comparison_id=comparison_id,
+            resumable=True,
         )
     except BaseException:
         await services.storage.checkpointer.adelete_thread(branch)
@@ -467,6 +474,7 @@ class ChatController(Controller):
                 regenerate=regenerate,
                 stream_mode=stream_mode,
                 profile_id=data.profile_id,
+                resumable=True,
             )
         return await _answer(turn, wire, conversation_id)
 
@@ -492,3 +500,24 @@ class ChatController(Controller):
         self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
     ) -> CancelResult:
         return await _cancel(services, conversation_id, client_id)
+
+    @get(
+        "/chat/{conversation_id:str}/stream",
+        responses={
+            200: ResponseSpec(
+                dict[str, Any], media_type=UI_MESSAGE_STREAM.media_type, description="The running answer, replayed"
+            ),
+            **error_responses(400, 404, 503),
+        },
+        summary="Resume the answer streaming in a conversation: from its first chunk, then live; 204 when none runs",
+        description="What `useChat({resume: true})` asks for after a reload. Works from any process.",
+    )
+    async def resume_stream(
+        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
+    ) -> Stream | Response[None]:
+        if await services.conversations.get(conversation_id, client_id) is None:
+            raise not_found()
+        replay = await services.recordings.resume(thread_of(client_id, conversation_id))
+        if replay is None:
+            return Response(None, status_code=204)
+        return Stream(replay, media_type=UI_MESSAGE_STREAM.media_type, headers=UI_MESSAGE_STREAM.headers)
