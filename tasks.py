@@ -3,7 +3,7 @@
 
     python3 tasks.py serve   install what is missing, then run the server (demo model unless configured)
     python3 tasks.py test    install what is missing, then run every test
-    python3 tasks.py bench [stream|compare|load|encode|mcp|layers|checkpoint|storage|observability|context]
+    python3 tasks.py bench [stream|compare|load|encode|mcp|layers|checkpoint|storage|observability|context|resume]
                              install what is missing, then run a benchmark in bench/
 
 Dependencies come from the lock files (requirements.lock, conformance/ and frontend/package-lock.json)
@@ -156,6 +156,7 @@ BENCHMARKS = {
     "storage": "storage_bench.py",
     "observability": "observability_bench.py",
     "context": "context_bench.py",
+    "resume": "resume_bench.py",
 }
 
 
