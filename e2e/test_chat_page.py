@@ -478,3 +478,17 @@ def test_stop_still_stops_an_answer_that_runs_on_after_a_disconnect(page: Page, 
     page.reload()
     expect(chat.assistant).to_contain_text("stopped")
     assert "400" not in chat.assistant.get_by_test_id("answer-text").inner_text()
+
+
+def test_send_anyway_stops_the_answer_running_in_another_tab(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("count to 400")
+    expect(chat.assistant).to_contain_text("5 6 7")
+    other = ChatPage.open(page.context.new_page(), server)  # a second tab, same visitor, a new conversation
+    other.ask("hello from the other tab")
+    expect(other.banner).to_contain_text("An answer is already streaming for you")
+    other.page.get_by_role("button", name="Send anyway").click()
+    expect(other.assistant).to_contain_text("hello from the other tab")
+    other.wait_until_answered()
+    chat.wait_until_answered()
+    expect(chat.assistant).to_contain_text("stopped")

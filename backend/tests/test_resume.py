@@ -8,7 +8,7 @@ import asyncio
 import httpx
 from helpers import chat_body, new_conversation_id, serving, sse_chunks
 from threadline.identity import COOKIE
-from threadline_testing.ai_sdk import resume_with_chat
+from threadline_testing.ai_sdk import parse_sse, resume_with_chat
 
 SLOW = {"demo_token_delay_ms": 10.0}
 
@@ -66,3 +66,41 @@ async def test_continue_mode_finishes_an_answer_whose_reader_went_away(make_sett
             saved = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"][-1]
     assert replayed.endswith(" 100") and text_of_message(saved) == replayed
     assert "interrupted" not in saved["metadata"], "it ran to its end"
+
+
+async def second_message(settings, strategy: str) -> tuple[list[dict], int, list[dict], list[dict]]:
+    """A message sent while the conversation's answer streams: the first answer's chunks, the second
+    request's status and chunks, and the conversation afterwards."""
+    with serving(settings) as base_url:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+            conversation_id = new_conversation_id()
+            async with client.stream("POST", "/api/chat", json=chat_body(conversation_id, "count to 100")) as first:
+                _, chunks = await first_deltas(first, 3)
+                body = chat_body(conversation_id, "and now?", multitaskStrategy=strategy)
+                second = asyncio.create_task(client.post("/api/chat", json=body))
+                rest = [chunk async for chunk in chunks]
+            response = await second
+            second_chunks = parse_sse(response.content) if response.status_code == 200 else []
+            history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    return rest, response.status_code, second_chunks, history
+
+
+async def test_double_texting_rejects_interrupts_enqueues_or_rolls_back(make_settings):
+    settings = make_settings(**SLOW)
+    rest, status, _, history = await second_message(settings, "reject")
+    assert status == 409 and rest[-1]["type"] == "finish" and len(history) == 2
+
+    rest, status, chunks, history = await second_message(settings, "interrupt")
+    assert status == 200 and rest[-1]["messageMetadata"]["interrupted"] == "cancelled"
+    assert [message["role"] for message in history] == ["user", "assistant", "user", "assistant"]
+    assert history[1]["metadata"]["interrupted"] == "cancelled" and history[2]["parts"][0]["text"] == "and now?"
+
+    rest, status, chunks, history = await second_message(settings, "enqueue")
+    assert status == 200 and "interrupted" not in rest[-1]["messageMetadata"]
+    assert text_of_message(history[1]).endswith(" 100"), "the first answer ran to its end"
+    assert len(history) == 4 and chunks[-1]["type"] == "finish"
+
+    rest, status, chunks, history = await second_message(settings, "rollback")
+    assert status == 200 and [message["parts"][0]["text"] for message in history if message["role"] == "user"] == [
+        "and now?"
+    ], "the first question and its answer are gone"

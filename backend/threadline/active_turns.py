@@ -13,6 +13,7 @@ once: it is cleared, and the conversation's unfinished turn is closed and marked
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -189,6 +190,34 @@ class ActiveTurns:
         if self.pool is None or self.health.down:
             return False
         return await self._cancel_elsewhere(thread_id, client_id)
+
+    async def running_thread(self, client_id: str) -> str | None:
+        """The conversation (thread) where the client's answer runs, in this process or another; None if none."""
+        if (turn := self.by_client.get(client_id)) is not None:
+            return turn.thread_id
+        if self.pool is None or self.health.down:
+            return None
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute("SELECT thread_id FROM active_turns WHERE client_id = %s LIMIT 1", (client_id,))
+            row = await cursor.fetchone()
+        return None if row is None else str(row["thread_id"])
+
+    async def wait_until_idle(self, thread_id: str, client_id: str, wait: float) -> None:
+        """Wait until no answer runs in this conversation, in this process or another (at most `wait` s)."""
+        if (turn := self.by_thread.get(thread_id)) is not None and turn.client_id == client_id:
+            with contextlib.suppress(TimeoutError):  # still running: the new answer is refused as busy
+                await asyncio.wait_for(turn.finished(), wait)
+        if (task := self.tasks.get(thread_id)) is not None:
+            await asyncio.gather(asyncio.shield(task), return_exceptions=True)
+        if self.pool is None or self.health.down:
+            return
+        deadline = asyncio.get_running_loop().time() + wait
+        query = "SELECT 1 FROM active_turns WHERE thread_id = %s AND client_id = %s"
+        while asyncio.get_running_loop().time() < deadline:
+            async with self.pool.connection() as conn:
+                if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
+                    return
+            await asyncio.sleep(0.1)
 
     async def _cancel_elsewhere(self, thread_id: str, client_id: str, wait: float = 10.0) -> bool:
         assert self.pool is not None, "other processes are reached through the database"

@@ -56,6 +56,8 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     message_id: Id | None = None
     stream_mode: Literal["messages", "events"] | None = None  # overrides CHAT_STREAM_MODE for this answer
     profile_id: Id | None = None  # the model profile (GET /api/profiles); else the conversation's, else the default
+    # What to do when an answer is already running in this conversation (double-texting); else the server's.
+    multitask_strategy: Literal["reject", "interrupt", "enqueue", "rollback"] | None = None
     compare_profiles: list[Id] | None = None  # two profiles: an A/B comparison of their answers (comparisons.py)
 
 

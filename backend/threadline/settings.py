@@ -64,6 +64,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_conversations_per_visitor: int = 500
     trace_retention_days: float = 30.0
     resumable: bool = True  # CHAT_RESUMABLE: record running answers so a reload can resume them
+    multitask_strategy: str = "reject"  # CHAT_MULTITASK_STRATEGY: a message sent while an answer runs
     on_disconnect: str = "cancel"  # CHAT_ON_DISCONNECT: a closed connection stops the answer, or it goes on
     ab_profiles: tuple[str, ...] = ()  # CHAT_AB_PROFILES: every new message answered by these two (comparisons.py)
     admin_token: str | None = None  # CHAT_ADMIN_TOKEN: what an operator sends to read the A/B results
@@ -214,6 +215,7 @@ VARIABLES: dict[str, Variable] = {
     "tool_output_preview": Variable(("CHAT_TOOL_OUTPUT_PREVIEW",), number(int, 1, 1_000_000)),
     "trace_retention_days": Variable(("CHAT_TRACE_RETENTION_DAYS",), number(float, 0.0, 36_500.0)),
     "resumable": Variable(("CHAT_RESUMABLE",), lambda raw, name: choice("true", "false")(raw.lower(), name) == "true"),
+    "multitask_strategy": Variable(("CHAT_MULTITASK_STRATEGY",), choice("reject", "interrupt", "enqueue", "rollback")),
     "on_disconnect": Variable(("CHAT_ON_DISCONNECT",), choice("cancel", "continue")),
     "ab_profiles": Variable(("CHAT_AB_PROFILES",), lambda raw, name: tuple(part.strip() for part in raw.split(","))),
     "admin_token": Variable(("CHAT_ADMIN_TOKEN",)),

@@ -21,7 +21,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline import events as ev
 from threadline.approvals import CANCELLED, denial
-from threadline.conversation import AnswerRecord, Usage, config_of, load, unanswered_calls, usage_since
+from threadline.conversation import (
+    AnswerRecord,
+    Usage,
+    config_of,
+    last_user_index,
+    load,
+    unanswered_calls,
+    usage_since,
+)
 from threadline.failures import TIMEOUT, Failure, classify
 from threadline.graph import Graph, TurnRequest
 from threadline.observability.answers import Observability
@@ -406,6 +414,15 @@ async def forget_turn(graph: Graph, thread_id: str, assistant_id: str, finished_
     added = [RemoveMessage(id=message.id) for message in messages[start + 1 :] if message.id]
     record = AnswerRecord(finished_at=finished_at, finish_reason="error", usage=usage_since(messages, start))
     await graph.aupdate_state(config_of(thread_id), {"messages": added, "turns": {user_id: record}}, as_node="respond")
+
+
+async def roll_back(graph: Graph, thread_id: str) -> None:
+    """Take the newest question and all that answers it out of the conversation (double-texting's rollback)."""
+    conversation = await load(graph, thread_id)
+    index = last_user_index(conversation.messages)
+    if index is not None:
+        removed = [RemoveMessage(id=message.id) for message in conversation.messages[index:] if message.id]
+        await graph.aupdate_state(config_of(thread_id), {"messages": removed}, as_node="respond")
 
 
 async def decline_waiting(graph: Graph, thread_id: str) -> bool:

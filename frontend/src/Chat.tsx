@@ -102,10 +102,10 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     endRef.current?.scrollIntoView({ block: 'end' });
   }, [messages, thinking]);
 
-  const send = (text: string) => {
+  const send = (text: string, extra?: Record<string, string>) => {
     if (messages.length === 0) onFirstMessage();
     setWarning(null);
-    const body = messages.length === 0 && profileId ? { profileId } : undefined;
+    const body = { ...(messages.length === 0 && profileId ? { profileId } : {}), ...extra };
     void sendMessage({ text, metadata: { createdAt: new Date().toISOString() } }, { body });
   };
 
@@ -131,7 +131,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   }, [id, setMessages, onAnswered]);
 
 
-  const retry = () => {
+  const retry = (extra?: Record<string, string>) => {
     clearError();
     if (error instanceof ApiError && error.status < 500) {
       // Refused before the server took it (rate limit, busy, invalid): send the question again.
@@ -139,11 +139,13 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
       const question = messages[index];
       const text = question?.parts.map((part) => (part.type === 'text' ? part.text : '')).join('') ?? '';
       setMessages(messages.slice(0, index));
-      if (text) send(text);
+      if (text) send(text, extra);
     } else {
       void regenerate();
     }
   };
+  // Refused because an answer is still running here (another tab, say): stop it and send this one.
+  const busyElsewhere = error instanceof ApiError && error.status === 409 && error.code === 'CONFLICT';
 
   return (
     <section className="chat" aria-label="Conversation">
@@ -214,9 +216,14 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
       {error && (
         <div className="banner error" role="alert">
           <span>{describeError(error)}</span>
-          <button type="button" onClick={retry}>
+          <button type="button" onClick={() => retry()}>
             Retry
           </button>
+          {busyElsewhere && (
+            <button type="button" onClick={() => retry({ multitaskStrategy: 'interrupt' })}>
+              Send anyway
+            </button>
+          )}
         </div>
       )}
       <Composer

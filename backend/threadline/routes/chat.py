@@ -34,7 +34,7 @@ from threadline.routes import AppServices
 from threadline.routes.conversations import ConversationId
 from threadline.schemas import MAX_MESSAGE_CHARS, CancelRequest, CancelResult, ChatRequest, ErrorDetail, UIMessageIn
 from threadline.services import Services
-from threadline.turns import Stop, Turn, decline_waiting
+from threadline.turns import Stop, Turn, decline_waiting, roll_back
 
 log = logging.getLogger("threadline.comparisons")
 
@@ -241,6 +241,7 @@ async def start_turn(
     comparison_id: str = "",
     interactive: bool = True,
     resumable: bool = False,
+    strategy: str = "reject",
 ) -> Turn:
     """Start one answer in the visitor's conversation, whichever wire will carry it, on the profile
     `profile_for` chooses. Refused when the visitor already has one running, when the conversation's A/B
@@ -249,6 +250,8 @@ async def start_turn(
     profile = await profile_for(services, client_id, conversation_id, profile_id)
     if len(services.profiles) > 1 and not comparison_id:  # a comparison needs two profiles
         await refuse_while_unvoted(services, client_id, conversation_id)
+    if strategy != "reject":
+        await make_room(services, client_id, strategy)
     request = turn_request(
         profile,
         text,
@@ -277,6 +280,20 @@ async def start_turn(
         discard=partial(conversations.delete, conversation_id, client_id),
     )
     return turn
+
+
+async def make_room(services: Services, client_id: str, strategy: str) -> None:
+    """Double-texting: end or wait for the visitor's running answer before the new one starts. A visitor has
+    one answer at a time, so this is their running answer in whichever conversation it runs. `interrupt`
+    stops it and keeps what it said; `rollback` stops it and takes its question out too; `enqueue` waits
+    for it to end. (`reject`, the default, leaves it: the new message is refused with 409.)"""
+    thread_id = await services.active_turns.running_thread(client_id)
+    if thread_id is None:
+        return
+    if strategy == "enqueue":
+        await services.active_turns.wait_until_idle(thread_id, client_id, services.settings.total_timeout)
+    elif await services.active_turns.cancel(thread_id, client_id) and strategy == "rollback":
+        await roll_back(services.graph, thread_id)
 
 
 async def refuse_while_unvoted(services: Services, client_id: str, conversation_id: str) -> None:
@@ -475,6 +492,7 @@ class ChatController(Controller):
                 stream_mode=stream_mode,
                 profile_id=data.profile_id,
                 resumable=True,
+                strategy=data.multitask_strategy or services.settings.multitask_strategy,
             )
         return await _answer(turn, wire, conversation_id)
 
