@@ -8,8 +8,8 @@
 
 Dependencies come from the lock files (requirements.lock, conformance/ and frontend/package-lock.json)
 and are installed again only when a lock file changes; the chat page in frontend/ is built again only
-when its sources change. The browser tests drive the system's Chromium, installed through apt-get
-when it is missing.
+when its sources change. The browser tests drive the system's Chromium, and one test runs two servers
+behind the system's nginx; both are installed through apt-get when missing.
 """
 
 from __future__ import annotations
@@ -83,22 +83,30 @@ def ensure_frontend() -> None:
     stamp.write_text(wanted)
 
 
+def apt_install(package: str, why: str) -> None:
+    """Install a Debian package the tests need, saying why; without apt-get, the tests that need it skip."""
+    if shutil.which("apt-get") is None:
+        say(f"no {package} found and no apt-get to install it: {why} will be skipped")
+        return
+    say(f"{package} is missing: installing it with apt-get for {why}")
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    install = [*sudo, "apt-get", "install", "-y", "--no-install-recommends", package]
+    if subprocess.call(install) != 0:
+        run(*sudo, "apt-get", "update")
+        run(*install)
+
+
 def ensure_chromium() -> None:
     """The browser tests use the operating system's Chromium; install it with apt-get if missing."""
     if os.environ.get("CHROMIUM_PATH") or any(shutil.which(name) for name in CHROMIUM_NAMES):
         return
-    if shutil.which("apt-get") is None:
-        say(
-            "no Chromium found and no apt-get to install it: the browser tests will be skipped "
-            "(install Chromium or set CHROMIUM_PATH)"
-        )
-        return
-    say("Chromium is missing: installing it with apt-get for the browser tests")
-    sudo = [] if os.geteuid() == 0 else ["sudo"]
-    install = [*sudo, "apt-get", "install", "-y", "--no-install-recommends", "chromium"]
-    if subprocess.call(install) != 0:
-        run(*sudo, "apt-get", "update")
-        run(*install)
+    apt_install("chromium", "the browser tests (or set CHROMIUM_PATH)")
+
+
+def ensure_nginx() -> None:
+    """The several-processes test runs threadline behind the operating system's nginx."""
+    if not (shutil.which("nginx") or Path("/usr/sbin/nginx").exists()):
+        apt_install("nginx", "the test of several processes behind nginx")
 
 
 def serve(args: list[str]) -> int:
@@ -140,6 +148,7 @@ def test(args: list[str]) -> int:
     ensure_node(ROOT / "conformance")
     ensure_frontend()
     ensure_chromium()
+    ensure_nginx()
     if failed := check():
         return failed
     return subprocess.call([str(PYTHON), "-m", "pytest", *args], cwd=ROOT)

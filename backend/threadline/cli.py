@@ -37,6 +37,9 @@ def serve() -> int:
         log_level=settings.log_level.lower(),
         access_log=False,
         log_config=None,
+        # On SIGTERM: no new connections, running answers get this long to finish, then they are stopped
+        # the normal way (their partials saved) as the app shuts down.
+        timeout_graceful_shutdown=settings.shutdown_grace,
     )  # uvicorn logs through threadline.logs too
     # uvicorn shuts down on Ctrl+C and says so, then hands the signal back to Python: no traceback after that.
     with contextlib.suppress(KeyboardInterrupt):

@@ -25,6 +25,7 @@ log = logging.getLogger("threadline.recordings")
 FLUSH_EVERY = 0.1  # seconds between writes of what a running answer added
 POLL_EVERY = 0.1  # seconds between reads of another process's recording
 KEEP_AFTER_END = 30.0  # seconds a finished recording stays for readers still replaying it
+START_WAIT = 2.0  # seconds to wait for the first chunk of an answer another process has just started
 STALE_AFTER = 3600.0  # seconds after which rows an ended process left behind are removed
 
 
@@ -42,12 +43,15 @@ class Recording:
         self._writer: asyncio.Task[None] | None = None
 
     def add(self, events: list[ev.Event]) -> None:
-        if not self.chunks:  # the answer started: readers can find it now
+        first = not self.chunks
+        if first:  # the answer started: readers can find it now
             self.recordings.running[self.thread_id] = self
         self.chunks.append(b"".join([encode_event(event) for event in events]))
         self._changed.set()
         if self.recordings.pool is not None and self._writer is None:
-            self._writer = asyncio.get_running_loop().create_task(self._write_soon())
+            # The start at once, so other processes see the answer; then a write per FLUSH_EVERY at most.
+            delay = 0.0 if first else FLUSH_EVERY
+            self._writer = asyncio.get_running_loop().create_task(self._write_soon(delay))
 
     def end(self) -> None:
         self.chunks.append(DONE)
@@ -72,8 +76,8 @@ class Recording:
                 self._changed.clear()
                 await self._changed.wait()
 
-    async def _write_soon(self) -> None:
-        await asyncio.sleep(FLUSH_EVERY)
+    async def _write_soon(self, delay: float) -> None:
+        await asyncio.sleep(delay)
         self._writer = None
         await self._write()
 
@@ -138,16 +142,22 @@ class Recordings:
             return recording.follow()
         if self.pool is None:
             return None
-        async with self.pool.connection() as conn:
-            cursor = await conn.execute(
-                "SELECT message_id, bool_or(ended) AS ended FROM stream_chunks WHERE thread_id = %s "
-                "GROUP BY message_id ORDER BY max(created_at) DESC LIMIT 1",
-                (thread_id,),
-            )
-            row = await cursor.fetchone()
-        if row is None or row["ended"]:
-            return None
-        return self._poll(thread_id, row["message_id"])
+        for _ in range(int(START_WAIT / POLL_EVERY)):
+            async with self.pool.connection() as conn:
+                cursor = await conn.execute(
+                    "SELECT message_id, bool_or(ended) AS ended FROM stream_chunks WHERE thread_id = %s "
+                    "GROUP BY message_id ORDER BY max(created_at) DESC LIMIT 1",
+                    (thread_id,),
+                )
+                row = await cursor.fetchone()
+                if row is not None and not row["ended"]:
+                    return self._poll(thread_id, row["message_id"])
+                # An answer that has just started elsewhere may not have written its first chunk yet.
+                cursor = await conn.execute("SELECT 1 FROM active_turns WHERE thread_id = %s", (thread_id,))
+                if await cursor.fetchone() is None:
+                    return None
+            await asyncio.sleep(POLL_EVERY)
+        return None
 
     async def _poll(self, thread_id: str, message_id: str) -> AsyncIterator[bytes]:
         """Another process's recording: its rows so far, then new ones as they are written."""

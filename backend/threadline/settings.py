@@ -76,6 +76,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_connections: int = 1000
     header_timeout: float = 10.0
     body_timeout: float = 30.0
+    shutdown_grace: float = 30.0  # THREADLINE_SHUTDOWN_GRACE: seconds running answers get to finish on SIGTERM
 
 
 DEFAULTS = Settings()
@@ -225,6 +226,7 @@ VARIABLES: dict[str, Variable] = {
     "langfuse_host": Variable(("LANGFUSE_HOST", "LANGFUSE_BASE_URL")),
     "max_connections": Variable(("THREADLINE_MAX_CONNECTIONS",), number(int, 1, 1_000_000)),
     "header_timeout": Variable(("THREADLINE_HEADER_TIMEOUT",), number(float, 0.1, 3600.0)),
+    "shutdown_grace": Variable(("THREADLINE_SHUTDOWN_GRACE",), number(float, 0.0, 3600.0)),
     "body_timeout": Variable(("THREADLINE_BODY_TIMEOUT",), number(float, 0.1, 3600.0)),
 }
 

@@ -1,0 +1,118 @@
+"""Two threadline processes behind a real nginx, sharing PostgreSQL and Redis: what an operator runs.
+
+Streams pass unbuffered; a stop and a resume work whichever process they land on; the rate limit and
+"one answer per visitor" hold across both; a process killed mid-answer leaves nothing locked; and a
+process restarted with SIGTERM lets its running answer finish first.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import time
+
+import httpx
+import pytest
+from helpers import chat_body, new_conversation_id
+from threadline_testing.ports import free_port
+from threadline_testing.processes import start_threadline
+from threadline_testing.proxy import nginx, nginx_binary
+
+pytestmark = pytest.mark.skipif(nginx_binary() is None, reason="no nginx (python3 tasks.py test installs it)")
+
+ENV = {
+    "RATE_LIMIT_STORAGE": "redis://127.0.0.1:6379",
+    "TRUSTED_PROXIES": "127.0.0.1/32",  # nginx: the client's address is the one it puts in X-Forwarded-For
+    "CHAT_RATE_LIMIT": "4/minute",
+    "CHAT_DEMO_TOKEN_DELAY_MS": "20",
+    "THREADLINE_SHUTDOWN_GRACE": "20",
+    "THREADLINE_SECRET": "the-same-on-every-process-behind-the-proxy",  # visitors stay themselves on both
+}
+
+
+def client_at(base_url: str, cookies: httpx.Cookies | None = None) -> httpx.Client:
+    """A visitor (new, or with `cookies`) at an address of their own, so each part of the scenario has its own
+    rate limit."""
+    address = f"198.18.{random.randint(0, 255)}.{random.randint(1, 254)}"
+    return httpx.Client(base_url=base_url, timeout=30, headers={"x-forwarded-for": address}, cookies=cookies)
+
+
+def deltas(response: httpx.Response):
+    for line in response.iter_lines():
+        if line.startswith('data: {"type":"text-delta"'):
+            yield json.loads(line[6:])["delta"]
+
+
+def test_two_processes_behind_nginx(database_url, tmp_path):
+    ports = [free_port(), free_port()]
+    processes = [start_threadline(database_url, tmp_path / f"p{i}", port, **ENV) for i, port in enumerate(ports)]
+    try:
+        with nginx(ports, tmp_path) as proxy:
+            visitor = client_at(proxy)
+            visitor.get("/api/conversations")  # the identity cookie, valid on both processes
+
+            # SSE arrives as it is written: the first delta long before the answer ends.
+            started = time.monotonic()
+            with visitor.stream("POST", "/api/chat", json=chat_body(new_conversation_id(), "count to 60")) as answer:
+                first_after = None
+                for _ in deltas(answer):
+                    first_after = first_after or time.monotonic() - started
+                whole_after = time.monotonic() - started
+            assert first_after < 0.5 < whole_after, (first_after, whole_after)
+
+            # While an answer runs: one answer per visitor on both processes, resumes and a stop from either.
+            conversation_id = new_conversation_id()
+            with visitor.stream("POST", "/api/chat", json=chat_body(conversation_id, "count to 300")) as answer:
+                streamed = deltas(answer)  # one reader for the whole response: a dropped one closes it
+                shown = next(streamed)
+                for _ in ports:  # round robin: one request lands on each process
+                    second = visitor.post("/api/chat", json=chat_body(new_conversation_id(), "me too"))
+                    assert second.status_code == 409
+                for _ in ports:
+                    with visitor.stream("GET", f"/api/chat/{conversation_id}/stream") as resumed:
+                        replayed = deltas(resumed)
+                        assert resumed.status_code == 200 and next(replayed) == shown
+                        replayed.close()
+                stopped = visitor.delete(f"/api/chat/{conversation_id}/stream")
+                assert stopped.status_code == 200 and stopped.json()["cancelled"] is True
+                assert "300" not in "".join(streamed)
+
+            # The rate limit is shared through Redis: four answers per minute per address, on two processes.
+            limited = client_at(proxy)
+            statuses = [limited.post("/api/chat", json=chat_body(None, "hi")).status_code for _ in range(5)]
+            assert statuses == [200, 200, 200, 200, 429]
+
+            # A process killed mid-answer: the other serves the conversation at once, nothing stays locked.
+            conversation_id = new_conversation_id()
+            direct = httpx.Client(base_url=f"http://127.0.0.1:{ports[0]}", timeout=30, cookies=visitor.cookies)
+            with direct.stream("POST", "/api/chat", json=chat_body(conversation_id, "count to 300")) as answer:
+                streamed = deltas(answer)
+                next(streamed)
+                processes[0].send_signal(signal.SIGKILL)
+                processes[0].wait(timeout=10)
+            visitor = client_at(proxy, visitor.cookies)
+            after = visitor.post("/api/chat", json=chat_body(conversation_id, "are you there?"))
+            assert after.status_code == 200, after.text
+            history = visitor.get(f"/api/conversations/{conversation_id}").json()["messages"]
+            assert history[1]["metadata"]["interrupted"] == "server-stopped" and len(history) == 4
+
+            # A rolling restart: the first process is back; the second, asked to stop mid-answer, finishes it.
+            processes[0] = start_threadline(database_url, tmp_path / "p0", ports[0], **ENV)
+            direct = httpx.Client(base_url=f"http://127.0.0.1:{ports[1]}", timeout=30, cookies=visitor.cookies)
+            conversation_id = new_conversation_id()
+            with direct.stream("POST", "/api/chat", json=chat_body(conversation_id, "count to 100")) as answer:
+                streamed = deltas(answer)
+                text = next(streamed)
+                processes[1].send_signal(signal.SIGTERM)
+                assert visitor.get("/health").status_code == 200, "nginx sends new requests to the other process"
+                text += "".join(streamed)
+            assert text.endswith(" 100"), "the answer ran to its end before the process stopped"
+            processes[1].wait(timeout=30)
+            saved = visitor.get(f"/api/conversations/{conversation_id}").json()["messages"][-1]
+            assert "interrupted" not in saved["metadata"]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=30)

@@ -1,0 +1,78 @@
+"""nginx (Debian's package) in front of several threadline processes, configured as deploy/nginx.conf
+recommends: round robin, SSE unbuffered, the client's address in X-Forwarded-For, and a request that finds
+a process gone retried on the next."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from threadline_testing.ports import free_port
+
+CONFIG = """
+worker_processes 1;
+daemon off;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {dir}/body;
+    proxy_temp_path {dir}/proxy;
+    fastcgi_temp_path {dir}/fastcgi;
+    uwsgi_temp_path {dir}/uwsgi;
+    scgi_temp_path {dir}/scgi;
+    upstream threadline {{
+{servers}
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://threadline;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_buffering off;
+            proxy_read_timeout 300s;
+            proxy_next_upstream error timeout non_idempotent;
+        }}
+    }}
+}}
+"""
+
+
+def nginx_binary() -> str | None:
+    return shutil.which("nginx") or next((path for path in ("/usr/sbin/nginx",) if Path(path).exists()), None)
+
+
+@contextmanager
+def nginx(upstreams: list[int], directory: Path) -> Iterator[str]:
+    """nginx on a free port in front of threadline processes on `upstreams`; yields its base URL."""
+    binary = nginx_binary()
+    assert binary is not None, "nginx is missing: run the tests with `python3 tasks.py test`, which installs it"
+    port = free_port()
+    servers = "\n".join(f"        server 127.0.0.1:{upstream} max_fails=1 fail_timeout=5s;" for upstream in upstreams)
+    config = directory / "nginx.conf"
+    config.write_text(CONFIG.format(dir=directory, servers=servers, port=port))
+    process = subprocess.Popen([binary, "-c", str(config), "-p", str(directory), "-e", str(directory / "error.log")])
+    base_url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            httpx.get(f"{base_url}/health", timeout=1)
+            break
+        except httpx.TransportError:
+            assert process.poll() is None and time.monotonic() < deadline, (directory / "error.log").read_text()
+            time.sleep(0.05)
+    try:
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
