@@ -3,25 +3,8 @@
 // `lastAssistantMessageIsCompleteWithApprovalResponses` send the responses back, as the page does.
 // Input (JSON on stdin): {baseUrl, cookie, conversationId, text, decisions: [{approved, reason?}, …]}, one
 // decision per requested approval in order. Prints {requested, messages, errors} as JSON.
-import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
-
-class MemoryState {
-  status = 'ready';
-  error = undefined;
-  messages = [];
-  pushMessage = (message) => this.messages.push(message);
-  popMessage = () => this.messages.pop();
-  replaceMessage = (index, message) => (this.messages[index] = message);
-  snapshot = (thing) => structuredClone(thing);
-}
-
-class Chat extends AbstractChat {
-  constructor(options) {
-    const state = new MemoryState();
-    super({ ...options, state });
-    this.memory = state;
-  }
-}
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+import { Chat } from './memory-chat.mjs';
 
 let input = '';
 for await (const data of process.stdin) input += data;

@@ -1,23 +1,8 @@
 // The real `ai` Chat resuming an answer, as useChat({resume: true}) does after a reload: resumeStream()
 // asks GET {api}/{id}/stream and reads the UI Message Stream it gets (204: nothing runs).
 // Input (JSON on stdin): {baseUrl, cookie, conversationId}. Prints {messages, errors} as JSON.
-import { AbstractChat, DefaultChatTransport } from 'ai';
-
-class MemoryState {
-  status = 'ready';
-  error = undefined;
-  messages = [];
-  pushMessage = (message) => this.messages.push(message);
-  popMessage = () => this.messages.pop();
-  replaceMessage = (index, message) => (this.messages[index] = message);
-  snapshot = (thing) => structuredClone(thing);
-}
-
-class Chat extends AbstractChat {
-  constructor(options) {
-    super({ ...options, state: new MemoryState() });
-  }
-}
+import { DefaultChatTransport } from 'ai';
+import { Chat } from './memory-chat.mjs';
 
 let input = '';
 for await (const data of process.stdin) input += data;

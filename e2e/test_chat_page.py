@@ -309,22 +309,28 @@ def test_an_answer_is_rated_and_the_rating_survives_a_reload(page: Page, server:
     expect(chat.assistant.get_by_test_id("rating-comment")).to_have_count(0)
 
 
+def demo_and_standin(standin: standins.StandIn) -> str:
+    """CHAT_PROFILES with two models: the demo model (the default) and the OpenAI stand-in."""
+    return json.dumps(
+        [
+            {"id": "demo", "label": "Demo model", "provider": "demo", "model": "demo", "default": True},
+            {
+                "id": "gpt",
+                "label": "Stand-in GPT",
+                "provider": "custom",
+                "model": "gpt-standin",
+                "base_url": standin.base_url,
+            },
+        ]
+    )
+
+
 @pytest.fixture(scope="module")
 def two_model_server(e2e_database, tmp_path_factory):
     """threadline with two profiles: the demo model (the default) and the OpenAI stand-in."""
     standin = standins.start("openai")
-    profiles = [
-        {"id": "demo", "label": "Demo model", "provider": "demo", "model": "demo", "default": True},
-        {
-            "id": "gpt",
-            "label": "Stand-in GPT",
-            "provider": "custom",
-            "model": "gpt-standin",
-            "base_url": standin.base_url,
-        },
-    ]
     with threadline_server(
-        e2e_database, tmp_path_factory.mktemp("profiles"), CHAT_PROFILES=json.dumps(profiles)
+        e2e_database, tmp_path_factory.mktemp("profiles"), CHAT_PROFILES=demo_and_standin(standin)
     ) as url:
         yield url
     standin.stop()
@@ -367,20 +373,10 @@ def test_the_models_thinking_shows_above_the_answer_collapsed_once_it_answers(pa
 def ab_server(e2e_database, tmp_path_factory):
     """threadline comparing two profiles on every message: the demo model (A) and the OpenAI stand-in (B)."""
     standin = standins.start("openai")
-    profiles = [
-        {"id": "demo", "label": "Demo model", "provider": "demo", "model": "demo", "default": True},
-        {
-            "id": "gpt",
-            "label": "Stand-in GPT",
-            "provider": "custom",
-            "model": "gpt-standin",
-            "base_url": standin.base_url,
-        },
-    ]
     with threadline_server(
         e2e_database,
         tmp_path_factory.mktemp("ab"),
-        CHAT_PROFILES=json.dumps(profiles),
+        CHAT_PROFILES=demo_and_standin(standin),
         CHAT_AB_PROFILES="demo,gpt",
     ) as url:
         yield url

@@ -95,14 +95,20 @@ async def stream_some(client: httpx.AsyncClient, conversation_id: str, deltas: i
     request = client.build_request("POST", "/api/chat", json=chat_body(conversation_id, "count to 300"))
     response = await client.send(request, stream=True)
     assert response.status_code == 200
+    text, chunks = await first_deltas(response, deltas)
+    return response, chunks, text
+
+
+async def first_deltas(response, count: int):
+    """The text of a streaming answer's first `count` deltas, and the iterator of its remaining chunks."""
     chunks = sse_chunks(response)
     text = ""
     async for chunk in chunks:
         if chunk["type"] == "text-delta":
             text += chunk["delta"]
-            deltas -= 1
-            if deltas == 0:
-                return response, chunks, text
+            count -= 1
+            if count == 0:
+                return text, chunks
     raise AssertionError("the answer ended early")
 
 

@@ -17,7 +17,7 @@ import pytest
 from helpers import chat_body, new_conversation_id
 from threadline_testing.ports import free_port
 from threadline_testing.processes import start_threadline
-from threadline_testing.proxy import nginx, nginx_binary
+from threadline_testing.proxy import FAIL_TIMEOUT, nginx, nginx_binary
 
 pytestmark = pytest.mark.skipif(nginx_binary() is None, reason="no nginx (python3 tasks.py test installs it)")
 
@@ -85,7 +85,7 @@ def test_two_processes_behind_nginx(database_url, tmp_path):
 
             # A process killed mid-answer: the other serves the conversation at once, nothing stays locked.
             conversation_id = new_conversation_id()
-            direct = httpx.Client(base_url=f"http://127.0.0.1:{ports[0]}", timeout=30, cookies=visitor.cookies)
+            direct = client_at(f"http://127.0.0.1:{ports[0]}", visitor.cookies)
             with direct.stream("POST", "/api/chat", json=chat_body(conversation_id, "count to 300")) as answer:
                 streamed = deltas(answer)
                 next(streamed)
@@ -99,7 +99,8 @@ def test_two_processes_behind_nginx(database_url, tmp_path):
 
             # A rolling restart: the first process is back; the second, asked to stop mid-answer, finishes it.
             processes[0] = start_threadline(database_url, tmp_path / "p0", ports[0], **ENV)
-            direct = httpx.Client(base_url=f"http://127.0.0.1:{ports[1]}", timeout=30, cookies=visitor.cookies)
+            time.sleep(FAIL_TIMEOUT + 0.5)  # nginx tries the process it saw fail again only after this
+            direct = client_at(f"http://127.0.0.1:{ports[1]}", visitor.cookies)
             conversation_id = new_conversation_id()
             with direct.stream("POST", "/api/chat", json=chat_body(conversation_id, "count to 100")) as answer:
                 streamed = deltas(answer)
@@ -109,7 +110,9 @@ def test_two_processes_behind_nginx(database_url, tmp_path):
                 text += "".join(streamed)
             assert text.endswith(" 100"), "the answer ran to its end before the process stopped"
             processes[1].wait(timeout=30)
-            saved = visitor.get(f"/api/conversations/{conversation_id}").json()["messages"][-1]
+            reloaded = visitor.get(f"/api/conversations/{conversation_id}")
+            assert reloaded.status_code == 200, reloaded.text
+            saved = reloaded.json()["messages"][-1]
             assert "interrupted" not in saved["metadata"]
     finally:
         for process in processes:

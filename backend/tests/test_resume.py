@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx
-from helpers import chat_body, new_conversation_id, serving, sse_chunks
+from helpers import chat_body, first_deltas, new_conversation_id, serving, sse_chunks
 from threadline.identity import COOKIE
 from threadline_testing.ai_sdk import parse_sse, resume_with_chat
 
@@ -15,18 +15,6 @@ SLOW = {"demo_token_delay_ms": 10.0}
 
 def text_of_message(message: dict) -> str:
     return "".join(part["text"] for part in message["parts"] if part["type"] == "text")
-
-
-async def first_deltas(response, count: int) -> tuple[str, object]:
-    chunks = sse_chunks(response)
-    text = ""
-    async for chunk in chunks:
-        if chunk["type"] == "text-delta":
-            text += chunk["delta"]
-            count -= 1
-            if count == 0:
-                return text, chunks
-    raise AssertionError("the answer ended early")
 
 
 async def test_another_process_replays_the_answer_from_its_start_and_follows_it_to_the_end(make_settings):

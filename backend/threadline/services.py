@@ -225,6 +225,8 @@ async def running_services(
         finally:
             await active_turns.stop_all()
             await asyncio.gather(*services.chores, return_exceptions=True)
+            for task in services.recordings.tasks:  # their rows go with the next process's clean-up
+                task.cancel()
             for task in background:
                 task.cancel()
             await toolbox.close()

@@ -47,7 +47,7 @@ _TOOL_RESULTS = (ev.ToolOutput, ev.ToolOutputError)
 _MODEL_OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputStart, ev.ToolInputAvailable)
 
 
-class Recorder(Protocol):
+class StreamRecording(Protocol):
     """Where an answer's events are kept for readers that resume it (recordings.Recording)."""
 
     def add(self, events: list[ev.Event]) -> None: ...
@@ -87,7 +87,7 @@ class Turn:
         observability: Observability,
         keep_failed_answer: bool = True,
         tools: Mapping[str, ToolInfo] | None = None,
-        recording: Recorder | None = None,
+        recording: StreamRecording | None = None,
         continue_on_disconnect: bool = False,
     ) -> None:
         self.graph = graph

@@ -48,6 +48,9 @@ http {{
 """
 
 
+FAIL_TIMEOUT = 1  # seconds nginx leaves a process alone after a request to it failed
+
+
 def nginx_binary() -> str | None:
     return shutil.which("nginx") or next((path for path in ("/usr/sbin/nginx",) if Path(path).exists()), None)
 
@@ -58,7 +61,9 @@ def nginx(upstreams: list[int], directory: Path) -> Iterator[str]:
     binary = nginx_binary()
     assert binary is not None, "nginx is missing: run the tests with `python3 tasks.py test`, which installs it"
     port = free_port()
-    servers = "\n".join(f"        server 127.0.0.1:{upstream} max_fails=1 fail_timeout=5s;" for upstream in upstreams)
+    servers = "\n".join(
+        f"        server 127.0.0.1:{upstream} max_fails=1 fail_timeout={FAIL_TIMEOUT}s;" for upstream in upstreams
+    )
     config = directory / "nginx.conf"
     config.write_text(CONFIG.format(dir=directory, servers=servers, port=port))
     process = subprocess.Popen([binary, "-c", str(config), "-p", str(directory), "-e", str(directory / "error.log")])

@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from threadline import events as ev
+from threadline.encoders.ui_message_stream import start_metadata
 
 MEDIA_TYPE = "text/plain; charset=utf-8"
 HEADERS = {"x-vercel-ai-data-stream": "v1", "cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -43,16 +44,7 @@ class DataStreamEncoder:
                 return _line(b"g", delta)
             case ev.Start():
                 self.message_id = event.message_id
-                annotation = {
-                    "conversationId": event.conversation_id,
-                    "model": event.model,
-                    "createdAt": event.created_at,
-                    "traceId": event.trace_id,
-                    "profile": event.profile,
-                }
-                if event.comparison_id:
-                    annotation["comparisonId"] = event.comparison_id
-                return _line(b"8", [annotation])
+                return _line(b"8", [start_metadata(event)])
             case ev.StepStart():
                 self.step_called_tools = False
                 return _line(b"f", {"messageId": self.message_id})

@@ -26,7 +26,8 @@ DONE = b"data: [DONE]\n\n"
 _encode = msgspec.json.Encoder().encode
 
 
-def _start(event: ev.Start) -> Any:
+def start_metadata(event: ev.Start) -> dict[str, Any]:
+    """What the answer's metadata says from its start (the AI SDK 4 data stream sends it as an annotation)."""
     metadata = {
         "conversationId": event.conversation_id,
         "model": event.model,
@@ -36,7 +37,11 @@ def _start(event: ev.Start) -> Any:
     }
     if event.comparison_id:
         metadata["comparisonId"] = event.comparison_id
-    return {"type": "start", "messageId": event.message_id, "messageMetadata": metadata}
+    return metadata
+
+
+def _start(event: ev.Start) -> Any:
+    return {"type": "start", "messageId": event.message_id, "messageMetadata": start_metadata(event)}
 
 
 def _finish(event: ev.Finish) -> Any:
