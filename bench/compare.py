@@ -15,7 +15,9 @@ docs/bench-compare.png.
 Peers: the AI SDK 7 Node server (streamText + MockLanguageModelV4 from `ai/test` +
 toUIMessageStreamResponse, bench/peers/aisdk_server.mjs); bare Litestar writing pre-built chunks
 (bench/peers/bare_server.py); threadline with its real graph, the demo model and PostgreSQL
-checkpoints (plus, at concurrency 1, with the in-memory checkpointer, to price the checkpoints).
+checkpoints (plus, at concurrency 1, with the in-memory checkpointer, to price the checkpoints); and the
+equal-work peer, LangGraph with AsyncPostgresSaver and the same demo model behind a minimal Litestar
+route (bench/peers/langgraph_postgres.py).
 """
 
 from __future__ import annotations
@@ -63,6 +65,20 @@ def peers(data_dir: str) -> list[Peer]:
         Peer("AI SDK 7 (Node)", ["node", str(BENCH / "peers" / "aisdk_server.mjs")]),
         Peer("bare Litestar", [sys.executable, str(BENCH / "peers" / "bare_server.py")]),
         Peer("threadline", [sys.executable, "-m", "threadline", "serve"], threadline_env),
+    ] + equal_work_peer(threadline_env.get("DATABASE_URL"))
+
+
+def equal_work_peer(url: str | None) -> list[Peer]:
+    """LangGraph with its own AsyncPostgresSaver behind a minimal route; it needs a PostgreSQL server's URL."""
+    if not url:
+        print("no PostgreSQL server for the LangGraph + Postgres peer (set DATABASE_URL): it is left out")
+        return []
+    return [
+        Peer(
+            "LangGraph + Postgres",
+            [sys.executable, str(BENCH / "peers" / "langgraph_postgres.py")],
+            {"DATABASE_URL": url},
+        )
     ]
 
 
@@ -152,7 +168,7 @@ def draw(results: dict, names: list[str]) -> None:
         ("1000 open streams: peak RSS (MB)", "open", "peak_rss_mb"),
     ]
     figure, axes = plt.subplots(1, len(panels), figsize=(16, 3.6))
-    colors = ["#6b7280", "#9ca3af", "#2563eb"]
+    colors = ["#6b7280", "#9ca3af", "#2563eb", "#7c3aed"]
     for axis, (title, scenario, key) in zip(axes, panels):
         values = [results[name][scenario][key] / (1000 if key == "total_p95" else 1) for name in names]
         axis.bar(range(len(names)), values, color=colors)
@@ -184,7 +200,7 @@ def main() -> None:
                 for peer in order:
                     print(f"round {round_number + 1}: {peer.name}, {scenario}", file=sys.stderr, flush=True)
                     rounds[peer.name].setdefault(scenario, []).append(measure(peer, scenario, data_dir))
-            memory = everyone[-1]
+            memory = next(peer for peer in everyone if peer.name == "threadline")
             rounds["threadline, memory checkpointer"].setdefault("c1", []).append(
                 measure(memory, "c1", data_dir, {"CHAT_MEMORY_BACKEND": "memory"})
             )

@@ -2,18 +2,18 @@
 reloaded page, a second device, another process) replays it from its first chunk and follows it live.
 
 In the process that runs the answer, readers follow its recording in memory. Every FLUSH_EVERY seconds
-what is new is written to PostgreSQL as one row (`stream_chunks`), never a row per token, and readers in
-other processes poll for rows. Once the answer has ended and is saved, its rows are deleted after
-KEEP_AFTER_END seconds, long enough for a reader that is still replaying. With the in-memory backend
-there is no table, and only this process can resume its answers.
+what is new in every running answer is written to PostgreSQL (`stream_chunks`) in one statement, never a
+row per token, and readers in other processes poll for rows. Once the answer has ended and is saved, its
+rows are deleted after KEEP_AFTER_END seconds, long enough for a reader that is still replaying. With the
+in-memory backend there is no table, and only this process can resume its answers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Coroutine
-from typing import Any
+import time
+from collections.abc import AsyncIterator
 
 from threadline import events as ev
 from threadline.encoders.ui_message_stream import DONE, encode_event
@@ -39,19 +39,14 @@ class Recording:
         self.chunks: list[bytes] = []
         self.ended = False
         self._changed = asyncio.Event()
-        self._written = 0  # how many chunks are in the table
-        self._writer: asyncio.Task[None] | None = None
+        self.written = 0  # how many chunks are in the table
 
     def add(self, events: list[ev.Event]) -> None:
-        first = not self.chunks
-        if first:  # the answer started: readers can find it now
+        if not self.chunks:  # the answer started: readers can find it now
             self.recordings.running[self.thread_id] = self
         self.chunks.append(b"".join([encode_event(event) for event in events]))
         self._changed.set()
-        if self.recordings.pool is not None and self._writer is None:
-            # The start at once, so other processes see the answer; then a write per FLUSH_EVERY at most.
-            delay = 0.0 if first else FLUSH_EVERY
-            self._writer = asyncio.get_running_loop().create_task(self._write_soon(delay))
+        self.recordings.changed(self)
 
     def end(self) -> None:
         self.chunks.append(DONE)
@@ -59,8 +54,7 @@ class Recording:
         self._changed.set()
         if self.recordings.running.get(self.thread_id) is self:
             del self.recordings.running[self.thread_id]
-        if self.recordings.pool is not None:
-            self.recordings.keep(self._write_last())
+        self.recordings.changed(self)
 
     async def follow(self) -> AsyncIterator[bytes]:
         """Everything recorded so far, then each new batch until the answer ends."""
@@ -76,65 +70,74 @@ class Recording:
                 self._changed.clear()
                 await self._changed.wait()
 
-    async def _write_soon(self, delay: float) -> None:
-        await asyncio.sleep(delay)
-        self._writer = None
-        await self._write()
-
-    async def _write_last(self) -> None:
-        if self._writer is not None:
-            self._writer.cancel()
-        await self._write()
-        await asyncio.sleep(KEEP_AFTER_END)
-        await self.recordings.forget(self.thread_id, self.message_id)
-
-    async def _write(self) -> None:
-        new = self.chunks[self._written :]
-        if not new:
-            return
-        seq, self._written = self._written, len(self.chunks)
-        await self.recordings.write(self.thread_id, self.message_id, seq, b"".join(new), self.ended)
-
 
 class Recordings:
-    """The recordings of this process's running answers, and the way to read any process's."""
+    """The recordings of this process's running answers, and the way to read any process's.
+
+    One writer per process: every FLUSH_EVERY seconds, what all running answers added goes to the table in
+    one multi-row INSERT, so the writes do not grow with the number of answers streaming at once."""
 
     def __init__(self, pool: Pool | None) -> None:
         self.pool = pool
         self.running: dict[str, Recording] = {}  # by thread
+        self.unwritten: set[Recording] = set()
+        self.finished: list[tuple[float, str, str]] = []  # (when, thread, message) of written-out recordings
         self.tasks: set[asyncio.Task[None]] = set()
+        self._writer: asyncio.Task[None] | None = None
 
     def start(self, thread_id: str, message_id: str) -> Recording:
         """A recording for an answer about to start; readers find it once it has its first chunk."""
         return Recording(self, thread_id, message_id)
 
-    def keep(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+    def changed(self, recording: Recording) -> None:
+        if self.pool is None:
+            return
+        self.unwritten.add(recording)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_while_needed())
+            self.tasks.add(self._writer)
+            self._writer.add_done_callback(self.tasks.discard)
 
-    async def write(self, thread_id: str, message_id: str, seq: int, data: bytes, ended: bool) -> None:
+    async def _write_while_needed(self) -> None:
+        while self.unwritten or self.finished:
+            await asyncio.sleep(FLUSH_EVERY)
+            try:
+                await self._write()
+            except CONNECTION_ERRORS as exc:
+                log.warning("could not record streams for resuming (%s); they resume in this process only", exc)
+
+    async def _write(self) -> None:
         assert self.pool is not None, "written only with a database"
-        try:
-            async with self.pool.connection() as conn:
-                await conn.execute(
-                    "INSERT INTO stream_chunks (thread_id, message_id, seq, data, ended) VALUES (%s, %s, %s, %s, %s)",
-                    (thread_id, message_id, seq, data, ended),
+        rows = []
+        for recording in self.unwritten:
+            new = recording.chunks[recording.written :]
+            if new:
+                rows.append(
+                    (recording.thread_id, recording.message_id, recording.written, b"".join(new), recording.ended)
                 )
-        except CONNECTION_ERRORS as exc:
-            log.warning("could not record a stream for resuming (%s); it resumes in this process only", exc)
-
-    async def forget(self, thread_id: str, message_id: str) -> None:
-        assert self.pool is not None, "rows exist only with a database"
-        try:
-            async with self.pool.connection() as conn:
+                recording.written = len(recording.chunks)
+            if recording.ended:
+                self.finished.append((time.monotonic(), recording.thread_id, recording.message_id))
+        self.unwritten.clear()
+        now = time.monotonic()
+        expired = [(thread, message) for when, thread, message in self.finished if now - when > KEEP_AFTER_END]
+        self.finished = [entry for entry in self.finished if now - entry[0] <= KEEP_AFTER_END]
+        if not rows and not expired:
+            return
+        async with self.pool.connection() as conn:
+            if rows:
+                async with conn.cursor() as cursor:
+                    await cursor.executemany(
+                        "INSERT INTO stream_chunks (thread_id, message_id, seq, data, ended) "
+                        "VALUES (%s, %s, %s, %s, %s)",
+                        rows,
+                    )
+            if expired:  # and rows an ended process left behind
                 await conn.execute(
-                    "DELETE FROM stream_chunks WHERE (thread_id = %s AND message_id = %s) "
-                    "OR created_at < now() - make_interval(secs => %s)",
-                    (thread_id, message_id, STALE_AFTER),
+                    "DELETE FROM stream_chunks WHERE (thread_id, message_id) IN "
+                    "(SELECT * FROM unnest(%s::text[], %s::text[])) OR created_at < now() - make_interval(secs => %s)",
+                    ([thread for thread, _ in expired], [message for _, message in expired], STALE_AFTER),
                 )
-        except CONNECTION_ERRORS as exc:
-            log.warning("could not delete a finished stream recording (%s)", exc)
 
     async def resume(self, thread_id: str) -> AsyncIterator[bytes] | None:
         """The answer running in this conversation, from its first chunk; None when none is running."""
