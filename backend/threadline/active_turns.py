@@ -26,6 +26,7 @@ from psycopg.rows import DictRow
 from threadline.conversation import branches_of
 from threadline.fallback import CONNECTION_ERRORS, DatabaseHealth
 from threadline.postgres_saver import Pool
+from threadline.recordings import RESUME_CHANNEL
 from threadline.refusals import Refused, busy
 from threadline.turns import Stop, Turn
 
@@ -62,6 +63,8 @@ class ActiveTurns:
         self.recorded: dict[Turn, datetime] = {}  # each running answer's row, by when it was written
         self.tasks: dict[str, asyncio.Task[None]] = {}  # each answer's task, until it has also pruned its checkpoints
         self.session: str | None = None  # the LISTEN connection's session: it lives as long as this process
+        # Called with a thread whose running answer a reader in another process wants (recordings.py).
+        self.on_resume: Callable[[str], None] | None = None
 
     async def begin(
         self, turn: Turn, touch: Callable[[], Awaitable[bool]], discard: Callable[[], Awaitable[object]]
@@ -255,6 +258,7 @@ class ActiveTurns:
                     cursor = await conn.execute(f"SELECT {SESSION} FROM pg_stat_activity WHERE pid = pg_backend_pid()")
                     self.session = str((await cursor.fetchone() or ("",))[0]) or None
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    await conn.execute(f"LISTEN {RESUME_CHANNEL}")
                     async with self.pool.connection() as pooled:
                         if self.recorded:  # answers recorded under a session that ended with the old connection
                             await pooled.execute(
@@ -263,7 +267,10 @@ class ActiveTurns:
                             )
                         await self.clear_stale(pooled)
                     async for notice in conn.notifies():
-                        if (turn := self.by_thread.get(notice.payload)) is not None:
+                        if notice.channel == RESUME_CHANNEL:
+                            if self.on_resume is not None:
+                                self.on_resume(notice.payload)
+                        elif (turn := self.by_thread.get(notice.payload)) is not None:
                             turn.stop(Stop.CANCELLED)
             except (psycopg.Error, OSError) as exc:
                 log.debug("cancel listener reconnecting: %s", exc)

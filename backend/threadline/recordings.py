@@ -1,11 +1,12 @@
-"""Resumable streams: each running answer's UI Message Stream is recorded, so a reader that comes later (a
-reloaded page, a second device, another process) replays it from its first chunk and follows it live.
+"""Resumable streams: each running answer's events are kept, so a reader that comes later (a reloaded
+page, a second device, another process) replays its UI Message Stream from the first chunk and follows it.
 
-In the process that runs the answer, readers follow its recording in memory. Every FLUSH_EVERY seconds
-what is new in every running answer is written to PostgreSQL (`stream_chunks`) in one statement, never a
-row per token, and readers in other processes poll for rows. Once the answer has ended and is saved, its
-rows are deleted after KEEP_AFTER_END seconds, long enough for a reader that is still replaying. With the
-in-memory backend there is no table, and only this process can resume its answers.
+Keeping costs a list append per event: nothing is encoded or written unless a reader asks. A reader in
+the process that runs the answer follows it in memory. A reader in another process asks for it with a
+NOTIFY on `threadline_resume`; the process running the answer then writes it to PostgreSQL
+(`stream_chunks`), every FLUSH_EVERY seconds, all answers asked for in one statement, and the reader polls
+for rows. Rows are deleted KEEP_AFTER_END seconds after their answer ended. With the in-memory backend
+there is no table, and only this process can resume its answers.
 """
 
 from __future__ import annotations
@@ -25,47 +26,55 @@ log = logging.getLogger("threadline.recordings")
 FLUSH_EVERY = 0.1  # seconds between writes of what a running answer added
 POLL_EVERY = 0.1  # seconds between reads of another process's recording
 KEEP_AFTER_END = 30.0  # seconds a finished recording stays for readers still replaying it
-START_WAIT = 2.0  # seconds to wait for the first chunk of an answer another process has just started
+START_WAIT = 2.0  # seconds to wait for the process running an answer to start writing it out
+RESUME_CHANNEL = "threadline_resume"  # NOTIFY: please write out this thread's running answer
 STALE_AFTER = 3600.0  # seconds after which rows an ended process left behind are removed
 
 
 class Recording:
-    """One answer's stream as it was sent: its bytes in memory, written out in batches."""
+    """One answer's events as they were sent, encoded only for a reader."""
 
     def __init__(self, recordings: Recordings, thread_id: str, message_id: str) -> None:
         self.recordings = recordings
         self.thread_id = thread_id
         self.message_id = message_id
-        self.chunks: list[bytes] = []
+        self.events: list[ev.Event] = []
         self.ended = False
+        self.shared = False  # a reader in another process asked for it: written to the table
         self._changed = asyncio.Event()
-        self.written = 0  # how many chunks are in the table
+        self.written = 0  # how many events are in the table
 
     def add(self, events: list[ev.Event]) -> None:
-        if not self.chunks:  # the answer started: readers can find it now
+        if not self.events:  # the answer started: readers can find it now
             self.recordings.running[self.thread_id] = self
-        self.chunks.append(b"".join([encode_event(event) for event in events]))
+        self.events += events
         self._changed.set()
-        self.recordings.changed(self)
+        if self.shared:
+            self.recordings.changed(self)
 
     def end(self) -> None:
-        self.chunks.append(DONE)
         self.ended = True
         self._changed.set()
         if self.recordings.running.get(self.thread_id) is self:
             del self.recordings.running[self.thread_id]
-        self.recordings.changed(self)
+        if self.shared:
+            self.recordings.changed(self)
+
+    def encoded(self, start: int, stop: int) -> bytes:
+        """The stream's bytes for events[start:stop], and its end once the answer has ended."""
+        data = b"".join([encode_event(event) for event in self.events[start:stop]])
+        return data + DONE if self.ended and stop == len(self.events) else data
 
     async def follow(self) -> AsyncIterator[bytes]:
         """Everything recorded so far, then each new batch until the answer ends."""
         sent = 0
         while True:
-            if sent < len(self.chunks):
-                batch = self.chunks[sent:]
-                sent += len(batch)
-                yield b"".join(batch)
-            elif self.ended:
-                return
+            ended, known = self.ended, len(self.events)
+            if sent < known or ended:
+                yield self.encoded(sent, known)
+                sent = known
+                if ended:
+                    return
             else:
                 self._changed.clear()
                 await self._changed.wait()
@@ -74,7 +83,7 @@ class Recording:
 class Recordings:
     """The recordings of this process's running answers, and the way to read any process's.
 
-    One writer per process: every FLUSH_EVERY seconds, what all running answers added goes to the table in
+    One writer per process: every FLUSH_EVERY seconds, what the answers asked for added goes to the table in
     one multi-row INSERT, so the writes do not grow with the number of answers streaming at once."""
 
     def __init__(self, pool: Pool | None) -> None:
@@ -88,6 +97,12 @@ class Recordings:
     def start(self, thread_id: str, message_id: str) -> Recording:
         """A recording for an answer about to start; readers find it once it has its first chunk."""
         return Recording(self, thread_id, message_id)
+
+    def share(self, thread_id: str) -> None:
+        """A reader in another process asked for this conversation's running answer: write it out."""
+        if (recording := self.running.get(thread_id)) is not None and not recording.shared:
+            recording.shared = True
+            self.changed(recording)
 
     def changed(self, recording: Recording) -> None:
         if self.pool is None:
@@ -110,12 +125,11 @@ class Recordings:
         assert self.pool is not None, "written only with a database"
         rows = []
         for recording in self.unwritten:
-            new = recording.chunks[recording.written :]
-            if new:
-                rows.append(
-                    (recording.thread_id, recording.message_id, recording.written, b"".join(new), recording.ended)
-                )
-                recording.written = len(recording.chunks)
+            known = len(recording.events)
+            if known > recording.written or recording.ended:
+                data = recording.encoded(recording.written, known)
+                rows.append((recording.thread_id, recording.message_id, recording.written, data, recording.ended))
+                recording.written = known
             if recording.ended:
                 self.finished.append((time.monotonic(), recording.thread_id, recording.message_id))
         self.unwritten.clear()
@@ -145,7 +159,14 @@ class Recordings:
             return recording.follow()
         if self.pool is None:
             return None
+        async with self.pool.connection() as conn:
+            # Running in another process? Ask it to write the answer out (rows appear within FLUSH_EVERY).
+            cursor = await conn.execute("SELECT 1 FROM active_turns WHERE thread_id = %s", (thread_id,))
+            if await cursor.fetchone() is None:
+                return None
+            await conn.execute("SELECT pg_notify(%s, %s)", (RESUME_CHANNEL, thread_id))
         for _ in range(int(START_WAIT / POLL_EVERY)):
+            await asyncio.sleep(POLL_EVERY)
             async with self.pool.connection() as conn:
                 cursor = await conn.execute(
                     "SELECT message_id, bool_or(ended) AS ended FROM stream_chunks WHERE thread_id = %s "
@@ -153,13 +174,8 @@ class Recordings:
                     (thread_id,),
                 )
                 row = await cursor.fetchone()
-                if row is not None and not row["ended"]:
-                    return self._poll(thread_id, row["message_id"])
-                # An answer that has just started elsewhere may not have written its first chunk yet.
-                cursor = await conn.execute("SELECT 1 FROM active_turns WHERE thread_id = %s", (thread_id,))
-                if await cursor.fetchone() is None:
-                    return None
-            await asyncio.sleep(POLL_EVERY)
+            if row is not None and not row["ended"]:
+                return self._poll(thread_id, row["message_id"])
         return None
 
     async def _poll(self, thread_id: str, message_id: str) -> AsyncIterator[bytes]:

@@ -207,6 +207,7 @@ async def running_services(
             observability=observability_of(settings, storage, tracer_provider),
             recordings=Recordings(storage.pool),
         )
+        active_turns.on_resume = services.recordings.share
         background = [
             asyncio.create_task(storage.keep_saving()),
             asyncio.create_task(services.observability.keep_pruning()),
