@@ -11,7 +11,7 @@ match what waits.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fnmatch import fnmatch
 from typing import Any, NotRequired, TypedDict
 
@@ -74,15 +74,15 @@ def pending_of(interrupts: Any) -> list[PendingApproval]:
 
 
 def check(
-    pending: list[PendingApproval], responses: dict[str, tuple[str, ApprovalResponse]]
+    waiting_calls: Mapping[str, str], responses: dict[str, tuple[str, ApprovalResponse]]
 ) -> dict[str, ApprovalResponse]:
     """The resume value for `responses` (by approval id: the tool call id and the response), refused unless
-    they answer exactly the approvals waiting."""
-    if not pending:
+    they answer exactly the approvals waiting (`waiting_calls`: approval ids by tool call id)."""
+    if not waiting_calls:
         raise ApprovalError(
             "No tool call waits for approval in this conversation (was it already answered?)", conflict=True
         )
-    waiting = {approval["approvalId"]: approval["toolCallId"] for approval in pending}
+    waiting = {approval_id: tool_call_id for tool_call_id, approval_id in waiting_calls.items()}
     for approval_id, (tool_call_id, _) in responses.items():
         if waiting.get(approval_id) != tool_call_id:
             raise ApprovalError(f"Approval {approval_id!r} does not match a tool call waiting in this conversation")

@@ -44,10 +44,10 @@ class Recording:
         self._changed = asyncio.Event()
         self.written = 0  # how many events are in the table
 
-    def add(self, events: list[ev.Event]) -> None:
+    def add(self, event: ev.Event) -> None:
         if not self.events:  # the answer started: readers can find it now
             self.recordings.running[self.thread_id] = self
-        self.events += events
+        self.events.append(event)
         self._changed.set()
         if self.shared:
             self.recordings.changed(self)

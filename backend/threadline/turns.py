@@ -50,7 +50,7 @@ _MODEL_OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputStart, ev.ToolInpu
 class StreamRecording(Protocol):
     """Where an answer's events are kept for readers that resume it (recordings.Recording)."""
 
-    def add(self, events: list[ev.Event]) -> None: ...
+    def add(self, event: ev.Event) -> None: ...
 
     def end(self) -> None: ...
 
@@ -167,7 +167,7 @@ class Turn:
     def _send(self, event: ev.Event) -> None:
         self.queue.put_nowait(event)
         if self.recording is not None:
-            self.recording.add([event])
+            self.recording.add(event)
 
     async def opening(self) -> list[ev.Event]:
         """Events up to the first one a user would see; an Error among them means nothing was streamed yet."""

@@ -25,7 +25,7 @@ from threadline import approvals
 from threadline import events as ev
 from threadline.approvals import ApprovalResponse
 from threadline.comparisons import ComparedAnswer, Comparison, Side
-from threadline.conversation import answer_text, branch_of, config_of, copy_conversation, load, thread_of
+from threadline.conversation import answer_text, branch_of, copy_conversation, load, thread_of
 from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.graph import TurnRequest
@@ -105,13 +105,12 @@ async def resume_turn(
     if await services.conversations.get(conversation_id, client_id) is None:
         raise not_found()
     thread_id = thread_of(client_id, conversation_id)
-    snapshot = await services.graph.aget_state(config_of(thread_id))
+    conversation = await load(services.graph, thread_id)
     try:
-        resume = approvals.check(approvals.pending_of(snapshot.interrupts), responses)
+        resume = approvals.check(conversation.waiting, responses)
     except approvals.ApprovalError as error:
         status, code = (409, "CONFLICT") if error.conflict else (400, "VALIDATION_ERROR")
         raise ApiError(status, code, str(error)) from None
-    conversation = await load(services.graph, thread_id)
     question = conversation.last_question()
     assert question is not None and question.id, "an approval waits in a turn, which has a question"
     record = conversation.records.get(question.id, {})
