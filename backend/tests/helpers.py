@@ -47,6 +47,11 @@ def text_of(chunks: list[dict]) -> str:
     return "".join(chunk["delta"] for chunk in chunks if chunk["type"] == "text-delta")
 
 
+def last_text(message: dict) -> str:
+    """The text of a UI message's last text part (a finished answer ends with its suggestions)."""
+    return [part for part in message["parts"] if part["type"] == "text"][-1]["text"]
+
+
 def new_conversation_id() -> str:
     return f"t{uuid.uuid4().hex[:12]}"
 

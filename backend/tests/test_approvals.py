@@ -7,7 +7,7 @@ import json
 
 import httpx
 import pytest
-from helpers import chat, chat_body, new_conversation_id, running, serving
+from helpers import chat, chat_body, last_text, new_conversation_id, running, serving
 from mcp import types
 from threadline.client import Client
 from threadline.identity import COOKIE
@@ -53,7 +53,7 @@ def test_approved_the_tool_runs_once_and_the_answer_goes_on(server):
     assert len(result["messages"]) == 2, "the resumed answer continues the same assistant message"
     (part,) = tool_parts(answer)
     assert part["state"] == "output-available" and part["output"] == f"Deleted the conversation {victim}."
-    assert "Deleted the conversation" in answer["parts"][-1]["text"]
+    assert "Deleted the conversation" in last_text(answer)
     assert not exists(client, victim)
     stored = client.get(f"/api/conversations/{here}").json()["messages"][-1]
     assert stored["id"] == answer["id"] and tool_parts(stored)[0]["state"] == "output-available"
@@ -68,7 +68,7 @@ def test_denied_the_tool_never_runs_and_the_model_answers_without_it(server):
     assert not result["errors"]
     (part,) = tool_parts(result["messages"][-1])
     assert part["state"] == "output-denied"
-    assert "declined" in result["messages"][-1]["parts"][-1]["text"]
+    assert "declined" in last_text(result["messages"][-1])
     assert exists(client, victim), "a denied call never runs"
     stored = tool_parts(client.get(f"/api/conversations/{here}").json()["messages"][-1])[0]
     assert stored["state"] == "output-denied" and stored["approval"]["reason"] == "keep it"

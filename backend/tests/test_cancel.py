@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 import pytest
-from helpers import chat, chat_body, new_conversation_id, saved_answer, serving, stream_some
+from helpers import chat, chat_body, last_text, new_conversation_id, saved_answer, serving, stream_some
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -41,7 +41,7 @@ async def test_a_closed_connection_cancels_the_model_and_saves_the_partial_answe
             answer = await saved_answer(client, conversation_id)
             _, _, after = await chat(client, conversation_id, "count to 3")
     assert answer["metadata"]["interrupted"] == "client-disconnected"
-    saved = answer["parts"][-1]["text"]
+    saved = last_text(answer)
     assert saved.startswith(shown), "everything that was shown is kept"
     assert len(saved.split()) < 50, "the model stopped instead of running on with nobody listening"
     assert [c for c in after if c["type"] == "finish"], "the next turn works"
@@ -61,7 +61,7 @@ async def test_a_stop_request_ends_the_stream_with_finish_and_keeps_the_partial(
     assert rest[-1]["type"] == "finish" and rest[-1]["finishReason"] == "other"
     assert rest[-1]["messageMetadata"]["interrupted"] == "cancelled"
     streamed = shown + "".join(chunk["delta"] for chunk in rest if chunk["type"] == "text-delta")
-    assert answer["parts"][-1]["text"] == streamed, "the saved answer is exactly what was streamed"
+    assert last_text(answer) == streamed, "the saved answer is exactly what was streamed"
     assert answer["metadata"]["interrupted"] == "cancelled"
     assert again.status_code == 409 and again.json()["error"]["code"] == "CONFLICT"
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "NOT_FOUND"
@@ -96,7 +96,7 @@ async def test_another_visitor_using_a_streaming_conversations_id_gets_a_convers
     assert theirs[-1]["type"] == "finish", "not 409: that would tell the stranger the id is in use"
     assert stop.status_code == 409, "the stranger cannot stop the owner's answer: theirs has finished"
     assert rest[-1]["type"] == "finish" and "interrupted" not in rest[-1].get("messageMetadata", {})
-    assert [message["parts"][-1]["text"] for message in owners][0] == "count to 300"
+    assert [last_text(message) for message in owners][0] == "count to 300"
 
 
 def _server_process(database_url: str, tmp_path, port: int) -> subprocess.Popen:
@@ -147,7 +147,7 @@ async def test_a_stop_request_reaches_an_answer_running_in_another_process(two_s
     assert busy.status_code == 409, "one answer at a time holds across processes"
     assert stop.status_code == 200
     assert rest[-1]["type"] == "finish" and rest[-1]["messageMetadata"]["interrupted"] == "cancelled"
-    assert answer["metadata"]["interrupted"] == "cancelled" and answer["parts"][-1]["text"].startswith(shown)
+    assert answer["metadata"]["interrupted"] == "cancelled" and last_text(answer).startswith(shown)
 
 
 async def test_deleting_a_conversation_while_another_process_streams_its_answer_leaves_nothing(
@@ -207,7 +207,7 @@ async def test_an_answer_whose_process_is_killed_blocks_no_one_and_its_turn_is_c
     assert stop.status_code == 409 and stop_took < 5, "no stop is reported for an answer that is not running"
     assert after[-1]["type"] == "finish" and elsewhere.status_code == 200, "the visitor is not locked out"
     assert [message["role"] for message in history] == ["user", "assistant"] * 3
-    assert "42" in history[1]["parts"][-1]["text"], "finished turns before the kill are kept"
+    assert "42" in last_text(history[1]), "finished turns before the kill are kept"
 
 
 async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_works(caplog):

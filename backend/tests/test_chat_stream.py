@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import chat, chat_body, new_conversation_id, running, text_of
+from helpers import chat, chat_body, last_text, new_conversation_id, running, text_of
 from threadline_testing.ai_sdk import read_with_ai
 
 
@@ -20,7 +20,7 @@ async def test_text_turn_is_accepted_by_the_ai_client(make_settings):
     assert response.headers["cache-control"] == "no-cache"
     types = [chunk["type"] for chunk in chunks]
     assert types[:3] == ["start", "start-step", "text-start"]
-    assert types[-4:] == ["text-end", "message-metadata", "finish-step", "finish"]
+    assert types[-5:] == ["text-end", "message-metadata", "finish-step", "data-suggestions", "finish"]
     start, finish = chunks[0], chunks[-1]
     assert start["messageMetadata"]["conversationId"] == conversation_id
     assert start["messageMetadata"]["model"] == "demo:demo"
@@ -32,8 +32,9 @@ async def test_text_turn_is_accepted_by_the_ai_client(make_settings):
     assert parsed["errors"] == []
     message = parsed["message"]
     assert message["id"] == start["messageId"]
-    assert [part["type"] for part in message["parts"]] == ["step-start", "text"]
+    assert [part["type"] for part in message["parts"]] == ["step-start", "text", "data-suggestions"]
     assert message["parts"][1]["text"] == text_of(chunks)
+    assert message["parts"][2]["data"]["values"][0] == {"label": "Count to 5", "value": "count to 5"}
     assert "Hello there" in text_of(chunks)
 
 
@@ -106,7 +107,7 @@ async def test_the_model_call_budget_ends_with_a_clear_answer(make_settings):
     message = read_with_ai(raw)["message"]
     tools = [part for part in message["parts"] if part["type"] == "tool-calculator"]
     assert [part["state"] for part in tools] == ["output-available"] * 4 + ["output-error"]
-    assert "stopped after 5 model calls" in message["parts"][-1]["text"]
+    assert "stopped after 5 model calls" in last_text(message)
     assert chunks[-1]["type"] == "finish"
     assert "Echo: are you still there?" in text_of(after)
 

@@ -8,7 +8,7 @@ import time
 
 import pgserver
 import pytest
-from helpers import chat, chat_body, running, text_of
+from helpers import chat, chat_body, last_text, running, text_of
 from pgserver._commands import pg_ctl
 from threadline_testing import standins
 
@@ -95,7 +95,7 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
     assert degraded["status"] == "degraded" and degraded["unsavedConversations"] == 3
     assert intruder.status_code == 200, "another visitor's `kept` is their own conversation, even while it is down"
     assert unavailable.status_code == 503 and unavailable.json()["error"]["code"] == "DATABASE_ERROR"
-    assert [message["parts"][-1]["text"] for message in kept] == [
+    assert [last_text(message) for message in kept] == [
         "one",
         "Echo: one (user messages seen: 1)",
         "two",

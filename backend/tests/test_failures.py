@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import chat, chat_body, new_conversation_id, running, text_of
+from helpers import chat, chat_body, last_text, new_conversation_id, running, text_of
 from threadline.logs import JsonFormatter
 from threadline_testing import standins
 from threadline_testing.ai_sdk import parse_sse, read_with_ai
@@ -98,7 +98,7 @@ async def test_a_connection_dropped_mid_answer_ends_with_an_error_chunk_and_keep
     assert seen["errors"] == [chunks[-1]["errorText"]]
     answer = messages[1]
     assert answer["metadata"]["interrupted"] == "error"
-    assert answer["parts"][-1]["text"] == text_of(chunks), "what was shown is what was saved"
+    assert last_text(answer) == text_of(chunks), "what was shown is what was saved"
     assert "user messages seen: 2" in text_of(after), "the next turn works and sees the whole conversation"
 
 
@@ -110,7 +110,7 @@ async def test_an_answer_that_stalls_times_out_and_keeps_what_arrived(provider_s
     assert text_of(chunks).startswith("word0 word1")
     assert chunks[-1] == {"type": "error", "errorText": "The assistant took too long to answer. Please try again."}
     assert messages[1]["metadata"]["interrupted"] == "timeout"
-    assert messages[1]["parts"][-1]["text"] == text_of(chunks)
+    assert last_text(messages[1]) == text_of(chunks)
 
 
 async def test_no_first_token_in_time_is_a_timeout_before_the_stream_starts(provider_settings):
@@ -128,5 +128,5 @@ async def test_the_total_time_limit_ends_a_long_answer(make_settings):
         messages = await history(client, conversation_id)
     assert 0 < sum(chunk["type"] == "text-delta" for chunk in chunks) < 100, "cut off part way"
     assert chunks[-1]["type"] == "error" and "too long" in chunks[-1]["errorText"]
-    assert messages[1]["parts"][-1]["text"] == text_of(chunks)
+    assert last_text(messages[1]) == text_of(chunks)
     assert parse_sse(raw)[0]["type"] == "start"

@@ -13,6 +13,7 @@ import pytest
 from threadline import events as ev
 from threadline.encoders import SEED_004, WIRES
 from threadline.encoders.chat_response_stream import ChatResponseEncoder
+from threadline.encoders.general_chat_stream import GeneralChatEncoder
 from threadline_testing.ai_sdk import check_chunks
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -142,6 +143,49 @@ SCRIPTS = {
             trace_id=TRACE_ID,
         ),
     ],
+    "two-tool-answer": [  # two calls in one step, one failing; the answer ends with suggestions
+        START,
+        ev.StepStart(),
+        ev.TextStart(id="text-1"),
+        ev.TextDelta(id="text-1", delta="Let me check both."),
+        ev.TextEnd(id="text-1"),
+        ev.ToolInputAvailable(tool_call_id="call-5", tool_name="calculator", input={"expression": "6*7"}),
+        ev.ToolInputAvailable(tool_call_id="call-6", tool_name="current_time", input={"timezone": "Mars/Base"}),
+        ev.ToolOutput(tool_call_id="call-5", output="42", duration_ms=2.0),
+        ev.ToolOutputError(tool_call_id="call-6", error_text="Unknown time zone 'Mars/Base'.", duration_ms=1.5),
+        ev.StepFinish(),
+        ev.StepStart(),
+        ev.TextStart(id="text-2"),
+        ev.TextDelta(id="text-2", delta="It is 42; Mars has no time zone."),
+        ev.TextEnd(id="text-2"),
+        ev.StepFinish(),
+        ev.Suggestions(
+            values=(ev.SuggestedValue(label="Yes, proceed", value="yes"),),
+            actions=(
+                ev.SuggestedAction(
+                    label="Summarize", action="summarize_conversation", handler="server", style="primary"
+                ),
+                ev.SuggestedAction(label="Retry", action="retry_with_profile", handler="server", data={"profile": "b"}),
+            ),
+        ),
+        ev.Finish(
+            finish_reason="stop",
+            finished_at="2026-01-01T12:00:01.000Z",
+            usage=ev.Usage(input_tokens=20, output_tokens=12, total_tokens=32),
+            trace_id=TRACE_ID,
+        ),
+    ],
+    "cancelled-answer": [  # stopped while a tool ran
+        START,
+        ev.StepStart(),
+        ev.ToolInputAvailable(tool_call_id="call-7", tool_name="slow", input={"seconds": 30}),
+        ev.ToolProgress(tool_call_id="call-7", progress=1, total=4, message="step 2 of 4"),
+        ev.ToolOutputError(tool_call_id="call-7", error_text="Not finished: cancelled."),
+        ev.StepFinish(),
+        ev.Finish(
+            finish_reason="other", finished_at="2026-01-01T12:00:01.000Z", interrupted="cancelled", trace_id=TRACE_ID
+        ),
+    ],
 }
 EXTENSIONS = {
     "ui-message-stream": "sse",
@@ -149,11 +193,13 @@ EXTENSIONS = {
     "data-stream": "data-stream.txt",
     "seed-004": "seed-004.sse",
     "seed-002": "seed-002.sse",
+    "seed-001": "seed-001.sse",
 }
 FIXED_TIME = "2026-01-01T12:00:00.500Z"
 ENCODERS = {name: wire.encode for name, wire in {**WIRES, SEED_004.name: SEED_004}.items()}
 # Seed 002's stamps each tool_start with the time: fixed here, so its bytes are the same on every run.
 ENCODERS["seed-002"] = lambda batches: ChatResponseEncoder(preview=2000, clock=lambda: FIXED_TIME).encode(batches)
+ENCODERS["seed-001"] = lambda batches: GeneralChatEncoder().encode(batches)
 
 
 async def _events(script):
@@ -161,7 +207,7 @@ async def _events(script):
         yield [event]
 
 
-@pytest.mark.parametrize("wire", ["ui-message-stream", "ndjson", "data-stream", "seed-004", "seed-002"])
+@pytest.mark.parametrize("wire", list(EXTENSIONS))
 @pytest.mark.parametrize("script", SCRIPTS)
 async def test_the_wire_bytes_are_exactly_the_golden_ones(script, wire):
     encoded = b"".join([chunk async for chunk in ENCODERS[wire](_events(SCRIPTS[script]))])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import chat, chat_body, new_conversation_id, running
+from helpers import chat, chat_body, last_text, new_conversation_id, running
 from threadline.identity import COOKIE, HEADER
 
 
@@ -80,11 +80,11 @@ async def test_conversation_ids_are_scoped_per_visitor(make_settings):
         listed = [row["title"] for row in (await client.get("/api/conversations")).json()]
     assert stranger != owner and second[-1]["type"] == "finish"
     assert "private matter" not in search.text, "the tools search the visitor's own conversation only"
-    assert [m["parts"][-1]["text"] for m in strangers["messages"] if m["role"] == "user"] == [
+    assert [last_text(m) for m in strangers["messages"] if m["role"] == "user"] == [
         "let me in",
         "search this conversation for private",
     ]
-    assert [m["parts"][-1]["text"] for m in owners["messages"] if m["role"] == "user"] == ["private matter"]
+    assert [last_text(m) for m in owners["messages"] if m["role"] == "user"] == ["private matter"]
     assert strangers["title"] == "let me in" and listed == ["private matter"]
 
 

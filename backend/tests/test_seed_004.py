@@ -7,7 +7,7 @@ import time
 
 import httpx
 import pytest
-from helpers import serving
+from helpers import last_text, serving
 from threadline.identity import COOKIE
 from threadline_testing.ai_sdk import seed_004_client
 
@@ -61,7 +61,7 @@ def test_a_new_conversation_then_a_continued_one_with_a_tool(make_settings):
     assert [conversation["id"] for conversation in listed] == [start["conversationId"]], "the same conversations"
     assert [message["role"] for message in history] == ["user", "assistant"] * 2
     assert history[1]["id"] == start["messageId"] and history[3]["id"] == continued[0]["messageId"]
-    assert "84" in history[3]["parts"][-1]["text"]
+    assert "84" in last_text(history[3])
 
 
 def test_validation_errors_and_a_missing_or_strangers_conversation(make_settings):
@@ -123,7 +123,7 @@ def test_a_disconnect_keeps_the_partial_answer(make_settings):
     assert (
         answer["id"] == result["events"][0]["messageId"] and answer["metadata"]["interrupted"] == "client-disconnected"
     )
-    assert answer["parts"][-1]["text"].startswith(text_of(result["events"]))
+    assert last_text(answer).startswith(text_of(result["events"]))
 
 
 @pytest.mark.parametrize(

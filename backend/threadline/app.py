@@ -27,11 +27,13 @@ from threadline.mcp_server import build_server, builtin_routes
 from threadline.mcp_tokens import Caller, McpTokens, tokens_for
 from threadline.observability.otel import tracer_provider as tracer_provider_for
 from threadline.routes import AppServices
+from threadline.routes.actions import ActionController
 from threadline.routes.chat import ChatController
 from threadline.routes.chat_stream import chat_stream_route
 from threadline.routes.comparisons import ComparisonController
 from threadline.routes.conversations import ConversationController
 from threadline.routes.feedback import FeedbackController
+from threadline.routes.general_chat import GeneralChatController
 from threadline.routes.seed_002 import Seed002Controller
 from threadline.routes.traces import TraceController
 from threadline.schemas import MAX_BODY_BYTES
@@ -141,6 +143,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         ChatController,
         chat_stream_route,
         Seed002Controller,
+        GeneralChatController,
+        ActionController,
         ConversationController,
         FeedbackController,
         ComparisonController,

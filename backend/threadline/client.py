@@ -29,8 +29,12 @@ import msgspec
 
 IDENTITY_HEADER = "x-threadline-client"
 Wire = Literal["ndjson", "sse"]
-Contract = Literal["seed-004", "seed-002"]
-CONTRACT_PATHS = {"seed-004": "/api/chat/stream", "seed-002": "/api/get_chat_response_stream"}
+Contract = Literal["seed-004", "seed-002", "seed-001"]
+CONTRACT_PATHS = {
+    "seed-004": "/api/chat/stream",
+    "seed-002": "/api/get_chat_response_stream",
+    "seed-001": "/api/general_chat/stream",
+}
 _ACCEPT = {"ndjson": "application/x-ndjson", "sse": "text/event-stream"}
 
 
@@ -201,6 +205,7 @@ class Answer:
     parts: list[dict[str, Any] | ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     error: str | None = None
+    suggestions: dict[str, Any] | None = None  # {"values": [{label, value}], "actions": [{label, action, …}]}
 
     @property
     def text(self) -> str:
@@ -277,6 +282,8 @@ class Answer:
                 self.metadata |= chunk.message_metadata
             case Error():
                 self.error = chunk.error_text
+            case Data(name="suggestions"):
+                self.suggestions = chunk.data
 
 
 @dataclass(frozen=True)
@@ -394,6 +401,11 @@ def _approval_request(answer: Answer, approved: bool, reason: str | None) -> dic
     return {"id": answer.conversation_id, "messages": [{"id": answer.id, "role": "assistant", "parts": parts}]}
 
 
+def _action_request(answer: Answer, action: str, data: dict[str, Any] | None) -> dict[str, Any]:
+    body = {"conversationId": answer.conversation_id, "messageId": answer.id, "action": action}
+    return body | ({"data": data} if data is not None else {})
+
+
 class Client:
     """Synchronous client. Keeps the anonymous identity the server issues, so conversations stay yours."""
 
@@ -466,6 +478,20 @@ class Client:
     def _respond(self, answer: Answer, approved: bool, reason: str | None) -> Answer:
         request = _approval_request(answer, approved, reason)
         return _whole(self._chunks("POST", "/api/chat", request), copy.deepcopy(answer))
+
+    def run_action(self, answer: Answer, action: str, data: dict[str, Any] | None = None) -> Answer | dict[str, Any]:
+        """Press one of `answer`'s suggested server actions: the new answer when the action continues the
+        conversation, else its result (`{"action", "result", "message"}`)."""
+        body = _action_request(answer, action, data)
+        with self.http.stream("POST", "/api/actions", json=body, headers={"accept": _ACCEPT[self.wire]}) as response:
+            if response.status_code != 200:
+                raise _error_from(response, response.read())
+            if response.headers.get("content-type", "").startswith("application/json"):
+                done: dict[str, Any] = json.loads(response.read())
+                return done
+            return _whole(
+                chunk for line in response.iter_lines() if isinstance(chunk := _chunk_of(line, self.wire), Chunk)
+            )
 
     def vote(self, comparison_id: str, preference: Literal["A", "B", "tie"]) -> dict[str, Any]:
         """Pick the better answer; the conversation goes on with it (A on a tie)."""

@@ -40,6 +40,7 @@ class AnswerRecord(TypedDict, total=False):
     trace_id: str
     profile: str
     comparison_id: str
+    suggestions: dict[str, Any]  # the answer's suggested replies and actions (events.Suggestions)
 
 
 _EARLIER_KEYS = {

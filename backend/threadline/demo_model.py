@@ -28,6 +28,9 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from threadline.actions import SUMMARIZE_REQUEST
+from threadline.suggestions import REQUEST_HEADER
+
 _TOKEN = re.compile(r"\s*\S+")
 _ARITHMETIC = re.compile(r"(?:calculate|compute|what is|what's)\s+([-+*/%^().\d\s]*\d[-+*/%^().\d\s]*)", re.I)
 _TIME_ZONE = re.compile(r"\b([A-Z][A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)\b")
@@ -37,6 +40,41 @@ _USE_TOOL = re.compile(r"\buse the ([\w.-]+) tool(?: with (\{.*\}))?", re.I | re
 _SEARCH = re.compile(r"\bsearch (?:this conversation|earlier messages) for (.+)", re.I | re.S)
 _LIST = re.compile(r"\b(?:list|show) my conversations\b", re.I)
 _DELETE = re.compile(r"\bdelete (?:the )?conversations? ([\w-]+(?:\s*(?:,|\band\b)\s*[\w-]+)*)", re.I)
+
+
+def _suggestions(request: str) -> dict[str, Any]:
+    """Deterministic follow-ups for the suggestion request (suggestions.py): a few replies, and the actions
+    it lists that need no choice but a profile."""
+    lines = dict(line.split(": ", 1) for line in request.splitlines()[1:] if ": " in line)
+    question = lines.get("User", "")
+    values = [{"label": "Count to 5", "value": "count to 5"}]
+    if match := _ARITHMETIC.search(question):
+        values.insert(0, {"label": "Double it", "value": f"calculate ({match.group(1).strip().rstrip('?')}) * 2"})
+    else:
+        values.append({"label": "Time in Tokyo", "value": "What time is it in Asia/Tokyo?"})
+    try:
+        catalog = {entry["action"]: entry for entry in json.loads(lines.get("Actions", "[]"))}
+    except json.JSONDecodeError:
+        catalog = {}
+    actions: list[dict[str, Any]] = []
+    if "summarize_conversation" in catalog:
+        actions.append(
+            {"label": "Summarize", "action": "summarize_conversation", "handler": "server", "style": "primary"}
+        )
+    if "retry_with_profile" in catalog:
+        profile = catalog["retry_with_profile"]["data_schema"]["properties"]["profile"]["enum"][-1]
+        actions.append(
+            {
+                "label": f"Retry with {profile}",
+                "action": "retry_with_profile",
+                "handler": "server",
+                "data": {"profile": profile},
+                "style": "secondary",
+            }
+        )
+    if "copy_answer" in catalog:
+        actions.append({"label": "Copy answer", "action": "copy_answer", "handler": "client", "style": "secondary"})
+    return {"suggested_values": values, "suggested_actions": actions[:3]}
 
 
 class DemoChatModel(BaseChatModel):
@@ -66,6 +104,12 @@ class DemoChatModel(BaseChatModel):
             )
             return AIMessage(content=f"{text} (That answer came through a real tool call.)")
         prompt = last.text if isinstance(last, HumanMessage) else ""
+        if prompt.startswith(REQUEST_HEADER):
+            return AIMessage(content=json.dumps(_suggestions(prompt)))
+        if prompt == SUMMARIZE_REQUEST:
+            asked = [f"\u201c{m.text[:60]}\u201d" for m in messages[:-1] if isinstance(m, HumanMessage)]
+            listed = ", ".join(asked) if asked else "nothing yet"
+            return AIMessage(content=f"In short: you asked {listed}, and I answered each in turn.")
         if (match := _USE_TOOL.search(prompt)) and match.group(1) in tool_names:
             try:
                 arguments = json.loads(match.group(2) or "{}")
@@ -160,6 +204,15 @@ class DemoChatModel(BaseChatModel):
             message = chunk if message is None else message + chunk
         assert message is not None, "every plan streams at least one chunk"
         return ChatResult(generations=[ChatGeneration(message=message_chunk_to_message(message))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._generate(messages, stop, **kwargs)  # all in memory: no worker thread needed
 
     def _stream(
         self,

@@ -7,7 +7,7 @@ the richest wire can encode most events as they are; nothing here knows LangGrap
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -132,6 +132,30 @@ class Warning(Event, tag="warning", frozen=True):  # noqa: A001 - the event's na
     message: str
 
 
+class SuggestedValue(msgspec.Struct, frozen=True):
+    """A reply the person might send next: `label` on the chip, `value` the message it sends."""
+
+    label: str
+    value: str
+
+
+class SuggestedAction(msgspec.Struct, frozen=True):
+    """A button: a registered action (actions.py) run by the page (`client`) or by POST /api/actions (`server`)."""
+
+    label: str
+    action: str
+    handler: Literal["client", "server"]
+    style: Literal["primary", "secondary", "warning"] = "secondary"
+    data: dict[str, Any] | None = None
+
+
+class Suggestions(Event, tag="suggestions", frozen=True):
+    """What the answer suggests doing next; sent once, after its text, and kept with the answer."""
+
+    values: tuple[SuggestedValue, ...] = ()
+    actions: tuple[SuggestedAction, ...] = ()
+
+
 class Usage(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -170,6 +194,7 @@ AnyEvent = (
     | ToolProgress
     | Status
     | Warning
+    | Suggestions
     | Finish
     | Error
 )

@@ -2,7 +2,8 @@
 
 `process` is one model call that decides whether tools are needed; `approve` waits for the person's
 approval of the calls that need it (approvals.py); `tools` runs them and injects the results; `respond`
-closes the turn (and answers plainly when the model-call budget ran out).
+closes the turn (and answers plainly when the model-call budget ran out), with suggestions for what comes
+next when the profile wants them (suggestions.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired, TypedDict
 
+import msgspec
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -42,6 +44,7 @@ from threadline.conversation import (
     usage_since,
 )
 from threadline.events import timestamp
+from threadline.suggestions import Suggester
 from threadline.turn_context import current_turn
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]  # the compiled conversation graph (ChatState in and out)
@@ -85,6 +88,7 @@ def build_graph(
     context_limit: int | None = None,
     require_approval: Sequence[str] = (),
     auto_approve: Sequence[str] = (),
+    suggester: Suggester | None = None,
 ) -> Graph:
     """Compile the graph once at start-up; each conversation is a thread of the checkpointer."""
     model_with_tools = model.bind_tools(tools) if tools else model
@@ -220,6 +224,10 @@ def build_graph(
             )
         start = last_user_index(messages) or 0
         turn = AnswerRecord(finished_at=timestamp(), finish_reason="stop", usage=usage_since(messages, start))
+        if suggester is not None:
+            suggestions = await suggester.suggest(messages[start].text, [*messages[start + 1 :], *update])
+            if suggestions is not None and (suggestions.values or suggestions.actions):
+                turn["suggestions"] = msgspec.to_builtins(suggestions)
         return {"messages": update, "turns": {messages[start].id: turn}}
 
     builder = StateGraph(ChatState)

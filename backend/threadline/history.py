@@ -61,6 +61,7 @@ def ui_messages(
     result: list[dict[str, Any]] = []
     assistant: dict[str, Any] | None = None
     tool_parts: dict[str, dict[str, Any]] = {}
+    suggested: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for message in conversation.messages:
         if isinstance(message, HumanMessage):
             record = conversation.records.get(message.id or "", AnswerRecord())
@@ -75,6 +76,8 @@ def ui_messages(
             answer_id = record.get("assistant_id")
             assistant = _assistant(message.id or "", record, conversation_id, feedback.get(answer_id or ""))
             result.append(assistant)
+            if "suggestions" in record:  # the answer's last part, whatever it shows before it
+                suggested.append((assistant, record["suggestions"]))
         elif assistant is None:
             continue
         elif isinstance(message, AIMessage):
@@ -113,6 +116,9 @@ def ui_messages(
         waiting = tool_parts.get(tool_call_id)
         if waiting is not None and waiting["state"] == "input-available":
             waiting.update(state="approval-requested", approval={"id": approval_id})
+    for answer, suggestions in suggested:
+        data = {"values": suggestions.get("values", []), "actions": suggestions.get("actions", [])}
+        answer["parts"].append({"type": "data-suggestions", "id": "suggestions", "data": data})
     # An answer that showed nothing is left out, unless it was interrupted: the page then says so.
     return [
         message

@@ -43,7 +43,13 @@ class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     thinking_budget: int = 10_000
     require_approval: tuple[str, ...] = ()  # tool names or globs that wait for the person's approval
     auto_approve: tuple[str, ...] = ()  # … that never do, whatever their MCP server says
+    suggestions: bool | None = None  # suggested replies and actions after each answer (one more model call)
     default: bool = False
+
+    @property
+    def suggests(self) -> bool:
+        """Unless the profile says, only the demo model suggests: it is free, and a paid model's extra call is not."""
+        return self.provider == "demo" if self.suggestions is None else self.suggestions
 
     @property
     def model_label(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+import msgspec
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langgraph.types import Command, StreamMode
 
@@ -202,7 +203,9 @@ class TurnTranslator:
         if node == "tools":
             return self.close_step()
         if node == "respond":
-            self.finish = next(iter(update["turns"].values()))
+            self.finish = record = next(iter(update["turns"].values()))
+            if "suggestions" in record:
+                return [*self.close_step(), msgspec.convert(record["suggestions"], ev.Suggestions)]
             return self.close_step()
         if node == "__interrupt__":  # the graph waits for the person's approval: the answer ends here
             self.finish = AnswerRecord(finish_reason="tool-calls")

@@ -18,6 +18,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from opentelemetry.sdk.trace import TracerProvider
 
+from threadline.actions import load_actions
 from threadline.active_turns import ActiveTurns
 from threadline.client_address import ClientAddress
 from threadline.conversation import branch_of, thread_of
@@ -32,6 +33,7 @@ from threadline.profiles import Profile, default_of
 from threadline.rate_limit import RateLimit
 from threadline.recordings import Recordings
 from threadline.settings import Settings
+from threadline.suggestions import Suggester
 from threadline.tool_inputs import ToolInfo, tool_infos
 from threadline.turns import Timeouts, Turn, recover_turn
 
@@ -50,6 +52,7 @@ class GraphSwitch:
         self.profiles = {profile.id: profile for profile in profiles}
         self.default = default_of(profiles)
         self.models = {profile.id: build_chat_model(profile, settings) for profile in profiles}
+        self.actions = load_actions(settings.actions, [profile.id for profile in profiles])
         self.checkpointer = checkpointer
         self.settings = settings
         self.graphs: dict[str, Graph] = {}
@@ -79,6 +82,7 @@ class GraphSwitch:
                 context_limit=profile.context_limit,
                 require_approval=profile.require_approval,
                 auto_approve=profile.auto_approve,
+                suggester=Suggester(self.models[profile.id], self.actions) if profile.suggests else None,
             )
             for profile in self.profiles.values()
         }

@@ -68,6 +68,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     on_disconnect: str = "cancel"  # CHAT_ON_DISCONNECT: a closed connection stops the answer, or it goes on
     ab_profiles: tuple[str, ...] = ()  # CHAT_AB_PROFILES: every new message answered by these two (comparisons.py)
     admin_token: str | None = None  # CHAT_ADMIN_TOKEN: what an operator sends to read the A/B results
+    actions: tuple[str, ...] = ()  # CHAT_ACTIONS: the application's actions, as `module:attribute` (actions.py)
     tool_output_preview: int = 2_000
     otlp_traces_endpoint: str | None = None
     langfuse_public_key: str | None = None
@@ -220,6 +221,9 @@ VARIABLES: dict[str, Variable] = {
     "on_disconnect": Variable(("CHAT_ON_DISCONNECT",), choice("cancel", "continue")),
     "ab_profiles": Variable(("CHAT_AB_PROFILES",), lambda raw, name: tuple(part.strip() for part in raw.split(","))),
     "admin_token": Variable(("CHAT_ADMIN_TOKEN",)),
+    "actions": Variable(
+        ("CHAT_ACTIONS",), lambda raw, name: tuple(part.strip() for part in raw.split(",") if part.strip())
+    ),
     "otlp_traces_endpoint": Variable(("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"), otlp),
     "langfuse_public_key": Variable(("LANGFUSE_PUBLIC_KEY",)),
     "langfuse_secret_key": Variable(("LANGFUSE_SECRET_KEY",)),

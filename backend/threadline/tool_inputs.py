@@ -20,7 +20,8 @@ class ToolInfo:
     problem: Callable[[Any], str | None]  # what is wrong with an input, None when it is valid
 
 
-def _checker(schema: Any) -> Callable[[Any], str | None]:
+def schema_checker(schema: Any) -> Callable[[Any], str | None]:
+    """What is wrong with a value for a JSON schema (None when it is valid); a schema that is not one accepts all."""
     if not isinstance(schema, dict):
         return lambda _: None
     validator = validators.validator_for(schema)(schema)
@@ -33,4 +34,4 @@ def _checker(schema: Any) -> Callable[[Any], str | None]:
 
 
 def tool_infos(tools: Sequence[BaseTool]) -> dict[str, ToolInfo]:
-    return {tool.name: ToolInfo(getattr(tool, "title", None) or "", _checker(tool.args_schema)) for tool in tools}
+    return {tool.name: ToolInfo(getattr(tool, "title", None) or "", schema_checker(tool.args_schema)) for tool in tools}

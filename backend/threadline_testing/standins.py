@@ -12,6 +12,7 @@ body); "break after N" streams N words and then drops the connection; "stall aft
 and then sends nothing more; "stall in tool" starts a calculator call and then sends nothing more;
 "flaky" fails with HTTP 500 three times (more than the client library retries) and then answers;
 "call a missing tool" and "call with broken arguments" make the model's mistakes (OpenAI stand-in).
+Asked for suggestions (suggestions.py), they answer SUGGESTED, valid and invalid ones mixed.
 A model that thinks (Anthropic or Gemini asked to, an OpenAI-compatible model named "…reasoner") says
 THOUGHT first, in the provider's own reasoning format.
 """
@@ -28,6 +29,7 @@ from typing import Any
 import uvicorn
 from litestar import Litestar, Request, Response, post
 from litestar.response import Stream
+from threadline.suggestions import REQUEST_HEADER
 
 from threadline_testing.ports import free_port
 
@@ -41,7 +43,22 @@ class Reply:
     raw_arguments: str | None = None  # sent instead of the tool's arguments as JSON
 
 
+# The reply to threadline's suggestion request: one valid suggestion of each kind among invalid ones.
+SUGGESTED = {
+    "suggested_values": [{"label": "Yes, proceed", "value": "yes"}, {"value": "no label"}, {"label": "", "value": "x"}],
+    "suggested_actions": [
+        {"label": "Launch", "action": "launch_missiles", "handler": "server", "style": "warning"},
+        {"label": "Retry", "action": "retry_with_profile", "handler": "server", "data": {"profile": "nope"}},
+        {"label": "Copy", "action": "copy_answer", "handler": "server"},
+        {"label": "Loud", "action": "new_chat", "handler": "client", "style": "blinking"},
+        {"label": "Summarize", "action": "summarize_conversation", "handler": "server", "style": "primary"},
+    ],
+}
+
+
 def decide(user_texts: list[str], tool_result: str | None, has_tools: bool) -> Reply:
+    if user_texts[-1].startswith(REQUEST_HEADER):
+        return Reply(text=json.dumps(SUGGESTED))
     command = user_texts[-1].split()
     if len(command) == 2 and command[0] == "fail":
         return Reply(status=int(command[1]))

@@ -2,7 +2,8 @@
 
 Unlike ai@4's own LangChain adapter, tool calls and their results are kept: `b`/`c` while arguments
 stream, `9` when complete, `a` with the result (a failed call's result is `{"error": text}`, since
-the format has no tool-error part). Our status, warning and progress events go out as `2` data.
+the format has no tool-error part). Our status, warning and progress events go out as `2` data, and the
+answer's suggestions as an `8` message annotation.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 import msgspec
 
 from threadline import events as ev
-from threadline.encoders.ui_message_stream import start_metadata
+from threadline.encoders.ui_message_stream import start_metadata, suggestions_data
 
 MEDIA_TYPE = "text/plain; charset=utf-8"
 HEADERS = {"x-vercel-ai-data-stream": "v1", "cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -62,6 +63,8 @@ class DataStreamEncoder:
                 return _line(b"a", {"toolCallId": event.tool_call_id, "result": event.output})
             case ev.ToolOutputError():
                 return _line(b"a", {"toolCallId": event.tool_call_id, "result": {"error": event.error_text}})
+            case ev.Suggestions():
+                return _line(b"8", [{"suggestions": suggestions_data(event)}])
             case ev.Finish():
                 return _line(b"d", {"finishReason": event.finish_reason, "usage": _usage(event.usage)})
             case ev.Error():

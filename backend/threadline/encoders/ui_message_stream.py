@@ -71,6 +71,15 @@ def _metadata(event: ev.MessageMetadata) -> Any:
     return {"type": "message-metadata", "messageMetadata": {"usage": event.usage}}
 
 
+def suggestions_data(event: ev.Suggestions) -> dict[str, Any]:
+    return {"values": event.values, "actions": event.actions}
+
+
+def _suggestions(event: ev.Suggestions) -> Any:
+    """A persistent part (not transient): it stays in the message, as in a reloaded conversation's history."""
+    return {"type": "data-suggestions", "id": "suggestions", "data": suggestions_data(event)}
+
+
 def _data(name: str) -> Callable[[Any], dict[str, Any]]:
     return lambda event: {"type": f"data-{name}", "data": event, "transient": True}
 
@@ -86,6 +95,7 @@ _REBUILT: dict[type[ev.Event], Callable[[Any], Any]] = {
     ev.ToolProgress: _data("tool-progress"),
     ev.Status: _data("status"),
     ev.Warning: _data("warning"),
+    ev.Suggestions: _suggestions,
 }
 
 

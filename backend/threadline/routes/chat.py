@@ -404,7 +404,7 @@ async def _cancel(services: Services, conversation_id: str, client_id: str) -> C
     raise ApiError(409, "CONFLICT", "No answer is streaming in this conversation: it has already finished.")
 
 
-async def _answer(turn: Turn, wire: Wire, conversation_id: str) -> Stream:
+async def stream_answer(turn: Turn, wire: Wire, conversation_id: str) -> Stream:
     opening = await turn.opening()
     if opening and isinstance(opening[-1], ev.Error):
         # Nothing was shown yet, so the failure can still be an HTTP status the client checks first. The
@@ -456,7 +456,7 @@ class ChatController(Controller):
             turn = await resume_turn(
                 services, client_id, conversation_id, _approval_responses(data.messages[-1]), stream_mode=stream_mode
             )
-            return await _answer(turn, wire, conversation_id)
+            return await stream_answer(turn, wire, conversation_id)
         pair = None if regenerate else comparison_pair(services, data.compare_profiles)
         if regenerate:
             if await conversations.get(conversation_id, client_id) is None:
@@ -493,7 +493,7 @@ class ChatController(Controller):
                 resumable=True,
                 strategy=data.multitask_strategy or services.settings.multitask_strategy,
             )
-        return await _answer(turn, wire, conversation_id)
+        return await stream_answer(turn, wire, conversation_id)
 
     @post(
         "/cancel_stream",

@@ -60,8 +60,9 @@ class ListedConversation(msgspec.Struct):
     last_message_at: datetime
 
 
-def _message(data: ChatResponseRequest) -> str:
-    text = data.message.strip()
+def checked_message(message: str) -> str:
+    """A seed contract's `message`, refused (400) when it is empty, too long or not storable."""
+    text = message.strip()
     if not text or len(text) > MAX_MESSAGE_CHARS:
         why = "the message is empty" if not text else f"the message is longer than {MAX_MESSAGE_CHARS} characters"
         raise ApiError(400, "VALIDATION_ERROR", f"Invalid request: {why}", [ErrorDetail("message", why)])
@@ -121,7 +122,7 @@ class Seed002Controller(Controller):
         services: AppServices,
         client_id: NamedDependency[str],
     ) -> Stream:
-        text = _message(data)
+        text = checked_message(data.message)
         await services.limits.chat.check(services.limits.client_address.of(request.scope))
         if data.conversation_id and await services.conversations.get(data.conversation_id, client_id) is None:
             raise not_found()

@@ -1,0 +1,75 @@
+"""Seed 001's chat API: `POST /api/general_chat/stream` (the path of its `routers/general_chat.py`).
+
+The request is `{message, conversation_id?}`; the answer streams as the document's typed events, tool
+markers and suggestions included (encoders/general_chat_stream.py). It is the same conversation as on
+every other wire: `/api/load_conversation` or `GET /api/conversations/{id}` read it back, and
+`/api/cancel_stream` stops it (the stream then ends with `cancelled`).
+"""
+
+from __future__ import annotations
+
+import msgspec
+from litestar import Controller, post
+from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
+from litestar.params import JSONBody
+from litestar.response import Stream
+
+from threadline.encoders.general_chat_stream import HEADERS, MEDIA_TYPE, AnySeed001Event, GeneralChatEncoder
+from threadline.errors import AnyRequest, error_responses, json_only, not_found
+from threadline.routes import AppServices, SseOperation
+from threadline.routes.chat import new_id, start_turn
+from threadline.routes.seed_002 import checked_message
+from threadline.schemas import Id
+
+
+class GeneralChatRequest(msgspec.Struct):
+    message: str
+    conversation_id: Id | None = None
+
+
+class GeneralChatController(Controller):
+    path = "/api/general_chat"
+
+    @post(
+        "/stream",
+        status_code=200,
+        guards=[json_only],
+        operation_class=SseOperation,
+        responses={
+            200: ResponseSpec(
+                AnySeed001Event,  # type: ignore[arg-type]  # a union of Structs: Litestar types it narrower
+                media_type=MEDIA_TYPE,
+                description="Seed 001's typed SSE events, one per `data:`",
+            ),
+            **error_responses(400, 404, 409, 413, 429, 500, 503),
+        },
+        summary="Seed 001: send a message, the answer streams back as its typed events, with tool markers",
+    )
+    async def stream(
+        self,
+        request: AnyRequest,
+        data: JSONBody[GeneralChatRequest],
+        services: AppServices,
+        client_id: NamedDependency[str],
+    ) -> Stream:
+        text = checked_message(data.message)
+        await services.limits.chat.check(services.limits.client_address.of(request.scope))
+        if data.conversation_id and await services.conversations.get(data.conversation_id, client_id) is None:
+            raise not_found()
+        conversation_id = data.conversation_id or new_id()
+        turn = await start_turn(
+            services,
+            client_id,
+            conversation_id,
+            text,
+            user_message_id=new_id(),
+            assistant_message_id=new_id(),
+            stream_mode="events",  # for the statuses and the tools' progress
+            interactive=False,  # seed 001 has no approvals: a call that needs one is declined
+        )
+        return Stream(
+            GeneralChatEncoder().encode(turn.events(await turn.opening())),
+            media_type=MEDIA_TYPE,
+            headers={**HEADERS, "x-conversation-id": conversation_id},
+        )
