@@ -7,7 +7,7 @@ import re
 
 import pytest
 from chat_page import ChatPage
-from launch import threadline_server
+from launch import RESULTS, threadline_server
 from playwright.sync_api import Page, expect
 from threadline_testing import standins
 
@@ -108,9 +108,11 @@ def test_a_slow_tool_shows_its_progress_on_its_card_until_it_is_done(page: Page,
     chat.ask('use the slow tool with {"seconds": 2}')
     card = chat.tool_cards
     expect(card.get_by_test_id("tool-state")).to_have_text("Running…")
+    expect(card.get_by_test_id("tool-spinner")).to_be_visible()
     expect(card.get_by_test_id("tool-progress")).to_contain_text(re.compile(r"step \d+ of 20 \d+%"))
     chat.wait_until_answered()
     expect(card.get_by_test_id("tool-state")).to_have_text("Done")
+    expect(card.get_by_test_id("tool-spinner")).to_have_count(0)
     expect(card.get_by_test_id("tool-progress")).to_have_count(0)
     card.locator("summary").click()
     expect(card.locator("pre").last).to_have_text("waited 2 s")
@@ -488,3 +490,93 @@ def test_send_anyway_stops_the_answer_running_in_another_tab(page: Page, server:
     other.wait_until_answered()
     chat.wait_until_answered()
     expect(chat.assistant).to_contain_text("stopped")
+
+
+def test_the_welcome_offers_example_prompts_and_a_click_sends_one(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    examples = page.get_by_test_id("example-prompt")
+    expect(examples).to_have_count(4)
+    examples.filter(has_text="count to 20").click()
+    expect(chat.user_messages.get_by_test_id("bubble")).to_have_text(["count to 20"])
+    expect(page.get_by_test_id("streaming-dots")).to_be_visible()  # while the text streams in
+    chat.wait_until_answered()
+    expect(chat.assistant).to_contain_text("19 20")
+    expect(page.get_by_test_id("streaming-dots")).to_have_count(0)
+
+
+def test_a_suggested_reply_chip_sends_its_value_and_only_the_last_answer_has_chips(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("calculate 6*7")
+    chat.wait_until_answered()
+    chips = page.get_by_test_id("suggested-value")
+    expect(chips).to_have_text(["Double it", "Count to 5"])
+    chips.first.click()
+    expect(chat.user_messages.last.get_by_test_id("bubble")).to_have_text("calculate (6*7) * 2")
+    chat.wait_until_answered()
+    expect(chat.assistant).to_contain_text("84")
+    expect(page.get_by_test_id("suggestions")).to_have_count(1)
+    page.reload()  # suggestions are kept with the answer
+    expect(page.get_by_test_id("suggested-value").first).to_have_text("Double it")
+
+
+def test_server_and_client_action_buttons(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("hello")
+    chat.wait_until_answered()
+    actions = page.get_by_test_id("suggested-action")
+    expect(actions).to_have_text(["Summarize", "Copy answer"])
+    summarize = actions.filter(has_text="Summarize")
+    assert "action-primary" in summarize.get_attribute("class")
+    actions.filter(has_text="Copy answer").click()
+    expect(page.get_by_test_id("notice")).to_have_text("Copied the answer.")
+    summarize.click()
+    expect(chat.user_messages.last.get_by_test_id("bubble")).to_have_text("Summarize our conversation so far.")
+    expect(chat.assistant).to_contain_text("In short: you asked “hello”")
+    chat.wait_until_answered()
+    page.reload()
+    expect(chat.user_messages.get_by_test_id("bubble")).to_have_text(["hello", "Summarize our conversation so far."])
+    expect(chat.assistant).to_contain_text("In short: you asked “hello”")
+
+
+def _nothing_off_screen(page: Page) -> None:
+    width = page.evaluate("window.innerWidth")
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= width, "the page scrolls sideways"
+    wide = page.evaluate(
+        """w => [...document.querySelectorAll('.bubble, .tool, .suggestions, .composer')]
+            .filter(e => e.getBoundingClientRect().right > w + 1).map(e => e.className)""",
+        width,
+    )
+    assert wide == [], wide
+
+
+def test_the_whole_journey_on_a_phone(page: Page, server: str):
+    page.set_viewport_size({"width": 390, "height": 844})
+    chat = ChatPage.open(page, server)
+    sidebar = page.get_by_test_id("sidebar")
+    expect(sidebar).not_to_be_in_viewport()
+    expect(page.get_by_test_id("menu")).to_be_in_viewport()
+    chat.ask("calculate 2**200")
+    chat.wait_until_answered()
+    expect(page.get_by_test_id("suggestions")).to_be_in_viewport()
+    chat.ask("look\n\n```\n" + "x" * 300 + "\n```")  # a long code line scrolls inside its bubble
+    chat.wait_until_answered()
+    _nothing_off_screen(page)
+    first = page.url
+    page.get_by_role("button", name="+ New chat").click()
+    chat.ask("count to 400")
+    expect(chat.stop_button).to_be_in_viewport()
+    expect(chat.box).to_be_in_viewport()
+    chat.stop_button.click()
+    chat.wait_until_answered()
+    expect(chat.assistant).to_contain_text("stopped")
+    page.get_by_test_id("menu").click()
+    expect(sidebar).to_be_in_viewport()
+    expect(chat.conversations).to_have_count(2)
+    chat.conversations.last.click()
+    expect(sidebar).not_to_be_in_viewport()
+    assert page.url == first
+    expect(chat.tool_cards).to_have_count(1)
+    expect(chat.assistant).to_be_in_viewport(ratio=0.1)
+    _nothing_off_screen(page)
+    expect(chat.box).to_be_in_viewport()
+    page.screenshot(path=str(RESULTS / "phone-journey.png"))

@@ -6,7 +6,7 @@ import json
 
 import app_actions
 from helpers import chat, last_text, new_conversation_id, running, saved_answer, serving
-from threadline.client import Client, ThreadlineError
+from threadline.client import AsyncClient, Client, ThreadlineError
 from threadline.identity import COOKIE
 from threadline.settings import load_settings
 from threadline_testing.ai_sdk import read_with_ai
@@ -163,3 +163,13 @@ def test_the_python_client_presses_a_suggested_action(make_settings):
     assert summary.text.startswith("In short: you asked \u201chello\u201d")
     assert summary.conversation_id == answer.conversation_id and summary.suggestions is not None
     assert refused.status == 400 and refused.code == "UNKNOWN_ACTION"
+
+
+async def test_the_async_client_gets_an_actions_result(make_settings):
+    with serving(make_settings(actions=("app_actions:ACTIONS",))) as base_url:
+        async with AsyncClient(base_url) as client:
+            answer = await client.ask("hello")
+            done = await client.run_action(answer, "apply_schema", {"schema_id": 7})
+            summary = await client.run_action(answer, "summarize_conversation")
+    assert done == {"action": "apply_schema", "result": {"schemaId": 7, "applied": True}, "message": "Schema applied."}
+    assert summary.text.startswith("In short:")

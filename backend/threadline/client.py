@@ -595,6 +595,22 @@ class AsyncClient:
     async def cancel(self, conversation_id: str) -> bool:
         return _stopped(await self.http.post("/api/cancel_stream", json={"conversationId": conversation_id}))
 
+    async def run_action(
+        self, answer: Answer, action: str, data: dict[str, Any] | None = None
+    ) -> Answer | dict[str, Any]:
+        body = _action_request(answer, action, data)
+        headers = {"accept": _ACCEPT[self.wire]}
+        async with self.http.stream("POST", "/api/actions", json=body, headers=headers) as response:
+            if response.status_code != 200:
+                raise _error_from(response, await response.aread())
+            if response.headers.get("content-type", "").startswith("application/json"):
+                done: dict[str, Any] = json.loads(await response.aread())
+                return done
+            chunks = [
+                chunk async for line in response.aiter_lines() if isinstance(chunk := _chunk_of(line, self.wire), Chunk)
+            ]
+            return _whole(iter(chunks))
+
     async def stream_contract(
         self, contract: Contract, message: str, conversation_id: str | None = None
     ) -> AsyncIterator[dict[str, Any]]:

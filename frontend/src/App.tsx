@@ -31,6 +31,7 @@ export function App() {
   const [open, setOpen] = useState<Open | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [profiles, setProfiles] = useState<Profile[]>([]);
+  const [menuOpen, setMenuOpen] = useState(false); // the sidebar, on a narrow screen
 
   const refreshList = useCallback(async () => {
     try {
@@ -72,13 +73,40 @@ export function App() {
     }
   };
 
+  const startNew = () => {
+    setMenuOpen(false);
+    void openConversation(null, true);
+  };
+
   return (
     <div className="layout">
+      {/* On a narrow screen the sidebar is a drawer behind this bar's menu button. */}
+      <header className="topbar">
+        <button
+          type="button"
+          className="menu"
+          data-testid="menu"
+          aria-label="Conversations"
+          aria-expanded={menuOpen}
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          ☰
+        </button>
+        <span className="brand">threadline</span>
+        <button type="button" className="new-chat" onClick={startNew}>
+          + New chat
+        </button>
+      </header>
+      {menuOpen && <div className="backdrop" onClick={() => setMenuOpen(false)} />}
       <Sidebar
+        open={menuOpen}
         conversations={conversations}
         activeId={open?.id ?? null}
-        onNew={() => void openConversation(null, true)}
-        onOpen={(id) => void openConversation(id, true)}
+        onNew={startNew}
+        onOpen={(id) => {
+          setMenuOpen(false);
+          void openConversation(id, true);
+        }}
         onDelete={(id) => void onDelete(id)}
       />
       <main className="main">
@@ -95,6 +123,7 @@ export function App() {
             profiles={profiles}
             onFirstMessage={() => showInUrl(open.id, true)}
             onAnswered={() => void refreshList()}
+            onNewChat={startNew}
           />
         )}
       </main>

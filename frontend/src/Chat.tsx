@@ -9,11 +9,17 @@ import {
   chatFetch,
   describeError,
   loadConversation,
+  runAction,
+  type SuggestedAction,
   stopAnswers,
+  suggestionsOf,
 } from './api';
 import { Comparison } from './Comparison';
 import { Composer } from './Composer';
 import { Message, type ToolProgress } from './Message';
+import { Suggestions } from './Suggestions';
+
+const EXAMPLES = ['calculate (17 * 23) + 4', 'What time is it in Asia/Tokyo?', 'count to 20', 'think about tide pools'];
 
 type Props = {
   id: string;
@@ -21,6 +27,7 @@ type Props = {
   profiles: Profile[];
   onFirstMessage: () => void;
   onAnswered: () => void;
+  onNewChat: () => void;
 };
 
 type DataPart = { type: string; data: Record<string, unknown> };
@@ -31,13 +38,18 @@ function labelOf(message: ChatMessage, profiles: Profile[]): string | undefined 
   return profiles.length > 1 ? (profile?.label ?? message.metadata?.model) : undefined;
 }
 
-export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered }: Props) {
+function textOf(message: ChatMessage): string {
+  return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('\n\n');
+}
+
+export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered, onNewChat }: Props) {
   const [profileId, setProfileId] = useState<string | null>(null); // null: the default one
   const [statusText, setStatusText] = useState<string | null>(null);
   const [warning, setWarning] = useState<string | null>(null);
   const [progress, setProgress] = useState<Record<string, ToolProgress>>({});
   const [stopped, setStopped] = useState<Set<string>>(new Set());
   const [unvoted, setUnvoted] = useState<Record<string, boolean>>({}); // A/B comparisons by id
+  const [acting, setActing] = useState(false); // a server action is on its way
   const endRef = useRef<HTMLDivElement>(null);
 
   const transport = useMemo(
@@ -64,6 +76,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     error,
     clearError,
     addToolApprovalResponse,
+    resumeStream,
   } = useChat<ChatMessage>({
     id,
     messages: initialMessages,
@@ -118,6 +131,39 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     void stop();
   };
 
+  /** A suggested action: the page's own (a new chat, a copy), or the server's, whose answer is resumed. */
+  const act = async (answer: ChatMessage, action: SuggestedAction) => {
+    setWarning(null);
+    if (action.handler === 'client') {
+      if (action.action === 'new_chat') onNewChat();
+      else if (action.action === 'copy_answer') {
+        await navigator.clipboard?.writeText(textOf(answer)).catch(() => undefined);
+        setWarning('Copied the answer.');
+      } else setWarning(`This page cannot do “${action.label}”.`);
+      return;
+    }
+    setActing(true);
+    try {
+      const outcome = await runAction(id, answer.id, action);
+      if (outcome.kind === 'result') {
+        setWarning(outcome.message || `Done: ${action.label}.`);
+        return;
+      }
+      const asked: ChatMessage | null = outcome.userMessageId
+        ? { id: outcome.userMessageId, role: 'user', parts: [{ type: 'text', text: outcome.text ?? '' }] }
+        : null;
+      // A new question goes after the answer; an answer written again replaces it.
+      setMessages(asked ? [...messages, asked] : messages.slice(0, -1));
+      await resumeStream();
+      setMessages(await loadConversation(id)); // also when the answer ended before the stream was asked for
+      onAnswered();
+    } catch (failure) {
+      setWarning(describeError(failure as Error));
+    } finally {
+      setActing(false);
+    }
+  };
+
   const answerApproval = (approvalId: string, approved: boolean, reason?: string) =>
     void addToolApprovalResponse({ id: approvalId, approved, reason });
 
@@ -153,9 +199,16 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
         {messages.length === 0 && !busy ? (
           <div className="welcome">
             <h1>How can I help?</h1>
-            <p className="muted">
-              Ask anything. Try <em>calculate (17 * 23) + 4</em> or <em>what time is it in Asia/Tokyo?</em>
-            </p>
+            <p className="muted">Ask anything, or start with one of these:</p>
+            <ul className="examples" aria-label="Example prompts">
+              {EXAMPLES.map((example) => (
+                <li key={example}>
+                  <button type="button" className="chip" data-testid="example-prompt" onClick={() => send(example)}>
+                    {example}
+                  </button>
+                </li>
+              ))}
+            </ul>
             {profiles.length > 1 && (
               <label className="model-picker">
                 Model{' '}
@@ -200,6 +253,13 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
             ),
           )
         )}
+        {!busy && !acting && last?.role === 'assistant' && !lastComparison && suggestionsOf(last) && (
+          <Suggestions
+            suggestions={suggestionsOf(last)!}
+            onReply={(value) => send(value)}
+            onAction={(action) => void act(last, action)}
+          />
+        )}
         {thinking && (
           <div className="thinking" role="status" data-testid="thinking">
             <span className="dots" aria-hidden="true" />
@@ -209,7 +269,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
         <div ref={endRef} />
       </div>
       {warning && (
-        <div className="notice" role="status">
+        <div className="notice" role="status" data-testid="notice">
           {warning}
         </div>
       )}
@@ -227,7 +287,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
         </div>
       )}
       <Composer
-        busy={busy}
+        busy={busy || acting}
         locked={waitingForVote ? 'Vote above to go on' : undefined}
         onSend={send}
         onStop={stopAnswer}

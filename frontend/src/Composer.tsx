@@ -1,6 +1,9 @@
 // The message box: grows with its text, Enter sends, Shift+Enter starts a new line.
 import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
 
+const HINT = 'Message threadline (Enter to send, Shift+Enter for a new line)';
+const narrow = () => window.matchMedia?.('(max-width: 720px)').matches; // a phone: the short placeholder fits
+
 type Props = {
   busy: boolean;
   locked?: string; // why nothing can be sent now (an A/B comparison waits for a vote)
@@ -49,7 +52,7 @@ export function Composer({ busy, locked, onSend, onStop }: Props) {
         rows={1}
         value={text}
         disabled={busy || Boolean(locked)}
-        placeholder={busy ? 'Answering…' : (locked ?? 'Message threadline (Enter to send, Shift+Enter for a new line)')}
+        placeholder={busy ? 'Answering…' : (locked ?? (narrow() ? 'Message threadline' : HINT))}
         onChange={(event) => setText(event.target.value)}
         onKeyDown={onKeyDown}
       />

@@ -87,9 +87,13 @@ function ToolCard({ part, progress, onApproval }: { part: ToolPart; progress?: T
   return (
     <details className={`tool tool-${state}`} data-testid="tool-card" open={waiting ? true : undefined}>
       <summary>
-        <span className="tool-icon" aria-hidden="true">
-          ⚙
-        </span>
+        {state === 'running' ? (
+          <span className="spinner" aria-hidden="true" data-testid="tool-spinner" />
+        ) : (
+          <span className="tool-icon" aria-hidden="true">
+            ⚙
+          </span>
+        )}
         <span className="tool-name" data-testid="tool-name">
           {name}
         </span>
@@ -197,6 +201,7 @@ export function Message({
           }
           return null;
         })}
+        {streaming && !mine && <span className="dots streaming-dots" aria-hidden="true" data-testid="streaming-dots" />}
       </div>
       <div className="meta" data-testid="message-meta">
         {mine ? 'You' : 'Assistant'}

@@ -1,6 +1,7 @@
 import type { ConversationSummary } from './api';
 
 type Props = {
+  open: boolean; // shown, on a narrow screen where it is a drawer
   conversations: ConversationSummary[];
   activeId: string | null;
   onNew: () => void;
@@ -8,9 +9,9 @@ type Props = {
   onDelete: (id: string) => void;
 };
 
-export function Sidebar({ conversations, activeId, onNew, onOpen, onDelete }: Props) {
+export function Sidebar({ open, conversations, activeId, onNew, onOpen, onDelete }: Props) {
   return (
-    <nav className="sidebar" aria-label="Conversations">
+    <nav className={open ? 'sidebar open' : 'sidebar'} aria-label="Conversations" data-testid="sidebar">
       <div className="brand">threadline</div>
       <button type="button" className="new-chat" onClick={onNew}>
         + New chat

@@ -142,3 +142,47 @@ export async function voteComparison(id: string, preference: Preference): Promis
 export async function stopAnswers(conversationId: string): Promise<void> {
   await fetch(`/api/chat/${encodeURIComponent(conversationId)}/stream`, { method: 'DELETE' });
 }
+
+export type SuggestedValue = { label: string; value: string };
+export type SuggestedAction = {
+  label: string;
+  action: string;
+  handler: 'client' | 'server';
+  style: 'primary' | 'secondary' | 'warning';
+  data?: Record<string, unknown> | null;
+};
+export type Suggestions = { values: SuggestedValue[]; actions: SuggestedAction[] };
+
+/** The suggestions an answer ended with (its `data-suggestions` part), if any. */
+export function suggestionsOf(message: ChatMessage): Suggestions | undefined {
+  const part = message.parts.find((candidate) => candidate.type === 'data-suggestions');
+  return part && 'data' in part ? (part.data as Suggestions) : undefined;
+}
+
+/** What a server action answered: its result, or (continued) the message it sent and the answer to resume. */
+export type ActionOutcome =
+  | { kind: 'result'; message: string; result: Record<string, unknown> }
+  | { kind: 'continued'; userMessageId: string | null; text: string | null; messageId: string };
+
+/** Run a suggested server action; an action that continues the conversation is read by resuming its stream. */
+export async function runAction(
+  conversationId: string,
+  messageId: string,
+  action: SuggestedAction,
+): Promise<ActionOutcome> {
+  const response = await fetch('/api/actions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      conversationId,
+      messageId,
+      action: action.action,
+      data: action.data ?? undefined,
+      detach: true,
+      streamMode: 'events',
+    }),
+  });
+  if (!response.ok) throw await errorFrom(response);
+  const body = await response.json();
+  return response.status === 202 ? { kind: 'continued', ...body } : { kind: 'result', ...body };
+}
