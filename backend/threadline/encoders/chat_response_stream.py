@@ -15,6 +15,7 @@ from typing import Any, Literal
 import msgspec
 
 from threadline import events as ev
+from threadline.encoders.sse_events import as_text, sse_events
 
 MEDIA_TYPE = "text/event-stream"
 HEADERS = {"cache-control": "no-cache", "connection": "keep-alive", "x-accel-buffering": "no"}
@@ -25,8 +26,6 @@ ERROR_STATUS = {
     "NETWORK_ERROR": 503,
     "UNAUTHORIZED": 503,
 }
-
-_encode = msgspec.json.Encoder().encode
 
 
 class Seed002Event(msgspec.Struct, tag_field="type", frozen=True):
@@ -72,10 +71,6 @@ class Done(Seed002Event, tag="done", frozen=True):
 AnySeed002Event = ToolStart | ToolOutputEvent | ToolEnd | Chunk | ErrorEvent | Done
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else _encode(value).decode()
-
-
 class ChatResponseEncoder:
     """One per response: chunks and `done` name the conversation and message `start` gave."""
 
@@ -103,7 +98,7 @@ class ChatResponseEncoder:
             case ev.ToolInputAvailable():
                 return [ToolStart(event.tool_call_id, event.tool_name, event.input, self.clock())]
             case ev.ToolOutput():
-                return self._tool_end(event, "success", _text(event.output))
+                return self._tool_end(event, "success", as_text(event.output))
             case ev.ToolOutputError():
                 return self._tool_end(event, "error", event.error_text)
             case ev.Finish():
@@ -112,8 +107,5 @@ class ChatResponseEncoder:
                 return [ErrorEvent(ERROR_STATUS.get(event.code, 500), event.message)]
         return []
 
-    async def encode(self, batches: AsyncIterable[list[ev.Event]]) -> AsyncIterator[bytes]:
-        async for batch in batches:
-            payloads = [payload for event in batch for payload in self.payloads(event)]
-            if payloads:
-                yield b"".join([b"data: " + _encode(payload) + b"\n\n" for payload in payloads])
+    def encode(self, batches: AsyncIterable[list[ev.Event]]) -> AsyncIterator[bytes]:
+        return sse_events(batches, self.payloads)

@@ -19,12 +19,11 @@ from typing import Any, Literal
 import msgspec
 
 from threadline import events as ev
+from threadline.encoders.sse_events import as_text, sse_events
 
 MEDIA_TYPE = "text/event-stream"
 HEADERS = {"cache-control": "no-cache", "connection": "keep-alive", "x-accel-buffering": "no"}
 THINKING = "Thinking…"
-
-_encode = msgspec.json.Encoder().encode
 
 
 class Seed001Event(msgspec.Struct, tag_field="type", frozen=True):
@@ -91,10 +90,6 @@ class Cancelled(Seed001Event, tag="cancelled", frozen=True):
 AnySeed001Event = Status | TextDelta | ToolStart | ToolProgress | ToolComplete | Complete | Error | Cancelled
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else _encode(value).decode()
-
-
 class GeneralChatEncoder:
     """One per response: it numbers the answer's tools and collects the message the `complete` event holds."""
 
@@ -146,7 +141,7 @@ class GeneralChatEncoder:
                 data = {"progress": event.progress, "total": event.total}
                 return [ToolProgress(name, "running", event.message or "", share, data)]
             case ev.ToolOutput():
-                return self._tool_done(event.tool_call_id, _text(event.output))
+                return self._tool_done(event.tool_call_id, as_text(event.output))
             case ev.ToolOutputError():
                 return self._tool_done(event.tool_call_id, event.error_text)
             case ev.Suggestions():
@@ -157,8 +152,5 @@ class GeneralChatEncoder:
                 return [Error(message)]
         return []
 
-    async def encode(self, batches: AsyncIterable[list[ev.Event]]) -> AsyncIterator[bytes]:
-        async for batch in batches:
-            payloads = [payload for event in batch for payload in self.payloads(event)]
-            if payloads:
-                yield b"".join([b"data: " + _encode(payload) + b"\n\n" for payload in payloads])
+    def encode(self, batches: AsyncIterable[list[ev.Event]]) -> AsyncIterator[bytes]:
+        return sse_events(batches, self.payloads)

@@ -16,10 +16,9 @@ from litestar.params import JSONBody
 from litestar.response import Stream
 
 from threadline.encoders.general_chat_stream import HEADERS, MEDIA_TYPE, AnySeed001Event, GeneralChatEncoder
-from threadline.errors import AnyRequest, error_responses, json_only, not_found
+from threadline.errors import AnyRequest, error_responses, json_only
 from threadline.routes import AppServices, SseOperation
-from threadline.routes.chat import new_id, start_turn
-from threadline.routes.seed_002 import checked_message
+from threadline.routes.seed_002 import contract_turn
 from threadline.schemas import Id
 
 
@@ -53,21 +52,9 @@ class GeneralChatController(Controller):
         services: AppServices,
         client_id: NamedDependency[str],
     ) -> Stream:
-        text = checked_message(data.message)
-        await services.limits.chat.check(services.limits.client_address.of(request.scope))
-        if data.conversation_id and await services.conversations.get(data.conversation_id, client_id) is None:
-            raise not_found()
-        conversation_id = data.conversation_id or new_id()
-        turn = await start_turn(
-            services,
-            client_id,
-            conversation_id,
-            text,
-            user_message_id=new_id(),
-            assistant_message_id=new_id(),
-            stream_mode="events",  # for the statuses and the tools' progress
-            interactive=False,  # seed 001 has no approvals: a call that needs one is declined
-        )
+        conversation_id, turn = await contract_turn(
+            request, services, client_id, data.message, data.conversation_id, stream_mode="events"
+        )  # events mode: for the statuses and the tools' progress
         return Stream(
             GeneralChatEncoder().encode(turn.events(await turn.opening())),
             media_type=MEDIA_TYPE,

@@ -25,6 +25,7 @@ from threadline.routes import AppServices, SseOperation
 from threadline.routes.chat import new_id, start_turn, storable
 from threadline.schemas import ID_PATTERN, MAX_MESSAGE_CHARS, ErrorDetail, Id
 from threadline.services import Services
+from threadline.turns import Turn
 
 
 class ChatResponseRequest(msgspec.Struct):
@@ -67,6 +68,35 @@ def checked_message(message: str) -> str:
         why = "the message is empty" if not text else f"the message is longer than {MAX_MESSAGE_CHARS} characters"
         raise ApiError(400, "VALIDATION_ERROR", f"Invalid request: {why}", [ErrorDetail("message", why)])
     return storable(text, "message")
+
+
+async def contract_turn(
+    request: AnyRequest,
+    services: Services,
+    client_id: str,
+    message: str,
+    conversation_id: str | None,
+    *,
+    stream_mode: str,
+) -> tuple[str, Turn]:
+    """Start an answer for a seed contract's `{message, conversation_id?}`: checked, rate limited, owned. The
+    seeds have no approvals, so a call that needs one is declined at once."""
+    text = checked_message(message)
+    await services.limits.chat.check(services.limits.client_address.of(request.scope))
+    if conversation_id and await services.conversations.get(conversation_id, client_id) is None:
+        raise not_found()
+    conversation_id = conversation_id or new_id()
+    turn = await start_turn(
+        services,
+        client_id,
+        conversation_id,
+        text,
+        user_message_id=new_id(),
+        assistant_message_id=new_id(),
+        stream_mode=stream_mode,
+        interactive=False,
+    )
+    return conversation_id, turn
 
 
 def _stored(message: dict[str, Any]) -> StoredMessage:
@@ -122,20 +152,8 @@ class Seed002Controller(Controller):
         services: AppServices,
         client_id: NamedDependency[str],
     ) -> Stream:
-        text = checked_message(data.message)
-        await services.limits.chat.check(services.limits.client_address.of(request.scope))
-        if data.conversation_id and await services.conversations.get(data.conversation_id, client_id) is None:
-            raise not_found()
-        conversation_id = data.conversation_id or new_id()
-        turn = await start_turn(
-            services,
-            client_id,
-            conversation_id,
-            text,
-            user_message_id=new_id(),
-            assistant_message_id=new_id(),
-            stream_mode="messages",
-            interactive=False,  # seed 002 has no approvals: a call that needs one is declined
+        conversation_id, turn = await contract_turn(
+            request, services, client_id, data.message, data.conversation_id, stream_mode="messages"
         )
         encoder = ChatResponseEncoder(preview=services.settings.tool_output_preview)
         return Stream(
