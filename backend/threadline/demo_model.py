@@ -42,6 +42,10 @@ _LIST = re.compile(r"\b(?:list|show) my conversations\b", re.I)
 _DELETE = re.compile(r"\bdelete (?:the )?conversations? ([\w-]+(?:\s*(?:,|\band\b)\s*[\w-]+)*)", re.I)
 
 
+def _is_suggestion_request(messages: list[BaseMessage]) -> bool:
+    return messages[-1].text.startswith(REQUEST_HEADER)
+
+
 def _suggestions(request: str) -> dict[str, Any]:
     """Deterministic follow-ups for the suggestion request (suggestions.py): a few replies, and the actions
     it lists that need no choice but a profile."""
@@ -104,7 +108,7 @@ class DemoChatModel(BaseChatModel):
             )
             return AIMessage(content=f"{text} (That answer came through a real tool call.)")
         prompt = last.text if isinstance(last, HumanMessage) else ""
-        if prompt.startswith(REQUEST_HEADER):
+        if _is_suggestion_request(messages):
             return AIMessage(content=json.dumps(_suggestions(prompt)))
         if prompt == SUMMARIZE_REQUEST:
             asked = [f"\u201c{m.text[:60]}\u201d" for m in messages[:-1] if isinstance(m, HumanMessage)]
@@ -179,7 +183,9 @@ class DemoChatModel(BaseChatModel):
         for token in _TOKEN.findall(reasoning or ""):  # content blocks, as reasoning models stream them
             yield AIMessageChunk(content=[{"type": "reasoning", "reasoning": token, "index": 0}])
             output_tokens += 1
-        for token in _TOKEN.findall(reply.text):
+        # The suggestion request's JSON comes in one piece: nobody watches it being written.
+        texts = [reply.text] if _is_suggestion_request(messages) else _TOKEN.findall(reply.text)
+        for token in texts:
             yield AIMessageChunk(content=[{"type": "text", "text": token, "index": 1}] if reasoning else token)
             output_tokens += 1
         yield AIMessageChunk(
@@ -231,8 +237,7 @@ class DemoChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        # Paced like a model typing, except the suggestion request, which nobody watches being written.
-        delay = 0 if messages[-1].text.startswith(REQUEST_HEADER) else self.token_delay
+        delay = 0 if _is_suggestion_request(messages) else self.token_delay  # paced like a model typing
         for chunk in self._chunks(messages, kwargs.get("tool_names", ())):
             if delay:
                 await asyncio.sleep(delay)
