@@ -1,11 +1,12 @@
-"""Side by side on one machine: threadline, the AI SDK's own server, and a bare Litestar floor.
+"""Side by side on one machine: threadline, the AI SDK's own server, an equal-work LangGraph + PostgreSQL
+peer and a bare Litestar floor.
 
-    python3 tasks.py bench compare [--rounds 3]
+    python3 tasks.py bench compare [--rounds 5]
 
 Each peer runs as its own process pinned to core 0; this load generator (raw HTTP/1.1 on asyncio
-streams, so it is not the bottleneck; its CPU is reported) runs on core 1. Rounds are interleaved,
-and medians over rounds are printed as a table, with ratios against the AI SDK peer, and drawn to
-docs/bench-compare.png.
+streams, so it is not the bottleneck; its CPU is reported) runs on core 1. Rounds are interleaved, and
+medians over rounds, with their min–max, are printed as a table, with ratios against the AI SDK peer,
+and drawn to docs/bench-compare.png.
 
 - answers: 200-token answers at zero model delay, at concurrency 1 and 64;
 - paced: one at a time, 20 tokens 20 ms apart: the first token then waits for the model, not for a
@@ -152,7 +153,18 @@ def measure(peer: Peer, scenario: str, data_dir: str, extra: dict[str, str] | No
 
 
 def median_of(rounds: list[dict]) -> dict:
-    return {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
+    """Each figure's median over the rounds, and its range as `<key>_min` / `<key>_max`."""
+    summary = {}
+    for key in rounds[0]:
+        values = [r[key] for r in rounds]
+        summary |= {key: statistics.median(values), f"{key}_min": min(values), f"{key}_max": max(values)}
+    return summary
+
+
+def spread(r: dict, key: str, form: str = ".1f", scale: float = 1.0) -> str:
+    """`median (min–max)` of one figure, so a reader sees how much a rerun may differ."""
+    low, mid, high = (format(r[name] * scale, form) for name in (f"{key}_min", key, f"{key}_max"))
+    return mid if low == high else f"{mid} ({low}–{high})"
 
 
 def draw(results: dict, names: list[str]) -> None:
@@ -183,7 +195,7 @@ def draw(results: dict, names: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     if not (BENCH / "node_modules" / "ai").exists():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=BENCH, check=True)
@@ -225,10 +237,10 @@ def report(results: dict) -> None:
                 continue
             r = scenarios[scenario]
             print(
-                f"| {name} | {scenario[1:]} | {r['first_byte_p50']:.1f} ms | {r['first_delta_p50']:.1f} ms | "
-                f"{r['total_p50']:.1f} ms | {r['answers_per_s']:.1f} | "
+                f"| {name} | {scenario[1:]} | {r['first_byte_p50']:.1f} ms | {spread(r, 'first_delta_p50')} ms | "
+                f"{r['total_p50']:.1f} ms | {spread(r, 'answers_per_s')} | "
                 f"{r['answers_per_s'] / sdk[scenario]['answers_per_s']:.2f} | {r['chunks_per_s']:,.0f} | "
-                f"{r['cpu_per_answer_ms']:.2f} ms | {r['cpu_per_token_us']:.1f} µs | {r['peak_rss_mb']:.0f} MB | "
+                f"{spread(r, 'cpu_per_answer_ms')} ms | {r['cpu_per_token_us']:.1f} µs | {r['peak_rss_mb']:.0f} MB | "
                 f"{r['errors']:.0f} |"
             )
     print("\n| peer | 1000 open streams: errors | p95 total (ideal 2.0 s) | peak RSS |")
@@ -236,19 +248,20 @@ def report(results: dict) -> None:
     for name, scenarios in results.items():
         if "open" in scenarios:
             r = scenarios["open"]
-            print(f"| {name} | {r['errors']:.0f} | {r['total_p95'] / 1000:.2f} s | {r['peak_rss_mb']:.0f} MB |")
+            p95 = spread(r, "total_p95", ".2f", 1 / 1000)
+            print(f"| {name} | {r['errors']:.0f} | {p95} s | {spread(r, 'peak_rss_mb', '.0f')} MB |")
     print("\n| peer | paced (20 ms between tokens), first `text-delta` p50 | over the bare floor |")
     print("|---|---|---|")
     floor = results["bare Litestar"]["paced"]["first_delta_p50"]
     for name, scenarios in results.items():
         if "paced" in scenarios:
             first = scenarios["paced"]["first_delta_p50"]
-            print(f"| {name} | {first:.1f} ms | {first - floor:+.1f} ms |")
+            print(f"| {name} | {spread(scenarios['paced'], 'first_delta_p50')} ms | {first - floor:+.1f} ms |")
     ours = results["threadline"]
     memory = results["threadline, memory checkpointer"]["c1"]
     print(
-        f"\ncheckpoints cost {ours['c1']['total_p50'] - memory['total_p50']:.1f} ms per turn "
-        "(total p50 at c=1, PostgreSQL vs memory)."
+        f"\nPostgreSQL costs {ours['c1']['total_p50'] - memory['total_p50']:.1f} ms per answer (total p50 at c=1, "
+        "the same server on PostgreSQL vs in memory: every round trip of an answer, not only its checkpoints)."
     )
     print(
         f"load generator CPU: {max(r['client_cpu'] for s in results.values() for r in s.values()):.0%} of a core "
