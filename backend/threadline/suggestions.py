@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from langchain_core.language_models import BaseChatModel
@@ -44,8 +44,8 @@ class _Value(msgspec.Struct):
 class _Action(msgspec.Struct):
     label: Label
     action: str
-    handler: str
-    style: str = "secondary"
+    handler: Literal["client", "server"]
+    style: Literal["primary", "secondary", "warning"] = "secondary"
     data: dict[str, Any] | None = None
 
 
@@ -73,14 +73,12 @@ def checked(raw: Any, actions: ActionRegistry) -> Suggestions:
         try:
             action = msgspec.convert(item, _Action)
             problem = actions.problem(action.action, action.handler, action.data)
-            if action.style not in ("primary", "secondary", "warning"):
-                problem = f"unknown style {action.style!r}"
         except msgspec.ValidationError as error:
             problem = str(error)
         if problem is not None:
             log.warning("suggested action dropped: %s", problem, extra={"suggestion": repr(item)[:200]})
             continue
-        buttons.append(SuggestedAction(action.label.strip(), action.action, action.handler, action.style, action.data))  # type: ignore[arg-type]  # both checked above
+        buttons.append(SuggestedAction(action.label.strip(), action.action, action.handler, action.style, action.data))
     return Suggestions(values=tuple(values), actions=tuple(buttons))
 
 
