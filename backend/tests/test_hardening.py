@@ -137,6 +137,40 @@ async def test_stored_bytes_per_turn_stay_flat_as_a_conversation_grows(make_sett
     assert sizes[0] < 10 * 4000, "about one copy of each message, not one per checkpoint"
 
 
+async def test_an_answer_leaves_only_its_latest_checkpoint_and_the_blobs_that_one_reads(make_settings, database_url):
+    conversation_id = new_conversation_id()
+    async with running(make_settings()) as client:
+        client_id = (await client.get("/health")).headers["x-threadline-client"].split(".")[0]
+        for turn in ("one", "two", "what is 2+3?"):
+            await chat(client, conversation_id, turn)
+        await asyncio.sleep(0.2)  # the answer prunes its old checkpoints once it has ended
+        history = (await client.get(f"/api/conversations/{conversation_id}")).json()
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        checkpoints = await (
+            await conn.execute(
+                "SELECT checkpoint_id, checkpoint -> 'channel_versions' FROM checkpoints WHERE thread_id = %s",
+                (thread_of(client_id, conversation_id),),
+            )
+        ).fetchall()
+        blobs = await (
+            await conn.execute(
+                "SELECT channel, version FROM checkpoint_blobs WHERE thread_id = %s",
+                (thread_of(client_id, conversation_id),),
+            )
+        ).fetchall()
+        writes = await (
+            await conn.execute(
+                "SELECT DISTINCT checkpoint_id FROM checkpoint_writes WHERE thread_id = %s",
+                (thread_of(client_id, conversation_id),),
+            )
+        ).fetchall()
+    assert len(checkpoints) == 1, checkpoints
+    latest_id, versions = checkpoints[0]
+    assert blobs and all(versions[channel] == version for channel, version in blobs), (versions, blobs)
+    assert {row[0] for row in writes} <= {latest_id}
+    assert [message["role"] for message in history["messages"]] == ["user", "assistant"] * 3
+
+
 async def test_storage_limits_per_conversation_and_per_visitor(make_settings):
     first, second = new_conversation_id(), new_conversation_id()
     async with running(make_settings(max_turns_per_conversation=2, max_conversations_per_visitor=2)) as client:
