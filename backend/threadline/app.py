@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from litestar import Litestar, get
@@ -14,11 +14,9 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
-from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
 from litestar.plugins.prometheus import PrometheusController
 from litestar.static_files import create_static_files_router
 from litestar.types import ControllerRouterHandler
-from opentelemetry.sdk.trace import TracerProvider
 
 from threadline.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http_limits import RequestLimits
@@ -38,6 +36,10 @@ from threadline.routes.seed_002 import Seed002Controller
 from threadline.routes.traces import TraceController
 from threadline.schemas import MAX_BODY_BYTES
 from threadline.security_headers import SecurityHeaders
+
+if TYPE_CHECKING:
+    from litestar.plugins import PluginProtocol
+    from opentelemetry.sdk.trace import TracerProvider
 from threadline.services import Limits, Services, running_services
 from threadline.settings import Settings, load_settings
 from threadline.turn_context import current_turn
@@ -113,9 +115,12 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
     )
 
 
-def http_spans(tracer_provider: TracerProvider) -> OpenTelemetryConfig:
-    """A span per HTTP request, continuing an incoming `traceparent`; not one per body chunk of a stream."""
-    return OpenTelemetryConfig(tracer_provider=tracer_provider, exclude_spans=["receive", "send"])
+def http_spans(tracer_provider: TracerProvider) -> PluginProtocol:
+    """A span per HTTP request, continuing an incoming `traceparent`; not one per body chunk of a stream.
+    Imported only when an OTLP endpoint is set, like the SDK."""
+    from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
+
+    return OpenTelemetryPlugin(OpenTelemetryConfig(tracer_provider=tracer_provider, exclude_spans=["receive", "send"]))
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -175,7 +180,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=limit_every_request,
         openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
-        plugins=[OpenTelemetryPlugin(http_spans(tracer_provider))] if tracer_provider else [],
+        plugins=[http_spans(tracer_provider)] if tracer_provider else [],
         request_max_body_size=MAX_BODY_BYTES,
         logging_config=None,  # threadline.logs configures logging; Litestar's own would replace it
     )

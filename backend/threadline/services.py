@@ -11,12 +11,11 @@ import logging
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from opentelemetry.sdk.trace import TracerProvider
 
 from threadline.actions import load_actions
 from threadline.active_turns import ActiveTurns
@@ -26,13 +25,15 @@ from threadline.graph import Graph, build_graph
 from threadline.mcp_client.toolbox import McpToolbox
 from threadline.models import build_chat_model, profiles_of
 from threadline.observability.answers import Observability
-from threadline.observability.langfuse_callbacks import LangfuseCallbacks
 from threadline.observability.otel import AnswerSpans
 from threadline.persistence import Conversations, Storage, open_storage
 from threadline.profiles import Profile, default_of
 from threadline.rate_limit import RateLimit
 from threadline.recordings import Recordings
 from threadline.settings import Settings
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 from threadline.suggestions import Suggester
 from threadline.tool_inputs import ToolInfo, tool_infos
 from threadline.turns import Timeouts, Turn, recover_turn
@@ -162,6 +163,9 @@ class Services:
 def observability_of(settings: Settings, storage: Storage, tracer_provider: TracerProvider | None) -> Observability:
     langfuse = None
     if settings.langfuse_public_key and settings.langfuse_secret_key:
+        # Imported only when configured: the Langfuse SDK and what it brings hold some 15 MB.
+        from threadline.observability.langfuse_callbacks import LangfuseCallbacks
+
         langfuse = LangfuseCallbacks(settings.langfuse_public_key, settings.langfuse_secret_key, settings.langfuse_host)
     return Observability(
         storage.traces,

@@ -11,15 +11,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
 
 from threadline.observability import metrics
-from threadline.observability.langfuse_callbacks import LangfuseCallbacks
 from threadline.observability.otel import AnswerSpans
 from threadline.observability.trace import ToolCall, TraceRecorder
 from threadline.observability.trace_store import TraceStore
+
+if TYPE_CHECKING:
+    from threadline.observability.langfuse_callbacks import LangfuseCallbacks
 
 log = logging.getLogger("threadline.answers")
 

@@ -11,15 +11,15 @@ collector that is down costs a chat nothing; its exporter logs each failed batch
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from opentelemetry import trace as otel_trace
 from opentelemetry.context import Context
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 from threadline.observability.trace import ModelCall, ToolCall, Trace, TraceError, TraceWarning
 
@@ -27,7 +27,13 @@ from threadline.observability.trace import ModelCall, ToolCall, Trace, TraceErro
 def tracer_provider(endpoint: str) -> TracerProvider:
     """Our own provider, not the global one, so another SDK in the process (Langfuse's) keeps to itself.
     Resource attributes come from OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, headers from
-    OTEL_EXPORTER_OTLP_HEADERS, as the SDK reads them."""
+    OTEL_EXPORTER_OTLP_HEADERS, as the SDK reads them. The SDK and its exporter are imported only here, when
+    an endpoint is set."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: "threadline"}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
     return provider
