@@ -1,6 +1,6 @@
 """LangGraph's AsyncPostgresSaver, fitted to a connection pool that many conversations use at once.
 
-Two changes to the library's saver, each measured with `python3 tasks.py bench checkpoint`:
+Changes to the library's saver, each measured with `python3 tasks.py bench checkpoint`:
 
 - It guards every query with one `asyncio.Lock`, which a single shared connection needs and a pool does
   not (langgraph issue #7259): every conversation's checkpoints would queue behind each other. A
@@ -8,6 +8,9 @@ Two changes to the library's saver, each measured with `python3 tasks.py bench c
   before it; LangGraph writes checkpoints in the background while the answer goes on, so a read of a
   conversation now waits for that conversation's writes in flight, and a tool that reads its own
   conversation mid-answer sees the steps before it.
+- It sends each checkpoint write as a round trip of its own, nine per answer of the three-node graph,
+  several at once on as many pooled connections. `BatchedWrites` sends a conversation's writes in order,
+  one batch at a time, and what LangGraph writes while a batch is on its way joins the next one.
 - Its `aprune(strategy="keep_latest")` takes about twenty statements, one round trip each, in a transaction
   of its own; it runs after every answer. `aprune` below does the same in one statement (see `KEEP_LATEST`).
 - It encodes each checkpoint in a worker thread (`asyncio.to_thread`). A chat's checkpoint takes
@@ -19,8 +22,7 @@ Two changes to the library's saver, each measured with `python3 tasks.py bench c
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -47,16 +49,14 @@ class WritesInFlight:
         self.count: dict[str, int] = {}
         self.waiting: dict[str, asyncio.Event] = {}
 
-    @asynccontextmanager
-    async def writing(self, thread_id: str) -> AsyncIterator[None]:
+    def begin(self, thread_id: str) -> None:
         self.count[thread_id] = self.count.get(thread_id, 0) + 1
-        try:
-            yield
-        finally:
-            if left := self.count.pop(thread_id) - 1:
-                self.count[thread_id] = left
-            elif (event := self.waiting.pop(thread_id, None)) is not None:
-                event.set()
+
+    def end(self, thread_id: str, writes: int = 1) -> None:
+        if left := self.count.pop(thread_id) - writes:
+            self.count[thread_id] = left
+        elif (event := self.waiting.pop(thread_id, None)) is not None:
+            event.set()
 
     async def settled(self, thread_id: str) -> None:
         while thread_id in self.count:
@@ -64,6 +64,54 @@ class WritesInFlight:
             # LangGraph starts a checkpoint queued behind the one that just ended on the next turn of the
             # event loop; look again after it.
             await asyncio.sleep(0)
+
+
+Statement = tuple[str, list[Any]]  # a query and the rows of parameters it runs for
+
+
+class BatchedWrites:
+    """Each conversation's checkpoint writes, sent in batches: one batch in flight per conversation, and what
+    LangGraph writes meanwhile goes out together in the next, as one pipeline (one round trip). A step's
+    pending writes and its checkpoint usually travel together. A batch that fails fails each of its writes,
+    which all belong to one conversation; reads wait until every write of theirs has landed."""
+
+    def __init__(self, saver: PooledPostgresSaver) -> None:
+        self.saver = saver
+        self.queued: dict[str, list[tuple[list[Statement], asyncio.Future[None]]]] = {}
+        self.senders: dict[str, asyncio.Task[None]] = {}
+
+    async def write(self, thread_id: str, statements: list[Statement]) -> None:
+        future = asyncio.get_running_loop().create_future()
+        self.saver.in_flight.begin(thread_id)
+        self.queued.setdefault(thread_id, []).append((statements, future))
+        if thread_id not in self.senders:
+            self.senders[thread_id] = asyncio.create_task(self._send(thread_id))
+        await future
+
+    async def _send(self, thread_id: str) -> None:
+        try:
+            while batch := self.queued.pop(thread_id, None):
+                outcome: BaseException | None = None
+                try:
+                    async with self.saver._cursor(pipeline=True) as cur:
+                        for statements, _ in batch:
+                            for query, rows in statements:
+                                await cur.executemany(query, rows)
+                except BaseException as exc:  # handed to every writer of the batch
+                    outcome = exc
+                finally:
+                    self.saver.in_flight.end(thread_id, len(batch))
+                for _, future in batch:
+                    if future.done():  # its writer was cancelled; the write went out all the same
+                        continue
+                    if outcome is None:
+                        future.set_result(None)
+                    else:
+                        future.set_exception(outcome)
+                if outcome is not None and not isinstance(outcome, Exception):
+                    raise outcome
+        finally:
+            del self.senders[thread_id]
 
 
 # Everything of a conversation but its latest checkpoint, in one statement. Only what is older than the
@@ -96,6 +144,7 @@ class PooledPostgresSaver(AsyncPostgresSaver):
         super().__init__(pool)
         self.lock = asyncio.Semaphore(pool.max_size)  # type: ignore[assignment]  # the library types it a Lock
         self.in_flight = WritesInFlight()
+        self.batches = BatchedWrites(self)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         await self.in_flight.settled(config["configurable"]["thread_id"])
@@ -135,10 +184,8 @@ class PooledPostgresSaver(AsyncPostgresSaver):
             Jsonb(copy),
             Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
         )
-        async with self.in_flight.writing(thread_id), self._cursor(pipeline=True) as cur:
-            if blobs:
-                await cur.executemany(self.UPSERT_CHECKPOINT_BLOBS_SQL, blobs)
-            await cur.execute(self.UPSERT_CHECKPOINTS_SQL, row)
+        statements: list[Statement] = [(self.UPSERT_CHECKPOINT_BLOBS_SQL, blobs)] if blobs else []
+        await self.batches.write(thread_id, [*statements, (self.UPSERT_CHECKPOINTS_SQL, [row])])
         return next_config
 
     async def aput_writes(
@@ -158,8 +205,7 @@ class PooledPostgresSaver(AsyncPostgresSaver):
             task_path,
             writes,
         )
-        async with self.in_flight.writing(configurable["thread_id"]), self._cursor(pipeline=True) as cur:
-            await cur.executemany(query, params)
+        await self.batches.write(configurable["thread_id"], [(query, params)])
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         if strategy != "keep_latest":
