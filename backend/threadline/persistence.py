@@ -308,6 +308,7 @@ class MemoryConversations:
     def __init__(self, limits: StorageLimits) -> None:
         self.limits = limits
         self.rows: dict[tuple[str, str], tuple[int, Conversation]] = {}
+        self.counts: dict[str, int] = {}  # conversations per visitor, so a limit check does not scan every row
         self.pending: dict[str, tuple[str, str, str]] = {}  # never anything: memory cannot go away
         self.retries = SaveRetries()
 
@@ -326,10 +327,12 @@ class MemoryConversations:
         now = datetime.now(UTC)
         turns, known = self.rows.get((client_id, conversation_id), (0, None))
         turns += 1 if new_turn else 0
-        if known is None and sum(key[0] == client_id for key in self.rows) >= self.limits.conversations_per_visitor:
+        if known is None and self.counts.get(client_id, 0) >= self.limits.conversations_per_visitor:
             raise self.limits.too_many_conversations()
         if turns > self.limits.turns_per_conversation:
             raise self.limits.too_many_turns()
+        if known is None:
+            self.counts[client_id] = self.counts.get(client_id, 0) + 1
         self.rows[(client_id, conversation_id)] = (
             turns,
             Conversation(
@@ -350,7 +353,11 @@ class MemoryConversations:
         return sorted(mine, key=lambda row: row.last_message_at, reverse=True)[:limit]
 
     async def delete(self, conversation_id: str, client_id: str) -> bool:
-        return self.rows.pop((client_id, conversation_id), None) is not None
+        if self.rows.pop((client_id, conversation_id), None) is None:
+            return False
+        if left := self.counts.pop(client_id) - 1:
+            self.counts[client_id] = left
+        return True
 
 
 class Conversations(Protocol):
