@@ -3,8 +3,9 @@
 
     python3 tasks.py serve   install what is missing, then run the server (demo model unless configured)
     python3 tasks.py test    install what is missing, then run every test
-    python3 tasks.py bench [stream|compare|load|encode|mcp|layers|checkpoint|storage|observability|context|resume]
-                             install what is missing, then run a benchmark in bench/
+    python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
+                             default), compare, breakdown, capacity, load, encode, mcp, layers,
+                             checkpoint, storage, observability, context or resume
 
 Dependencies come from the lock files (requirements.lock, conformance/ and frontend/package-lock.json)
 and are installed again only when a lock file changes; the chat page in frontend/ is built again only
@@ -157,6 +158,8 @@ def test(args: list[str]) -> int:
 BENCHMARKS = {
     "stream": "stream_bench.py",
     "compare": "compare.py",
+    "breakdown": "breakdown.py",
+    "capacity": "capacity.py",
     "load": "load_bench.py",
     "encode": "encode_bench.py",
     "mcp": "mcp_bench.py",

@@ -3,10 +3,10 @@ peer and a bare Litestar floor.
 
     python3 tasks.py bench compare [--rounds 5]
 
-Each peer runs as its own process pinned to core 0; this load generator (raw HTTP/1.1 on asyncio
-streams, so it is not the bottleneck; its CPU is reported) runs on core 1. Rounds are interleaved, and
-medians over rounds, with their min–max, are printed as a table, with ratios against the AI SDK peer,
-and drawn to docs/bench-compare.png.
+Each peer runs as its own process pinned to core 0, on a database of the run's own; this load generator
+(raw HTTP/1.1 on asyncio streams, so it is not the bottleneck; its CPU is reported) runs on core 1.
+Rounds are interleaved, and medians over rounds, with their min–max, are printed as a table, with
+ratios against the AI SDK peer, and drawn to docs/bench-compare.png.
 
 - answers: 200-token answers at zero model delay, at concurrency 1 and 64;
 - paced: one at a time, 20 tokens 20 ms apart: the first token then waits for the model, not for a
@@ -15,10 +15,11 @@ and drawn to docs/bench-compare.png.
 
 Peers: the AI SDK 7 Node server (streamText + MockLanguageModelV4 from `ai/test` +
 toUIMessageStreamResponse, bench/peers/aisdk_server.mjs); bare Litestar writing pre-built chunks
-(bench/peers/bare_server.py); threadline with its real graph, the demo model and PostgreSQL
-checkpoints (plus, at concurrency 1, with the in-memory checkpointer, to price the checkpoints); and the
-equal-work peer, LangGraph with AsyncPostgresSaver and the same demo model behind a minimal Litestar
-route (bench/peers/langgraph_postgres.py).
+(bench/peers/bare_server.py); threadline with its real graph, tools, traces, the demo model (without
+its suggestion call, so every peer sends the same answer) and PostgreSQL (plus, at concurrency 1, with
+everything kept in memory, to price PostgreSQL); and the equal-work peer, LangGraph with
+AsyncPostgresSaver and the same demo model behind a minimal Litestar route
+(bench/peers/langgraph_postgres.py).
 """
 
 from __future__ import annotations
@@ -37,11 +38,14 @@ from dataclasses import dataclass, field
 
 import httpx
 from raw_client import answers_at
-from stream_bench import ROOT, cpu_seconds, database_url, peak_rss_mb
+from stream_bench import ROOT, bench_database, cpu_seconds, database_url, peak_rss_mb
 from threadline_testing.ports import free_port
 
 BENCH = ROOT / "bench"
 CHART = ROOT / "docs" / "bench-compare.png"
+# The same answer as the other peers: no suggestion call after it, as for a paid profile (the demo
+# profile's default suggests; `bench breakdown` prices that).
+NO_SUGGESTIONS = '[{"id":"demo","provider":"demo","model":"demo","suggestions":false}]'
 
 
 @dataclass
@@ -59,6 +63,7 @@ def peers(data_dir: str) -> list[Peer]:
         "CHAT_RATE_LIMIT": "1000000/minute",
         "API_RATE_LIMIT": "1000000/minute",
         "THREADLINE_MAX_CONNECTIONS": "100000",
+        "CHAT_PROFILES": NO_SUGGESTIONS,
     }
     if url := database_url():
         threadline_env["DATABASE_URL"] = url
@@ -202,10 +207,10 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
         os.sched_setaffinity(0, {1})
-    with tempfile.TemporaryDirectory() as data_dir:
+    with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
         everyone = peers(data_dir)
         rounds: dict[str, dict[str, list[dict]]] = {peer.name: {} for peer in everyone}
-        rounds["threadline, memory checkpointer"] = {}
+        rounds["threadline, in memory"] = {}
         for round_number in range(args.rounds):
             order = everyone[round_number % len(everyone) :] + everyone[: round_number % len(everyone)]
             for scenario in ("c1", "c64", "paced", "open"):
@@ -213,7 +218,7 @@ def main() -> None:
                     print(f"round {round_number + 1}: {peer.name}, {scenario}", file=sys.stderr, flush=True)
                     rounds[peer.name].setdefault(scenario, []).append(measure(peer, scenario, data_dir))
             memory = next(peer for peer in everyone if peer.name == "threadline")
-            rounds["threadline, memory checkpointer"].setdefault("c1", []).append(
+            rounds["threadline, in memory"].setdefault("c1", []).append(
                 measure(memory, "c1", data_dir, {"CHAT_MEMORY_BACKEND": "memory"})
             )
     results = {
@@ -258,7 +263,7 @@ def report(results: dict) -> None:
             first = scenarios["paced"]["first_delta_p50"]
             print(f"| {name} | {spread(scenarios['paced'], 'first_delta_p50')} ms | {first - floor:+.1f} ms |")
     ours = results["threadline"]
-    memory = results["threadline, memory checkpointer"]["c1"]
+    memory = results["threadline, in memory"]["c1"]
     print(
         f"\nPostgreSQL costs {ours['c1']['total_p50'] - memory['total_p50']:.1f} ms per answer (total p50 at c=1, "
         "the same server on PostgreSQL vs in memory: every round trip of an answer, not only its checkpoints)."

@@ -19,7 +19,7 @@ import statistics
 import tempfile
 
 from raw_client import one_answer
-from stream_bench import peak_rss_mb, start_server
+from stream_bench import bench_database, peak_rss_mb, start_server
 from threadline_testing.ports import free_port
 
 TOKENS, TOKEN_DELAY_MS = 40, 50
@@ -50,7 +50,7 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     port = free_port()
     ideal = TOKENS * TOKEN_DELAY_MS / 1000
-    with tempfile.TemporaryDirectory() as data_dir:
+    with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
         server = start_server(port, data_dir, token_delay_ms=TOKEN_DELAY_MS)
         try:
             asyncio.run(level(port, 20))  # warm-up

@@ -17,7 +17,7 @@ import statistics
 import tempfile
 import time
 
-from stream_bench import cpu_seconds, ms, round_at, start_server
+from stream_bench import bench_database, cpu_seconds, ms, round_at, start_server
 from threadline_testing.collectors import start_collector
 from threadline_testing.ports import free_port
 
@@ -30,7 +30,7 @@ CONFIGURATIONS = {
 
 def measure(env: dict[str, str], requests: int, tokens: int) -> dict[str, float]:
     port = free_port()
-    with tempfile.TemporaryDirectory() as data_dir:
+    with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
         server = start_server(port, data_dir, **env)
         try:
             asyncio.run(round_at(port, 8, 32, tokens))  # warm-up: imports, pools, caches

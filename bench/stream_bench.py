@@ -6,7 +6,8 @@ this load generator on core 1 where the machine has two. A benchmark, never a te
 
     python3 tasks.py bench [--requests 256] [--tokens 200]
 
-DATABASE_URL picks the PostgreSQL server (default: the one on 127.0.0.1:5432, else the embedded one).
+DATABASE_URL picks the PostgreSQL server (default: the one on 127.0.0.1:5432, else the embedded one); each
+run makes a database of its own there and drops it afterwards.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from raw_client import answers_at
-from threadline_testing.database import local_server
+from threadline_testing.database import fresh_database, local_server
 from threadline_testing.ports import free_port
 from threadline_testing.processes import wait_until_up
 
@@ -32,6 +35,22 @@ ROOT = Path(__file__).resolve().parents[1]
 def database_url() -> str | None:
     """DATABASE_URL, else the local PostgreSQL; None lets the server start its embedded one."""
     return local_server("DATABASE_URL")
+
+
+@contextmanager
+def bench_database(data_dir: str) -> Iterator[None]:
+    """A database of the run's own (on DATABASE_URL's server, else the local one, else an embedded one),
+    named by DATABASE_URL while the run lasts: figures must not drift with what earlier runs left behind."""
+    previous = os.environ.get("DATABASE_URL")
+    with fresh_database(Path(data_dir) / "postgres-server", "DATABASE_URL") as url:
+        os.environ["DATABASE_URL"] = url
+        try:
+            yield
+        finally:
+            if previous is None:
+                del os.environ["DATABASE_URL"]
+            else:
+                os.environ["DATABASE_URL"] = previous
 
 
 def cpu_seconds(pid: int) -> float:
@@ -89,7 +108,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 64])
     args = parser.parse_args()
     port = free_port()
-    with tempfile.TemporaryDirectory() as data_dir:
+    with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
         server = start_server(port, data_dir)
         try:
             asyncio.run(round_at(port, 8, 32, args.tokens))  # warm-up: imports, pools, caches
