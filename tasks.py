@@ -176,7 +176,7 @@ def bench(args: list[str]) -> int:
     """`bench [stream|compare|...|observability] [options]`: one of the benchmarks in bench/ (stream by default)."""
     ensure_python()
     name = args.pop(0) if args and args[0] in BENCHMARKS else "stream"
-    if name == "compare":
+    if name in ("compare", "capacity"):  # they run the AI SDK's own server too
         ensure_node(ROOT / "bench")
     return subprocess.call([str(PYTHON), str(ROOT / "bench" / BENCHMARKS[name]), *args], cwd=ROOT)
 
