@@ -1,5 +1,5 @@
 """Where a whole HTTP answer's time goes: the same 200-token answer at concurrency 1, over HTTP, with one
-layer added at a time, and what each costs in PostgreSQL round trips.
+layer added at a time, and what each costs in PostgreSQL transactions.
 
     python3 tasks.py bench breakdown [--rounds 5] [--answers 200]
 
@@ -14,8 +14,8 @@ median (min–max) over rounds. The steps between rows price a layer:
 - + PostgreSQL: the same on PostgreSQL: conversation row, running-answer row, checkpoints, the trace row;
 - + suggestions: the demo model's suggestion call after the answer, threadline's default.
 
-Round trips are PostgreSQL transactions per answer, read from `pg_stat_database` of a database of the
-run's own: each autocommit statement, pipeline sync or transaction counts once.
+PostgreSQL's work is counted as transactions per answer, read from `pg_stat_database` of a database of
+the run's own: each autocommit statement counts once, even inside a pipeline that shares one round trip.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def measure(peer: Peer, answers: int, url: str) -> dict[str, float]:
         results = asyncio.run(answers_at(port, 200, 1, answers))
         wall = time.perf_counter() - wall
         cpu = cpu_seconds(process.pid) - cpu_before
-        round_trips = transactions(url) - before_tx - 1  # the count's own query
+        transactions_per_answer = transactions(url) - before_tx - 1  # the count's own query
     finally:
         process.terminate()
         process.wait(timeout=60)
@@ -93,7 +93,7 @@ def measure(peer: Peer, answers: int, url: str) -> dict[str, float]:
         "total_p50": sorted(row[2] for row in done)[middle] * 1000,
         "cpu_per_answer_ms": cpu / answers * 1000,
         "answers_per_s": answers / wall,
-        "round_trips": max(round_trips, 0.0) / answers,
+        "transactions_per_answer": max(transactions_per_answer, 0.0) / answers,
     }
 
 
@@ -114,7 +114,7 @@ def main() -> None:
                 rounds[peer.name].append(measure(peer, args.answers, url))
     print(
         "\n| c=1, 200 tokens | first `text-delta` p50 | total p50 | server CPU / answer | step | "
-        "PostgreSQL round trips / answer |"
+        "PostgreSQL transactions / answer |"
     )
     print("|---|---|---|---|---|---|")
     previous = None
@@ -127,7 +127,7 @@ def main() -> None:
             previous = r["cpu_per_answer_ms"]
         print(
             f"| {name} | {spread(r, 'first_delta_p50')} ms | {spread(r, 'total_p50')} ms | "
-            f"{spread(r, 'cpu_per_answer_ms')} ms | {step} | {r['round_trips']:.1f} |"
+            f"{spread(r, 'cpu_per_answer_ms')} ms | {step} | {r['transactions_per_answer']:.1f} |"
         )
 
 
