@@ -36,13 +36,13 @@ from threadline.routes.seed_002 import Seed002Controller
 from threadline.routes.traces import TraceController
 from threadline.schemas import MAX_BODY_BYTES
 from threadline.security_headers import SecurityHeaders
+from threadline.services import Limits, Services, running_services
+from threadline.settings import Settings, load_settings
+from threadline.turn_context import current_turn
 
 if TYPE_CHECKING:
     from litestar.plugins import PluginProtocol
     from opentelemetry.sdk.trace import TracerProvider
-from threadline.services import Limits, Services, running_services
-from threadline.settings import Settings, load_settings
-from threadline.turn_context import current_turn
 
 log = logging.getLogger("threadline")
 

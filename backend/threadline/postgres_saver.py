@@ -1,6 +1,6 @@
 """LangGraph's AsyncPostgresSaver, fitted to a connection pool that many conversations use at once.
 
-Changes to the library's saver, each measured with `python3 tasks.py bench checkpoint`:
+Changes to the library's saver, each measured (`python3 tasks.py bench checkpoint`, `bench breakdown`):
 
 - It guards every query with one `asyncio.Lock`, which a single shared connection needs and a pool does
   not (langgraph issue #7259): every conversation's checkpoints would queue behind each other. A
@@ -106,6 +106,8 @@ class BatchedWrites:
                         continue
                     if outcome is None:
                         future.set_result(None)
+                    elif isinstance(outcome, asyncio.CancelledError):
+                        future.cancel()
                     else:
                         future.set_exception(outcome)
                 if outcome is not None and not isinstance(outcome, Exception):

@@ -18,10 +18,10 @@ from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
+from threadline.observability.trace import ModelCall, ToolCall, Trace, TraceError, TraceWarning
+
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
-
-from threadline.observability.trace import ModelCall, ToolCall, Trace, TraceError, TraceWarning
 
 
 def tracer_provider(endpoint: str) -> TracerProvider:
