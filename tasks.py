@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -118,9 +119,12 @@ def serve(args: list[str]) -> int:
         env["CHAT_MODEL_PROVIDER"] = "demo"
         say("CHAT_MODEL_PROVIDER is not set: using the offline demo model (see README to use Gemini or OpenAI)")
     server = subprocess.Popen([str(BIN / "threadline"), "serve", *args], cwd=ROOT, env=env)
+    if hasattr(signal, "SIGTERM"):  # a stop meant for this command is meant for the server it runs
+        signal.signal(signal.SIGTERM, lambda signum, frame: server.send_signal(signum))
     while True:
         try:
-            return server.wait()
+            code = server.wait()
+            return 128 - code if code < 0 else code  # ended by a signal: the shell's way of saying which
         except KeyboardInterrupt:
             pass  # Ctrl+C reached the server too: wait for it to shut down and print its own last lines
 

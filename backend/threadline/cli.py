@@ -5,12 +5,45 @@ the built-in MCP server."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
+import socket
 import sys
+from collections.abc import Callable
+from functools import partial
+from types import FrameType
 
 from threadline.logs import configure as configure_logging
 from threadline.settings import SettingsError, load_settings
+
+
+def stoppable_server() -> type:
+    """uvicorn, except that a signal during start-up (waiting for the database, say) ends it at once: uvicorn
+    itself only looks at the signal once start-up is over, which may be never."""
+    import uvicorn
+
+    class StoppableServer(uvicorn.Server):
+        stop_starting: Callable[[], object] | None = None
+
+        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+            task, loop = asyncio.current_task(), asyncio.get_running_loop()
+            assert task is not None, "uvicorn serves in a task"
+            self.stop_starting = partial(loop.call_soon_threadsafe, task.cancel)
+            try:
+                await super().serve(sockets)
+            except asyncio.CancelledError:
+                if not self._captured_signals:
+                    raise
+                # What start-up left open is closed as the event loop ends, the embedded PostgreSQL included.
+                raise SystemExit(128 + self._captured_signals[-1]) from None
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            super().handle_exit(sig, frame)
+            if not self.started and self.stop_starting is not None:  # nothing is served yet: stop starting
+                self.stop_starting()
+
+    return StoppableServer
 
 
 def serve() -> int:
@@ -19,8 +52,6 @@ def serve() -> int:
     except SettingsError as error:
         print(f"threadline: {error}", file=sys.stderr)
         return 2
-    import uvicorn
-
     from threadline.app import create_app
     from threadline.gc_tuning import tune_for_serving
     from threadline.http_limits import server_config
@@ -43,8 +74,7 @@ def serve() -> int:
     )  # uvicorn logs through threadline.logs too
     # uvicorn shuts down on Ctrl+C and says so, then hands the signal back to Python: no traceback after that.
     with contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run()
-
+        stoppable_server()(config).run()
     return 0
 
 

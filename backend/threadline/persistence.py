@@ -20,6 +20,7 @@ import msgspec
 import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -425,21 +426,37 @@ class Storage:
                 log.exception("saving conversations kept in memory failed; will retry")
 
 
-def embedded_database_url(data_dir: Path) -> str:
-    """Start (or reuse) a PostgreSQL server from the pgserver wheel, keeping its files in data_dir."""
+def embedded_database(data_dir: Path) -> Any:
+    """Start (or reuse) a PostgreSQL server from the pgserver wheel, keeping its files in data_dir. Its
+    `cleanup()` stops it unless another process still uses it (or it was running before we came)."""
     import pgserver
 
-    server = pgserver.get_server(data_dir / "postgres", cleanup_mode="stop")  # type: ignore[attr-defined]
-    return str(server.get_uri())
+    return pgserver.get_server(data_dir / "postgres", cleanup_mode="stop")  # type: ignore[attr-defined]
 
 
-async def migrate(pool: Pool, saver: PooledPostgresSaver) -> None:
+MIGRATION_LOCK = 7261584
+LOCK_POLL = 0.1  # seconds between tries for the migration lock
+
+
+async def _try_lock(conn: psycopg.AsyncConnection[Any]) -> bool:
+    row = await (await conn.execute("SELECT pg_try_advisory_lock(%s) AS locked", (MIGRATION_LOCK,))).fetchone()
+    return bool(row and row["locked"])
+
+
+async def migrate(pool: Pool) -> None:
     """Set up LangGraph's tables, then apply our pending migrations, under a session advisory lock, so
-    instances starting together on a new database do not race."""
+    instances starting together on a new database do not race.
+
+    The lock is tried, not waited for: a session blocked in `pg_advisory_lock` holds a snapshot, and
+    LangGraph's `CREATE INDEX CONCURRENTLY` in the process holding the lock waits for every such
+    snapshot, so two processes starting together would wait for each other for good. And the setup runs
+    on the connection that holds the lock, so nothing the lock guards waits on another connection.
+    """
     async with pool.connection() as conn:
-        await conn.execute("SELECT pg_advisory_lock(7261584)")
+        while not await _try_lock(conn):
+            await asyncio.sleep(LOCK_POLL)
         try:
-            await saver.setup()
+            await AsyncPostgresSaver(conn).setup()
             async with conn.transaction():
                 await conn.execute(
                     "CREATE TABLE IF NOT EXISTS threadline_migrations "
@@ -454,7 +471,7 @@ async def migrate(pool: Pool, saver: PooledPostgresSaver) -> None:
                             await conn.execute(statement)
                         await conn.execute("INSERT INTO threadline_migrations (version) VALUES (%s)", (version,))
         finally:
-            await conn.execute("SELECT pg_advisory_unlock(7261584)")
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
 
 
 @asynccontextmanager
@@ -472,11 +489,15 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         return
     url = settings.database_url
     description = "PostgreSQL at DATABASE_URL"
-    if not url:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        url = await asyncio.to_thread(embedded_database_url, settings.data_dir.resolve())
-        description = f"embedded PostgreSQL in {settings.data_dir / 'postgres'}"
     async with AsyncExitStack() as stack:
+        if not url:
+            settings.data_dir.mkdir(parents=True, exist_ok=True)
+            embedded = await asyncio.to_thread(embedded_database, settings.data_dir.resolve())
+            # Stopped as the server shuts down, not at interpreter exit: uvicorn ends a SIGTERM by raising
+            # it again, and the process then dies without running exit handlers.
+            stack.push_async_callback(asyncio.to_thread, embedded.cleanup)
+            url = str(embedded.get_uri())
+            description = f"embedded PostgreSQL in {settings.data_dir / 'postgres'}"
         # A short wait for a connection: when the database is down, callers fall back instead of hanging.
         pool: Pool = AsyncConnectionPool(
             url,
@@ -489,7 +510,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         await pool.open(wait=True, timeout=30)
         stack.push_async_callback(pool.close)
         postgres_saver = PooledPostgresSaver(pool)
-        await migrate(pool, postgres_saver)
+        await migrate(pool)
         health = DatabaseHealth()
         yield Storage(
             FallbackCheckpointer(postgres_saver, health),
