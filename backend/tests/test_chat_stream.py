@@ -194,3 +194,18 @@ async def test_a_reused_message_id_never_overwrites_saved_history(make_settings)
         stored = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
     texts = [message["parts"][0]["text"] for message in stored if message["role"] == "user"]
     assert texts == ["first", "second"]
+
+
+async def test_a_user_message_with_an_earlier_answers_id_gets_an_id_of_its_own(make_settings):
+    """useChat keys messages by id: two messages with one id in the read-back would be one key twice."""
+    conversation_id = new_conversation_id()
+    async with running(make_settings()) as client:
+        _, _, chunks = await chat(client, conversation_id, "first")
+        answer_id = chunks[0]["messageId"]
+        body = chat_body(conversation_id, "second")
+        body["messages"][-1]["id"] = answer_id
+        assert (await client.post("/api/chat", json=body)).status_code == 200
+        stored = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    ids = [message["id"] for message in stored]
+    assert len(ids) == len(set(ids)) == 4
+    assert [message["role"] for message in stored if message["id"] == answer_id] == ["assistant"]

@@ -124,8 +124,10 @@ def build_graph(
             turn = AnswerRecord()
         else:
             user_id = request["user_message_id"]
-            if any(message.id == user_id for message in messages):
-                # add_messages would overwrite the earlier message with this id: keep both instead.
+            answers = (record.get("assistant_id") for record in state.get("turns", {}).values())
+            if any(message.id == user_id for message in messages) or user_id in answers:
+                # add_messages would overwrite the earlier message with this id, and an answer's id would be
+                # shown twice: keep both under ids of their own instead.
                 user_id = f"{user_id}-{uuid.uuid4().hex[:8]}"
             update = [*update, HumanMessage(id=user_id, content=request["text"])]
             turn = AnswerRecord(user_created_at=request["created_at"])
