@@ -235,6 +235,9 @@ async def test_health_names_tool_servers_without_their_credentials(make_settings
         ("198.51.100.7%1", "198.51.100.7"),
         ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
         ("2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"),
+        ("203.0.113.50:1234", "203.0.113.50"),  # with a port, as some load balancers send it
+        ("[2001:db8:1:2::1]:1234", "2001:db8:1:2::/64"),
+        ("[2001:db8:1:2::1]", "2001:db8:1:2::/64"),
         ("198.051.100.007", "127.0.0.1"),  # not an address (leading zeros): the peer's key
         ("not-an-address", "127.0.0.1"),
     ],
@@ -326,3 +329,15 @@ async def test_every_response_carries_the_security_headers(make_settings, tmp_pa
         assert "frame-ancestors 'none'" in policy and "connect-src 'self' http://localhost:3000" in policy
         assert response.headers["x-content-type-options"] == "nosniff"
         assert response.headers["referrer-policy"] == "strict-origin-when-cross-origin"
+
+
+async def test_a_request_over_the_connection_limit_is_a_json_503_with_the_usual_headers(make_settings):
+    with serving(make_settings(max_connections=2, demo_token_delay_ms=20.0)) as base_url:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as streaming:
+            response, _, _ = await stream_some(streaming, new_conversation_id(), deltas=2)  # holds one connection
+            async with httpx.AsyncClient(base_url=base_url, timeout=30) as other:
+                refused = await other.get("/api/conversations")
+            await response.aclose()
+    assert refused.status_code == 503 and refused.headers["content-type"].startswith("application/json")
+    assert refused.json()["error"]["code"] == "OVER_CAPACITY" and refused.headers["retry-after"] == "1"
+    assert refused.headers["x-content-type-options"] == "nosniff" and "content-security-policy" in refused.headers

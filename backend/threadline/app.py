@@ -166,7 +166,6 @@ def create_app(settings: Settings | None = None) -> Litestar:
     app = Litestar(
         route_handlers=route_handlers,
         middleware=[
-            DefineMiddleware(SecurityHeaders, cors_origins=settings.cors_origins),
             DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
             DefineMiddleware(ClientIdentityMiddleware, signer=signer),
         ],
@@ -179,6 +178,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         state=State({"limits": limits}),
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=limit_every_request,
+        before_send=[SecurityHeaders(settings.cors_origins)],
         openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
         plugins=[http_spans(tracer_provider)] if tracer_provider else [],
         request_max_body_size=MAX_BODY_BYTES,

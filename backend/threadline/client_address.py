@@ -16,6 +16,17 @@ from litestar.types import Scope
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
+def without_port(hop: str) -> str:
+    """A forwarded address as some load balancers write it, with a port (`203.0.113.50:1234`,
+    `[2001:db8::1]:1234`), as the address alone; a bare IPv6 address is left as it is."""
+    hop = hop.strip()
+    if hop.startswith("["):
+        return hop[1:].split("]", 1)[0]
+    if hop.count(":") == 1:
+        return hop.split(":", 1)[0]
+    return hop
+
+
 def rate_key(address: str) -> str | None:
     """One key per client however its address is written: an IPv4-mapped IPv6 address is its IPv4 address,
     a zone id is dropped, and IPv6 addresses share their /64 (one subscriber's usual allocation, which
@@ -53,7 +64,7 @@ class ClientAddress:
         if not self.is_trusted(peer):
             return peer_key
         hops = [
-            hop.strip()
+            without_port(hop)
             for name, value in scope["headers"]
             if name == b"x-forwarded-for"
             for hop in value.decode("latin-1").split(",")

@@ -3,7 +3,8 @@
 uvicorn limits concurrent connections (`limit_concurrency`, 503 beyond) and idle keep-alive, but not
 how long a client may take to send its headers or its body: a client sending a byte now and then would
 hold its connection forever. `HeaderTimeoutProtocol` closes a connection whose request headers are not
-complete in time; `RequestLimits` answers 408 to a body that does not arrive in time. Paths holding a
+complete in time; `RequestLimits` answers 408 to a body that does not arrive in time, and the 503 of a request over the
+connection limit. Paths holding a
 NUL character, which no file or route can have, are refused before anything tries to open them.
 """
 
@@ -16,13 +17,18 @@ from typing import Any, cast
 import uvicorn
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, ReceiveMessage, Scope, Send
+from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from threadline.refusals import Refused
 
+OVER_CAPACITY = "threadline.over_capacity"  # scope state: uvicorn's connection limit refused this request
+
 
 class HeaderTimeoutProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol, closing the connection when a request's headers take too long."""
+    """uvicorn's httptools protocol, closing the connection when a request's headers take too long, and
+    handing a request over the connection limit to the app, marked, so that its 503 is a JSON error with
+    the usual headers like every other (uvicorn's own is plain text)."""
 
     def __init__(self, *args: Any, header_timeout: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -54,6 +60,12 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
         self._disarm()
         super().connection_lost(exc)
 
+    def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+        if app is service_unavailable:
+            cycle.scope.setdefault("state", {})[OVER_CAPACITY] = True
+            app = self.app
+        super()._start_asgi_task(cycle, app)
+
 
 class RequestLimits:
     """ASGI middleware: a request body must arrive whole within `seconds` of the handler asking for it, and a
@@ -67,6 +79,8 @@ class RequestLimits:
         if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
+        if scope.get("state", {}).get(OVER_CAPACITY):
+            raise Refused(503, "OVER_CAPACITY", "The server is busy. Please try again in a moment.", retry_after=1)
         if "\x00" in scope["path"]:
             raise Refused(400, "VALIDATION_ERROR", "Invalid request: the path contains a NUL character.", "path")
         deadline: float | None = None

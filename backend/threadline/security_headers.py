@@ -7,8 +7,7 @@ answers as links for the same reason (see frontend/src/Message.tsx).
 
 from __future__ import annotations
 
-from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import Message, Scope
 
 
 def policy(cors_origins: tuple[str, ...]) -> str:
@@ -20,10 +19,10 @@ def policy(cors_origins: tuple[str, ...]) -> str:
 
 
 class SecurityHeaders:
-    """ASGI middleware adding the headers to every response."""
+    """A `before_send` hook adding the headers to every response: Litestar runs it for what its exception
+    handlers answer outside the middleware too (a refusal raised by a middleware, an unknown route)."""
 
-    def __init__(self, app: ASGIApp, cors_origins: tuple[str, ...]) -> None:
-        self.app = app
+    def __init__(self, cors_origins: tuple[str, ...]) -> None:
         self.headers = [
             (b"content-security-policy", policy(cors_origins).encode()),
             (b"x-content-type-options", b"nosniff"),
@@ -31,14 +30,6 @@ class SecurityHeaders:
             (b"x-frame-options", b"DENY"),
         ]  # for browsers older than frame-ancestors
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != ScopeType.HTTP:
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *self.headers]}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+    async def __call__(self, message: Message, scope: Scope) -> None:
+        if message["type"] == "http.response.start":
+            message["headers"] = [*message.get("headers", []), *self.headers]
