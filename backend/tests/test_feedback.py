@@ -84,3 +84,15 @@ async def test_ratings_go_with_their_conversation(make_settings, database_url):
             [(after,)] = conn.execute("SELECT count(*) FROM feedback WHERE message_id = %s", (answer["id"],))
     assert (before, after) == (1, 0)
     assert trace_id == answer["metadata"]["traceId"], "stored with the trace it belongs to"
+
+
+async def test_a_nul_in_a_comment_is_a_400_not_a_database_outage(make_settings, caplog):
+    conversation_id = new_conversation_id()
+    async with running(make_settings()) as client:
+        await chat(client, conversation_id, "hello")
+        answer = await saved_answer(client, conversation_id)
+        refused = await client.put(f"/api/messages/{answer['id']}/feedback", json={"rating": "up", "comment": "a\x00"})
+        health = await client.get("/health")
+    assert refused.status_code == 400 and refused.json()["error"]["details"][0]["field"] == "comment"
+    assert health.json()["status"] == "ok"
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]

@@ -313,3 +313,33 @@ def test_an_exporter_that_keeps_failing_is_logged_once_per_period():
     assert [throttle.filter(record(exporter)) for _ in range(3)] == [True, False, False]
     assert throttle.filter(record("langfuse")) and not throttle.filter(record("langfuse"))
     assert all(throttle.filter(record("threadline.turns")) for _ in range(3)), "our own lines are never dropped"
+
+
+async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(database_url):
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+    from threadline.observability.trace import ToolCall, Trace
+    from threadline.observability.trace_store import PostgresTraces
+    from threadline.persistence import migrate
+
+    at = "2026-01-01T00:00:00Z"
+    nul = ToolCall(at=at, offset_ms=1, tool_call_id="c1", tool="calculator", arguments={"x": "a\x00b"})
+    escaped = ToolCall(at=at, offset_ms=2, tool_call_id="c2", tool="echo", result="a\\u0000b")
+    stored = Trace(
+        trace_id="nul-trace",
+        conversation_id="c",
+        message_id="m",
+        model="demo",
+        status="completed",
+        started_at="2026-01-01T00:00:00Z",
+        events=[nul, escaped],
+    )
+    kwargs = {"autocommit": True, "row_factory": dict_row}
+    async with AsyncConnectionPool(database_url, kwargs=kwargs, min_size=1, open=False) as pool:
+        await migrate(pool)
+        traces = PostgresTraces(pool)
+        await traces.save("visitor", stored)
+        found = await traces.get("visitor", "nul-trace")
+    assert found is not None
+    assert found.events[0].arguments == {"x": "a\ufffdb"}, "the NUL is replaced, the rest is kept"
+    assert found.events[1].result == "a\\u0000b", "an escaped backslash before u0000 is text, left as it is"

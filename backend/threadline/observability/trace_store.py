@@ -9,6 +9,7 @@ dropped after `CHAT_TRACE_RETENTION_DAYS`.
 from __future__ import annotations
 
 import logging
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -21,6 +22,13 @@ from threadline.postgres_saver import Pool
 log = logging.getLogger("threadline.traces")
 
 _decode = msgspec.json.Decoder(Trace).decode
+# A NUL escaped in JSON text (not an escaped backslash before "u0000"): PostgreSQL's jsonb cannot hold it.
+_NUL = re.compile(rb"(?<!\\)((?:\\\\)*)\\u0000")
+
+
+def storable_json(trace: Trace) -> str:
+    """The trace as JSON PostgreSQL stores: a NUL a tool's arguments or result carried becomes U+FFFD."""
+    return _NUL.sub(rb"\1\\ufffd", msgspec.json.encode(trace)).decode()
 
 
 class LiveTraces:
@@ -66,7 +74,7 @@ class PostgresTraces:
                     trace.conversation_id,
                     trace.message_id,
                     trace.started_at,
-                    Jsonb(trace, dumps=lambda value: msgspec.json.encode(value).decode()),
+                    Jsonb(trace, dumps=storable_json),
                 ),
             )
 

@@ -142,14 +142,14 @@ def _user_text(data: ChatRequest) -> str:
     return storable(text, "messages")
 
 
-def storable(text: str, field: str) -> str:
+def storable(text: str, field: str, what: str = "message") -> str:
     """`text`, refused when PostgreSQL could not store it (a NUL) or it is not valid Unicode."""
     if "\x00" in text:
-        raise _invalid(field, "the message contains a NUL character (U+0000), which cannot be stored")
+        raise _invalid(field, f"the {what} contains a NUL character (U+0000), which cannot be stored")
     try:
         text.encode()
     except UnicodeEncodeError:
-        raise _invalid(field, "the message contains an unpaired surrogate, which is not valid Unicode") from None
+        raise _invalid(field, f"the {what} contains an unpaired surrogate, which is not valid Unicode") from None
     return text
 
 

@@ -13,6 +13,7 @@ from threadline.conversation import load, thread_of
 from threadline.errors import error_responses, json_only, not_found
 from threadline.feedback import Feedback, RatedAnswer, Rating
 from threadline.routes import AppServices
+from threadline.routes.chat import storable
 from threadline.schemas import ID_PATTERN
 from threadline.services import Services
 
@@ -58,10 +59,10 @@ class FeedbackController(Controller):
         client_id: NamedDependency[str],
         message_id: str = MessageId,
     ) -> Feedback:
+        comment = storable((data.comment or "").strip(), "comment", "comment") or None
         answer = await find_answer(services, client_id, message_id)
         if answer is None:
             raise not_found("Message")
-        comment = (data.comment or "").strip() or None
         return await services.storage.feedback.set(client_id, answer, data.rating, comment)
 
     @delete("/", responses=error_responses(400, 404, 503), summary="Take back an answer's rating")
