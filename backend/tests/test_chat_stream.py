@@ -209,3 +209,17 @@ async def test_a_user_message_with_an_earlier_answers_id_gets_an_id_of_its_own(m
     ids = [message["id"] for message in stored]
     assert len(ids) == len(set(ids)) == 4
     assert [message["role"] for message in stored if message["id"] == answer_id] == ["assistant"]
+
+
+async def test_an_empty_message_is_worded_on_every_route_as_the_seeds_word_it(make_settings):
+    async with running(make_settings()) as client:
+        refused = [
+            await client.post("/api/chat", json=chat_body(None, "   ")),
+            await client.post("/api/general_chat/stream", json={"message": " "}),
+            await client.post("/api/get_chat_response_stream", json={"message": ""}),
+            await client.post("/api/chat/stream", json={"message": ""}),
+        ]
+    for response in refused:
+        assert response.status_code == 400
+        assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+        assert response.json()["error"]["message"] == "Message cannot be empty"

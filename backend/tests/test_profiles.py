@@ -207,7 +207,11 @@ async def test_gemini_thinking_streams_as_reasoning_with_its_budget(make_setting
 
 @pytest.mark.parametrize(
     ("provider", "model"),
-    [("custom", "standin-reasoner"), ("openrouter", "vendor/standin-reasoner")],  # vLLM/DeepSeek, OpenRouter
+    [
+        ("custom", "standin-reasoner"),  # vLLM, DeepSeek
+        ("openrouter", "vendor/standin-reasoner"),
+        ("openai", "standin-reasoner"),  # CHAT_MODEL_PROVIDER=openai with OPENAI_BASE_URL at such a server
+    ],
 )
 async def test_openai_compatible_reasoning_streams_and_stays_out_of_the_next_request(make_settings, provider, model):
     server = standins.start("openai")

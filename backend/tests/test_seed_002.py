@@ -74,7 +74,11 @@ def test_bad_requests_missing_or_strangers_conversations_and_the_rate_limit(make
             list(owner.stream_contract("seed-002", "two"))
             with pytest.raises(ThreadlineError) as limited:
                 list(owner.stream_contract("seed-002", "three"))
-    assert (refusals[0].status, refusals[0].code) == (400, "VALIDATION_ERROR")
+    assert (refusals[0].status, refusals[0].code, str(refusals[0])) == (
+        400,
+        "VALIDATION_ERROR",
+        "Message cannot be empty",
+    )
     assert [(error.status, error.code) for error in refusals[1:]] == [(404, "NOT_FOUND")] * 2
     assert missing.value.status == 404
     assert limited.value.status == 429 and limited.value.retry_after
@@ -117,3 +121,21 @@ def test_the_contract_is_in_the_openapi_document(make_settings):
         paths = httpx.get(f"{base_url}/schema/openapi.json").json()["paths"]
     assert {"/api/get_chat_response_stream", "/api/load_conversation", "/api/list_conversations"} <= set(paths)
     assert "/api/chat/stream" in paths
+
+
+def test_seed_002_spellings_cancel_in_snake_case_and_list_by_the_visitors_own_token(make_settings):
+    with serving(make_settings(demo_token_delay_ms=20.0)) as base_url, Client(base_url) as client:
+        events = []
+        for event in client.stream_contract("seed-002", "count to 300"):
+            events.append(event)
+            if len(events) == 3:
+                stop = client.http.post("/api/cancel_stream", json={"conversation_id": event["conversation_id"]})
+        conversation_id = events[-1]["conversation_id"]
+        token = client.token
+        anonymous = httpx.Client(base_url=base_url, timeout=30)  # no cookie, no header: only the query names it
+        by_token = anonymous.get("/api/list_conversations", params={"client_id": token}).json()
+        forged = anonymous.get("/api/list_conversations", params={"client_id": token.split(".")[0]}).json()
+        anonymous.close()
+    assert stop.status_code == 200 and stop.json()["cancelled"] is True
+    assert [row["conversation_id"] for row in by_token] == [conversation_id]
+    assert forged == [], "a bare id names no one"

@@ -73,6 +73,8 @@ def test_validation_errors_and_a_missing_or_strangers_conversation(make_settings
         too_long = owner.send("x" * 10_001)
         missing = owner.send("hi", conversationId="550e8400-e29b-41d4-a716-446655440000")
         theirs = stranger.send("hi", conversationId=mine)
+        no_message = owner.http.post("/api/chat/stream", json={})
+        upper_case = owner.send("again", conversationId=mine.upper())
     assert empty == {
         "status": 400,
         "retryAfter": None,
@@ -88,6 +90,8 @@ def test_validation_errors_and_a_missing_or_strangers_conversation(make_settings
     assert too_long["status"] == 400 and too_long["body"]["error"]["details"][0]["field"] == "message"
     not_found = {"error": {"code": "NOT_FOUND", "message": "Conversation not found"}}
     assert missing["status"] == theirs["status"] == 404 and missing["body"] == theirs["body"] == not_found
+    assert no_message.status_code == 400 and no_message.json() == empty["body"], "a missing message is an empty one"
+    assert upper_case["events"][0]["conversationId"] == mine, "UUIDs are case-insensitive"
 
 
 def test_requests_per_visitor_and_one_stream_at_a_time_are_limited_with_429(make_settings):

@@ -175,7 +175,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         },
         cors_config=cors_config(settings.cors_origins),
         lifespan=[lifespan],
-        state=State({"limits": limits}),
+        state=State({"limits": limits, "signer": signer}),
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=limit_every_request,
         before_send=[SecurityHeaders(settings.cors_origins)],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import psycopg
@@ -94,8 +95,14 @@ def _response(status: int, info: ErrorInfo, headers: dict[str, str] | None = Non
     return Response(ErrorBody(error=info), status_code=status, headers=headers)
 
 
-def _field(key: str | None) -> str:
-    field = (key or "body").removeprefix("$.")
+MISSING_FIELD = re.compile(r"missing required field `([^`]+)`")
+
+
+def _field(key: str | None, message: str = "") -> str:
+    """The field a validation error is about; a missing one is named, not its parent."""
+    field = (key or "body").removeprefix("$.").removeprefix("$")
+    if missing := MISSING_FIELD.search(message):
+        field = f"{field}.{missing[1]}" if field not in ("", "body", "data") else missing[1]
     return "body" if field in ("", "data") else field
 
 
@@ -105,7 +112,7 @@ def handle_http_exception(request: AnyRequest, exc: HTTPException) -> Response[E
     if isinstance(exc, ValidationException) or exc.status_code == 400:
         details = (
             [
-                ErrorDetail(field=_field(item.get("key")), message=str(item.get("message")))
+                ErrorDetail(field=_field(item.get("key"), str(item.get("message"))), message=str(item.get("message")))
                 for item in exc.extra or []
                 if isinstance(item, dict)
             ]

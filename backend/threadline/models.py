@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from typing import Any
 
 import httpx
@@ -24,6 +25,12 @@ def profiles_of(settings: Settings) -> tuple[Profile, ...]:
     return (
         Profile(id="default", label=settings.model_name, provider=provider, model=settings.model_name, default=True),
     )
+
+
+def is_openai(base_url: str | None) -> bool:
+    """Whether an `openai` profile talks to OpenAI itself (or Azure's OpenAI), not to a compatible server."""
+    host = urllib.parse.urlsplit(base_url).hostname or "" if base_url else "api.openai.com"
+    return host == "api.openai.com" or host.endswith(".openai.azure.com")
 
 
 def build_chat_model(profile: Profile, settings: Settings) -> BaseChatModel:
@@ -77,13 +84,14 @@ def build_chat_model(profile: Profile, settings: Settings) -> BaseChatModel:
         "http_async_client": httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0)),
         **sampling,
     }
-    if profile.provider == "openai":
+    if profile.provider == "openai" and is_openai(base_url):
         from langchain_openai import ChatOpenAI
 
         return ChatOpenAI(base_url=base_url, **options)
     assert base_url is not None  # a custom profile must name one; the others have a default
     # vLLM, DeepSeek, Ollama and OpenRouter stream reasoning beside the content (`reasoning_content`, or
-    # `reasoning` on OpenRouter), which ChatOpenAI drops; langchain-deepseek's subclass keeps it.
+    # `reasoning` on OpenRouter), which ChatOpenAI drops; langchain-deepseek's subclass keeps it. So does an
+    # `openai` profile whose base URL points at such a server (the README's "any OpenAI-compatible server").
     from langchain_deepseek import ChatDeepSeek
 
     return ChatDeepSeek(base_url=base_url, **options)

@@ -64,7 +64,7 @@ class ChatRequest(msgspec.Struct, rename="camel"):
 class ChatStreamRequest(msgspec.Struct, rename="camel"):
     """Seed 004's body: one message, and the conversation to continue (a UUID) unless it starts one."""
 
-    message: str
+    message: str = ""  # missing is empty: refused with the document's own "Message cannot be empty"
     conversation_id: str | None = None
 
 
@@ -84,8 +84,19 @@ class ErrorBody(msgspec.Struct):
     error: ErrorInfo
 
 
-class CancelRequest(msgspec.Struct, rename="camel"):
-    conversation_id: Id
+class CancelRequest(msgspec.Struct):
+    """`{"conversationId"}`, or seed 002's snake case `{"conversation_id"}`."""
+
+    camel: Id | None = msgspec.field(default=None, name="conversationId")
+    snake: Id | None = msgspec.field(default=None, name="conversation_id")
+
+    def __post_init__(self) -> None:
+        if self.camel is None and self.snake is None:
+            raise ValueError("Object missing required field `conversationId`")
+
+    @property
+    def conversation_id(self) -> str:
+        return self.camel or self.snake or ""
 
 
 class CancelResult(msgspec.Struct, rename="camel"):

@@ -1,12 +1,13 @@
 """Seed 001's chat stream (`POST /api/general_chat/stream`): typed SSE events, `data: <json>\\n\\n`.
 
-`status{message}` ("Thinking…" first, then the answer's own statuses), `text_delta{text}`,
+`status{message}` ("Thinking..." first, then the answer's own statuses), `text_delta{text}`,
 `tool_start{tool, input, tool_use_id}`, `tool_progress{tool, stage, message, progress, data}` (`progress`
 0–1 when the tool says how far it is, else null), `tool_complete{tool, index}`, `complete{payload}`,
 `error{message}` and `cancelled` (a stop or a disconnect).
 
 Tool markers are this wire's alone: after each finished tool call, `[[tool:N]]` (N counting from 0 in
-the answer, equal to `tool_complete.index`) is sent as a `text_delta`, and `complete.payload` holds the
+the answer, equal to `tool_complete.index`) is sent as a `text_delta` of its own, with the blank lines
+around it as text deltas beside it, and `complete.payload` holds the
 message with its markers and `custom_payload = {type: "tool_history", data: [{tool_name, input, output}]}`,
 indexed by N. The stored answer has no markers: the other wires place tool parts by their position.
 """
@@ -23,7 +24,7 @@ from threadline.encoders.sse_events import as_text, sse_events
 
 MEDIA_TYPE = "text/event-stream"
 HEADERS = {"cache-control": "no-cache", "connection": "keep-alive", "x-accel-buffering": "no"}
-THINKING = "Thinking…"
+THINKING = "Thinking..."  # the document's three dots, not the ellipsis the other wires show
 
 
 class Seed001Event(msgspec.Struct, tag_field="type", frozen=True):
@@ -107,13 +108,15 @@ class GeneralChatEncoder:
         name, tool_input = self.calls.pop(tool_call_id, ("", None))
         index = len(self.history)
         self.history.append(ToolHistoryEntry(name, tool_input, output))
-        before = "\n\n" if self.message and not "".join(self.message).endswith("\n") else ""
-        return [ToolComplete(name, index), self._text_delta(f"{before}[[tool:{index}]]\n\n")]
+        ended_line = "".join(self.message).endswith("\n")
+        before = [self._text_delta("\n\n")] if self.message and not ended_line else []
+        # The marker is a text_delta of its own, exactly `[[tool:N]]`: the spacing around it is text.
+        return [ToolComplete(name, index), *before, self._text_delta(f"[[tool:{index}]]"), self._text_delta("\n\n")]
 
     def _complete(self) -> Complete:
         return Complete(
             Payload(
-                message="".join(self.message),
+                message="".join(self.message).strip(),  # as the answer is stored: without edge spaces
                 suggested_values=self.suggestions.values,
                 suggested_actions=self.suggestions.actions,
                 custom_payload=ToolHistory("tool_history", self.history) if self.history else None,

@@ -95,10 +95,14 @@ class McpTool(BaseTool):
             )
             if error.unreachable and self.on_unreachable:
                 self.on_unreachable(str(error))
+            # Seed 003 names the code of a tool that timed out or could not be reached in its result.
             if error.timed_out:
                 raise ToolException(
-                    f"The tool {self.name} did not answer within {self.timeout:g} s and was cancelled."
+                    f"SERVICE_UNAVAILABLE: The tool {self.name} did not answer within {self.timeout:g} s "
+                    "and was cancelled."
                 ) from None
+            if error.unreachable:
+                raise ToolException(f"SERVICE_UNAVAILABLE: The tool {self.name} failed: {error}") from None
             raise ToolException(f"The tool {self.name} failed: {error}") from None
         finally:
             if turn is not None and tool_call_id:

@@ -136,10 +136,15 @@ def _user_text(data: ChatRequest) -> str:
         raise _invalid("messages", "the last message must have role 'user'")
     text = last.text.strip()
     if not text:
-        raise _invalid("messages", "the message is empty")
+        raise empty_message("messages")
     if len(text) > MAX_MESSAGE_CHARS:
         raise _invalid("messages", f"the message is longer than {MAX_MESSAGE_CHARS} characters")
     return storable(text, "messages")
+
+
+def empty_message(field: str) -> ApiError:
+    """Every wire words it as seeds 003 and 004 do."""
+    return ApiError(400, "VALIDATION_ERROR", "Message cannot be empty", [ErrorDetail(field, "Message is required")])
 
 
 def storable(text: str, field: str, what: str = "message") -> str:

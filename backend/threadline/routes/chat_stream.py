@@ -23,7 +23,7 @@ from threadline.encoders.chat_stream import AnySeed004Event
 from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.refusals import Refused
 from threadline.routes import AppServices, SseOperation
-from threadline.routes.chat import start_turn, storable
+from threadline.routes.chat import empty_message, start_turn, storable
 from threadline.schemas import MAX_MESSAGE_CHARS, ChatStreamRequest, ErrorDetail
 
 UUID_PATTERN = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -37,7 +37,7 @@ def _invalid(field: str, message: str, detail: str) -> ApiError:
 def _message(data: ChatStreamRequest) -> str:
     text = data.message.strip()
     if not text:
-        raise _invalid("message", "Message cannot be empty", "Message is required")
+        raise empty_message("message")
     if len(text) > MAX_MESSAGE_CHARS:
         too_long = f"Message must be at most {MAX_MESSAGE_CHARS} characters"
         raise _invalid("message", too_long, too_long)
@@ -45,9 +45,12 @@ def _message(data: ChatStreamRequest) -> str:
 
 
 def _conversation_id(data: ChatStreamRequest) -> str | None:
-    if data.conversation_id is not None and not UUID_PATTERN.fullmatch(data.conversation_id):
+    """The conversation's UUID in its canonical lower case: UUIDs are case-insensitive."""
+    if data.conversation_id is None:
+        return None
+    if not UUID_PATTERN.fullmatch(data.conversation_id):
         raise _invalid("conversationId", "conversationId must be a valid UUID", "Must be a valid UUID")
-    return data.conversation_id
+    return data.conversation_id.lower()
 
 
 @post(

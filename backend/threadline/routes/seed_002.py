@@ -22,7 +22,7 @@ from threadline.encoders.chat_response_stream import HEADERS, MEDIA_TYPE, AnySee
 from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.history import ui_messages
 from threadline.routes import AppServices, SseOperation
-from threadline.routes.chat import new_id, start_turn, storable
+from threadline.routes.chat import empty_message, new_id, start_turn, storable
 from threadline.schemas import ID_PATTERN, MAX_MESSAGE_CHARS, ErrorDetail, Id
 from threadline.services import Services
 from threadline.turns import Turn
@@ -64,8 +64,10 @@ class ListedConversation(msgspec.Struct):
 def checked_message(message: str) -> str:
     """A seed contract's `message`, refused (400) when it is empty, too long or not storable."""
     text = message.strip()
-    if not text or len(text) > MAX_MESSAGE_CHARS:
-        why = "the message is empty" if not text else f"the message is longer than {MAX_MESSAGE_CHARS} characters"
+    if not text:
+        raise empty_message("message")
+    if len(text) > MAX_MESSAGE_CHARS:
+        why = f"the message is longer than {MAX_MESSAGE_CHARS} characters"
         raise ApiError(400, "VALIDATION_ERROR", f"Invalid request: {why}", [ErrorDetail("message", why)])
     return storable(text, "message")
 
@@ -193,8 +195,15 @@ class Seed002Controller(Controller):
         summary="Seed 002: your conversations, most recent message first",
     )
     async def list_conversations(
-        self, services: AppServices, client_id: NamedDependency[str]
+        self,
+        request: AnyRequest,
+        services: AppServices,
+        client_id: NamedDependency[str],
+        token: Annotated[str | None, QueryParameter(query="client_id", max_length=256)] = None,
     ) -> list[ListedConversation]:
+        """A seed 002 client may name itself with `?client_id=`: the signed token the server issued it (the
+        `X-Threadline-Client` header's value). A bare or forged id names no one: the caller's own list."""
+        client_id = request.app.state.signer.verify(token) or client_id
         return [
             ListedConversation(
                 conversation_id=row.id, title=row.title, created_at=row.created_at, last_message_at=row.last_message_at
