@@ -4,11 +4,15 @@ running answer from its first chunk and follows it live, with the real `ai` Chat
 from __future__ import annotations
 
 import asyncio
+import signal
+import time
 
 import httpx
 from helpers import chat_body, first_deltas, new_conversation_id, serving, sse_chunks
 from threadline.identity import COOKIE
 from threadline_testing.ai_sdk import parse_sse, resume_with_chat
+from threadline_testing.ports import free_port
+from threadline_testing.processes import start_threadline
 
 SLOW = {"demo_token_delay_ms": 10.0}
 
@@ -92,3 +96,47 @@ async def test_double_texting_rejects_interrupts_enqueues_or_rolls_back(make_set
     assert status == 200 and [message["parts"][0]["text"] for message in history if message["role"] == "user"] == [
         "and now?"
     ], "the first question and its answer are gone"
+
+
+async def test_a_replay_ends_with_the_partial_when_the_answering_process_is_killed(database_url, tmp_path):
+    """`kill -9` of the process answering: a reader following it from another process gets the partial and a
+    finish at once, and a reload afterwards finds nothing running (204), with the turn closed."""
+    ports = [free_port(), free_port()]
+    doomed = start_threadline(database_url, tmp_path, ports[0], CHAT_DEMO_TOKEN_DELAY_MS="20")
+    survivor = start_threadline(database_url, tmp_path, ports[1])
+    first, second = (f"http://127.0.0.1:{port}" for port in ports)
+    conversation_id = new_conversation_id()
+    try:
+        async with httpx.AsyncClient(base_url=first, timeout=30) as a:
+            a.headers["x-threadline-client"] = (await a.get("/health")).headers["x-threadline-client"]
+            async with httpx.AsyncClient(base_url=second, timeout=30, headers=a.headers) as b:
+                answer = await a.send(
+                    a.build_request("POST", "/api/chat", json=chat_body(conversation_id, "count to 300")), stream=True
+                )
+                _, rest = await first_deltas(answer, 3)  # kept: dropping it would close the response
+                reader = await b.send(b.build_request("GET", f"/api/chat/{conversation_id}/stream"), stream=True)
+                assert reader.status_code == 200, reader.status_code
+                replay = reader.aiter_raw()
+                seen = await anext(replay)
+                doomed.send_signal(signal.SIGKILL)
+                doomed.wait(timeout=30)
+                killed = time.monotonic()
+                async for data in replay:
+                    seen += data
+                ended_after = time.monotonic() - killed
+                started = time.monotonic()
+                reload = await b.get(f"/api/chat/{conversation_id}/stream")
+                reload_took = time.monotonic() - started
+                saved = (await b.get(f"/api/conversations/{conversation_id}")).json()["messages"][-1]
+    finally:
+        for process in (doomed, survivor):
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=30)
+    chunks = parse_sse(seen)
+    assert seen.endswith(b"data: [DONE]\n\n") and ended_after < 5, "the replay ended soon after the kill"
+    assert chunks[-1]["type"] == "finish" and chunks[-1]["messageMetadata"]["interrupted"] == "server-stopped"
+    started_parts = {chunk["id"] for chunk in chunks if chunk["type"] == "text-start"}
+    assert started_parts == {chunk["id"] for chunk in chunks if chunk["type"] == "text-end"}, "every part is closed"
+    assert reload.status_code == 204 and reload_took < 3, "nothing runs: no replay of the dead partial"
+    assert saved["metadata"]["interrupted"] == "server-stopped", "its turn is closed as the replay said"

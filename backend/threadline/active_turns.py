@@ -153,6 +153,13 @@ class ActiveTurns:
                 log.exception("could not close the turn of an answer whose process died")
         return len(stale)
 
+    async def runs_in_a_live_process(self, conn: psycopg.AsyncConnection[DictRow], thread_id: str) -> bool:
+        """Whether an answer of this conversation runs in a process that is alive. A row a dead process left
+        is cleared first, and its turn closed, so a reader never waits for an answer nobody runs."""
+        await self.clear_stale(conn)
+        cursor = await conn.execute("SELECT 1 FROM active_turns WHERE thread_id = %s", (thread_id,))
+        return await cursor.fetchone() is not None
+
     async def _end(self, turn: Turn) -> None:
         if self.by_thread.get(turn.thread_id) is turn:
             del self.by_thread[turn.thread_id]

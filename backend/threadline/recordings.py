@@ -7,14 +7,22 @@ NOTIFY on `threadline_resume`; the process running the answer then writes it to 
 (`stream_chunks`), every FLUSH_EVERY seconds, all answers asked for in one statement, and the reader polls
 for rows. Rows are deleted KEEP_AFTER_END seconds after their answer ended. With the in-memory backend
 there is no table, and only this process can resume its answers.
+
+A reader of another process's answer looks every ALIVE_EVERY seconds of silence whether that process is
+still alive (active_turns.py knows). When it died mid-answer, `kill -9` included, the replay ends with
+the partial and a finish marked `server-stopped`, as the answer's closed turn is stored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import psycopg
+from psycopg.rows import DictRow
 
 from threadline import events as ev
 from threadline.encoders.ui_message_stream import DONE, encode_event
@@ -29,6 +37,8 @@ KEEP_AFTER_END = 30.0  # seconds a finished recording stays for readers still re
 START_WAIT = 2.0  # seconds to wait for the process running an answer to start writing it out
 RESUME_CHANNEL = "threadline_resume"  # NOTIFY: please write out this thread's running answer
 STALE_AFTER = 3600.0  # seconds after which rows an ended process left behind are removed
+ALIVE_EVERY = 1.0  # seconds of silence after which a reader looks whether the answer's process still runs it
+LiveCheck = Callable[[psycopg.AsyncConnection[DictRow], str], Awaitable[bool]]
 
 
 class Recording:
@@ -86,8 +96,10 @@ class Recordings:
     One writer per process: every FLUSH_EVERY seconds, what the answers asked for added goes to the table in
     one multi-row INSERT, so the writes do not grow with the number of answers streaming at once."""
 
-    def __init__(self, pool: Pool | None) -> None:
+    def __init__(self, pool: Pool | None, runs_in_a_live_process: LiveCheck) -> None:
+        """`runs_in_a_live_process(conn, thread_id)`: whether an answer of the thread runs in a live process."""
         self.pool = pool
+        self.runs_in_a_live_process = runs_in_a_live_process
         self.running: dict[str, Recording] = {}  # by thread
         self.unwritten: set[Recording] = set()
         self.finished: list[tuple[float, str, str]] = []  # (when, thread, message) of written-out recordings
@@ -160,9 +172,8 @@ class Recordings:
         if self.pool is None:
             return None
         async with self.pool.connection() as conn:
-            # Running in another process? Ask it to write the answer out (rows appear within FLUSH_EVERY).
-            cursor = await conn.execute("SELECT 1 FROM active_turns WHERE thread_id = %s", (thread_id,))
-            if await cursor.fetchone() is None:
+            # Running in another live process? Ask it to write the answer out (rows appear within FLUSH_EVERY).
+            if not await self.runs_in_a_live_process(conn, thread_id):
                 return None
             await conn.execute("SELECT pg_notify(%s, %s)", (RESUME_CHANNEL, thread_id))
         for _ in range(int(START_WAIT / POLL_EVERY)):
@@ -179,11 +190,11 @@ class Recordings:
         return None
 
     async def _poll(self, thread_id: str, message_id: str) -> AsyncIterator[bytes]:
-        """Another process's recording: its rows so far, then new ones as they are written."""
+        """Another process's recording: its rows so far, then new ones as they are written; ended for it when
+        that process is gone (after one more read, for what it wrote just before its answer ended)."""
         assert self.pool is not None, "polled only with a database"
-        seq, quiet = -1, 0.0
-        while quiet < STALE_AFTER / 60:  # a process that died mid-answer writes no more
-            quiet += POLL_EVERY
+        seq, quiet, gone, sent = -1, 0.0, False, list[bytes]()
+        while True:
             async with self.pool.connection() as conn:
                 cursor = await conn.execute(
                     "SELECT seq, data, ended FROM stream_chunks WHERE thread_id = %s AND message_id = %s AND seq > %s "
@@ -191,9 +202,34 @@ class Recordings:
                     (thread_id, message_id, seq),
                 )
                 rows = await cursor.fetchall()
+                quiet = 0.0 if rows else quiet + POLL_EVERY
+                if quiet >= ALIVE_EVERY:
+                    quiet = 0.0
+                    if gone:
+                        yield ending(sent)
+                        return
+                    gone = not await self.runs_in_a_live_process(conn, thread_id)
             for row in rows:
-                seq, quiet = row["seq"], 0.0
-                yield bytes(row["data"])
+                seq = row["seq"]
+                sent.append(bytes(row["data"]))
+                yield sent[-1]
                 if row["ended"]:
                     return
             await asyncio.sleep(POLL_EVERY)
+
+
+def ending(sent: list[bytes]) -> bytes:
+    """The end of a replayed stream whose answer's process died: its open text and reasoning parts closed,
+    and a finish marked `server-stopped`, as the answer's closed turn is stored."""
+    open_parts: dict[str, ev.Event] = {}
+    for line in b"".join(sent).split(b"\n\n"):
+        if not line.startswith(b"data: {"):
+            continue
+        chunk = json.loads(line.removeprefix(b"data: "))
+        kind, part_id = chunk.get("type"), chunk.get("id", "")
+        if kind in ("text-start", "reasoning-start"):
+            open_parts[part_id] = ev.TextEnd(id=part_id) if kind == "text-start" else ev.ReasoningEnd(id=part_id)
+        elif kind in ("text-end", "reasoning-end"):
+            open_parts.pop(part_id, None)
+    finish = ev.Finish(finish_reason="other", finished_at=ev.timestamp(), interrupted="server-stopped")
+    return b"".join(encode_event(event) for event in [*open_parts.values(), finish]) + DONE

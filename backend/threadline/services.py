@@ -213,7 +213,7 @@ async def running_services(
             limits=limits,
             timeouts=Timeouts.of(settings),
             observability=observability_of(settings, storage, tracer_provider),
-            recordings=Recordings(storage.pool),
+            recordings=Recordings(storage.pool, active_turns.runs_in_a_live_process),
         )
         active_turns.on_resume = services.recordings.share
         background = [
