@@ -24,6 +24,7 @@ from threadline.history import ui_messages
 from threadline.observability.answers import Observability
 from threadline.observability.trace_store import MemoryTraces
 from threadline.turns import Stop, Timeouts, Turn
+from threadline_testing.ai_sdk import parse_sse
 from threadline_testing.database import thread_footprint
 from threadline_testing.ports import free_port
 from threadline_testing.processes import wait_until_up
@@ -262,3 +263,25 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
     assert not [record for record in caplog.records if "threadline" in record.getMessage()], (
         "the checkpoint holds plain data only, which LangGraph's strict deserializing loads"
     )
+
+
+async def test_rollback_across_processes_removes_only_an_answer_it_cut_short(two_servers):
+    """Four messages at once with `multitaskStrategy: "rollback"`, alternating between two processes: each
+    may stop the one before it, but an answer delivered in full is never removed, and nothing fails."""
+    conversation_id = new_conversation_id()
+    async with one_visitor_on(*two_servers) as (a, b):
+        _, _, first = await chat(a, conversation_id, "count to 3")
+
+        async def send(client: httpx.AsyncClient, text: str) -> tuple[int, list[dict]]:
+            body = chat_body(conversation_id, text, multitaskStrategy="rollback")
+            response = await client.post("/api/chat", json=body)
+            return response.status_code, parse_sse(response.content) if response.status_code == 200 else []
+
+        sent = await asyncio.gather(*(send((a, b)[n % 2], f"count to {10 + n}") for n in range(4)))
+        history = (await b.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    assert {status for status, _ in sent} <= {200, 409}, sent
+    kept = {message["id"] for message in history}
+    delivered = [first] + [chunks for status, chunks in sent if status == 200]
+    for chunks in delivered:
+        if chunks[-1]["type"] == "finish" and "interrupted" not in chunks[-1]["messageMetadata"]:
+            assert chunks[0]["messageId"] in kept, "an answer delivered in full stays"

@@ -106,8 +106,11 @@ class ActiveTurns:
             del self.tasks[thread_id]
 
     async def _record(self, turn: Turn) -> None:
-        insert = "INSERT INTO active_turns (thread_id, client_id, session) VALUES (%s, %s, %s) RETURNING started_at"
-        params = (turn.thread_id, turn.client_id, self.session)
+        insert = (
+            "INSERT INTO active_turns (thread_id, client_id, session, answer_id) VALUES (%s, %s, %s, %s) "
+            "RETURNING started_at"
+        )
+        params = (turn.thread_id, turn.client_id, self.session, turn.request["assistant_message_id"])
         assert self.pool is not None, "recorded only with a database"
         try:
             async with self.pool.connection() as conn:
@@ -201,16 +204,19 @@ class ActiveTurns:
             return False
         return await self._cancel_elsewhere(thread_id, client_id)
 
-    async def running_thread(self, client_id: str) -> str | None:
-        """The conversation (thread) where the client's answer runs, in this process or another; None if none."""
+    async def running_answer(self, client_id: str) -> tuple[str, str] | None:
+        """The conversation (thread) where the client's answer runs, in this process or another, and that
+        answer's message id; None if none runs."""
         if (turn := self.by_client.get(client_id)) is not None:
-            return turn.thread_id
+            return turn.thread_id, turn.request["assistant_message_id"]
         if self.pool is None or self.health.down:
             return None
         async with self.pool.connection() as conn:
-            cursor = await conn.execute("SELECT thread_id FROM active_turns WHERE client_id = %s LIMIT 1", (client_id,))
+            cursor = await conn.execute(
+                "SELECT thread_id, answer_id FROM active_turns WHERE client_id = %s LIMIT 1", (client_id,)
+            )
             row = await cursor.fetchone()
-        return None if row is None else str(row["thread_id"])
+        return None if row is None else (str(row["thread_id"]), str(row["answer_id"] or ""))
 
     async def wait_until_idle(self, thread_id: str, client_id: str, wait: float) -> None:
         """Wait until no answer runs in this conversation, in this process or another (at most `wait` s)."""

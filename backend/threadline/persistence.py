@@ -129,6 +129,8 @@ MIGRATIONS = [
         )""",
         "CREATE INDEX stream_chunks_by_age ON stream_chunks (created_at)",
     ],
+    # which answer runs (its assistant message id), so a rollback takes out only the answer it stopped
+    ["ALTER TABLE active_turns ADD COLUMN answer_id text"],
 ]
 TITLE_LENGTH = 80
 

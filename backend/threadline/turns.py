@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 import msgspec
-from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline import events as ev
@@ -25,7 +25,6 @@ from threadline.conversation import (
     AnswerRecord,
     Usage,
     config_of,
-    last_user_index,
     load,
     unanswered_calls,
     usage_since,
@@ -416,13 +415,26 @@ async def forget_turn(graph: Graph, thread_id: str, assistant_id: str, finished_
     await graph.aupdate_state(config_of(thread_id), {"messages": added, "turns": {user_id: record}}, as_node="respond")
 
 
-async def roll_back(graph: Graph, thread_id: str) -> None:
-    """Take the newest question and all that answers it out of the conversation (double-texting's rollback)."""
-    conversation = await load(graph, thread_id)
-    index = last_user_index(conversation.messages)
-    if index is not None:
-        removed = [RemoveMessage(id=message.id) for message in conversation.messages[index:] if message.id]
-        await graph.aupdate_state(config_of(thread_id), {"messages": removed}, as_node="respond")
+async def roll_back(graph: Graph, thread_id: str, answer_id: str) -> None:
+    """Double-texting's rollback: take the answer `answer_id` and the question it answers out of the
+    conversation, when a stop cut that answer short; an answer that had ended in full stays. Another
+    rollback of the same answer, in another process say, may remove it first: then there is nothing to do."""
+    for _ in range(3):
+        conversation = await load(graph, thread_id)
+        question_id = conversation.question_answered_by(answer_id)
+        if question_id is None or conversation.records[question_id].get("interrupted") != Stop.CANCELLED.value:
+            return
+        messages = conversation.messages
+        start = next((index for index, message in enumerate(messages) if message.id == question_id), None)
+        if start is None:
+            return
+        end = next((i for i in range(start + 1, len(messages)) if isinstance(messages[i], HumanMessage)), len(messages))
+        removed = [RemoveMessage(id=message.id) for message in messages[start:end] if message.id]
+        try:
+            await graph.aupdate_state(config_of(thread_id), {"messages": removed}, as_node="respond")
+            return
+        except ValueError:  # "Attempting to delete a message with an ID that doesn't exist": removed meanwhile
+            continue
 
 
 async def decline_waiting(graph: Graph, thread_id: str) -> bool:

@@ -288,16 +288,18 @@ async def start_turn(
 
 async def make_room(services: Services, client_id: str, strategy: str) -> None:
     """Double-texting: end or wait for the visitor's running answer before the new one starts. A visitor has
-    one answer at a time, so this is their running answer in whichever conversation it runs. `interrupt`
-    stops it and keeps what it said; `rollback` stops it and takes its question out too; `enqueue` waits
-    for it to end. (`reject`, the default, leaves it: the new message is refused with 409.)"""
-    thread_id = await services.active_turns.running_thread(client_id)
-    if thread_id is None:
+        one answer at a time, so this is their running answer in whichever conversation it runs. `interrupt`
+        stops it and keeps what it said; `rollback` stops it and takes its question out too (only when the stop cut
+    it short: an answer that ended first, in another process say, stays); `enqueue` waits
+        for it to end. (`reject`, the default, leaves it: the new message is refused with 409.)"""
+    running = await services.active_turns.running_answer(client_id)
+    if running is None:
         return
+    thread_id, answer_id = running
     if strategy == "enqueue":
         await services.active_turns.wait_until_idle(thread_id, client_id, services.settings.total_timeout)
     elif await services.active_turns.cancel(thread_id, client_id) and strategy == "rollback":
-        await roll_back(services.graph, thread_id)
+        await roll_back(services.graph, thread_id, answer_id)
 
 
 async def refuse_while_unvoted(services: Services, client_id: str, conversation_id: str) -> None:
