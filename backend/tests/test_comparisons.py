@@ -8,9 +8,11 @@ import json
 import time
 
 import httpx
+import psycopg
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, serving, sse_chunks, text_of
 from threadline.client import Client, ThreadlineError
+from threadline.conversation import thread_of
 from threadline.identity import COOKIE
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import standins
@@ -181,3 +183,71 @@ def test_the_python_client_compares_and_votes(ab_settings):
         assert client.ask("next", "pyab1").text, "voted: the conversation goes on"
         history = json.dumps(client.load_conversation("pyab1"))
         assert compared.b.text in history and compared.a.text not in history
+
+
+TWO_DEMOS = [DEMO, DEMO | {"id": "demo2", "label": "Demo 2", "default": False}]
+
+
+def two_demos(make_settings, **extra):
+    return make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps(TWO_DEMOS)}).profiles, **extra)
+
+
+async def stored_bytes(database_url: str, thread_id: str, conversation_id: str) -> tuple[int, int]:
+    """(bytes, threads) a conversation takes: its checkpoint threads, branches included, and its comparisons."""
+    tables = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+    size = " + ".join(
+        f"(SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM {table} t WHERE thread_id LIKE %(t)s)" for table in tables
+    )
+    documents = "(SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM comparisons c WHERE conversation_id = %(c)s)"
+    threads = "(SELECT count(DISTINCT thread_id) FROM checkpoints WHERE thread_id LIKE %(t)s)"
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        query = f"SELECT {size} + {documents}, {threads}"
+        row = await (await conn.execute(query, {"t": f"{thread_id}%", "c": conversation_id})).fetchone()
+    return int(row[0]), int(row[1])
+
+
+async def test_a_comparison_costs_its_two_answers_not_a_copy_of_the_conversation(make_settings, database_url):
+    """Each compared turn, voted B, adds about what its own messages take: storage grows with the length of
+    the conversation, not with its square, and no branch thread is left once both answers have ended."""
+    conversation_id = new_conversation_id()
+    sizes = []
+    async with running(two_demos(make_settings)) as client:
+        for turn in range(8):
+            _, _, chunks = await chat(
+                client, conversation_id, f"{turn} " + "x" * 4000, compareProfiles=["demo", "demo2"]
+            )
+            comparison_id = chunks[0]["messageMetadata"]["comparisonId"]
+            await finished_comparison(client, comparison_id)
+            voted = await client.post(f"/api/comparisons/{comparison_id}/vote", json={"preference": "B"})
+            assert voted.json()["continuation"] == "B"
+            client_id = client.cookies[COOKIE].split(".")[0]
+            sizes.append(await stored_bytes(database_url, thread_of(client_id, conversation_id), conversation_id))
+        history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    assert len(history) == 16 and all(message["metadata"]["profile"] == "demo2" for message in history[1::2])
+    assert {threads for _, threads in sizes} == {1}, "only the conversation's own thread: B's branch is gone"
+    growth = [later - earlier for (earlier, _), (later, _) in zip(sizes, sizes[1:])]
+    assert max(growth[-3:]) < 1.5 * min(growth[:3]), f"each turn adds about the same: {growth}"
+
+
+async def test_votes_arriving_at_once_in_two_processes_are_all_kept_and_the_last_one_decides(make_settings):
+    settings = two_demos(make_settings)
+    conversation_id = new_conversation_id()
+    with serving(settings) as first, serving(settings) as second:
+        async with httpx.AsyncClient(base_url=first, timeout=30) as a:
+            _, _, chunks = await chat(a, conversation_id, "compare", compareProfiles=["demo", "demo2"])
+            comparison_id = chunks[0]["messageMetadata"]["comparisonId"]
+            await finished_comparison(a, comparison_id)
+            async with httpx.AsyncClient(base_url=second, timeout=30, cookies=a.cookies) as b:
+                preferences = ["A", "B", "tie", "B"] * 4
+                votes = [
+                    (a, b)[n % 2].post(f"/api/comparisons/{comparison_id}/vote", json={"preference": preference})
+                    for n, preference in enumerate(preferences)
+                ]
+                responses = await asyncio.gather(*votes)
+            record = (await a.get(f"/api/comparisons/{comparison_id}")).json()
+            answer = await last_answer(a, conversation_id)
+    assert {response.status_code for response in responses} == {200}
+    assert sorted(vote["preference"] for vote in record["votes"]) == sorted(preferences), "no vote is lost"
+    assert record["preference"] == record["votes"][-1]["preference"]
+    chosen = "b" if record["preference"] == "B" else "a"
+    assert answer["id"] == record[chosen]["messageId"], "the conversation goes on with the preferred answer"

@@ -1,18 +1,23 @@
 """A/B comparisons (seed 002): one user message answered by two model profiles, and the person's vote.
 
 Answer A runs in the conversation itself; answer B runs on a branch, a copy of the conversation as it
-was before the message (`conversation.branch_of`), so neither sees the other. The vote makes the chosen
-answer the conversation's continuation. A record is one JSON document in the `comparisons` table (or
-memory) under the visitor, with the profiles and the vote beside it for counting.
+was before the message (`conversation.branch_of`), so neither sees the other. Once an answer has ended,
+its own messages and record are kept in the comparison (`kept`), and B's branch is deleted: a comparison
+costs what its two answers cost, not a copy of the conversation. The vote makes the chosen answer the
+conversation's continuation by putting its kept messages in place of the other's. A record is one JSON
+document in the `comparisons` table (or memory) under the visitor, with the profiles and the vote beside
+it for counting; votes are appended in one statement each, so none is lost when several arrive at once.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
+from langchain_core.messages import AnyMessage, messages_to_dict
 
 from threadline.postgres_saver import Pool
 
@@ -52,11 +57,15 @@ class Comparison(msgspec.Struct, rename="camel", frozen=True):
     def finished(self) -> bool:
         return self.a.text is not None and self.b.text is not None
 
-    def voted(self, preference: Preference) -> Comparison:
-        now = datetime.now(UTC)
-        return msgspec.structs.replace(
-            self, preference=preference, voted_at=now, votes=[*self.votes, Vote(preference=preference, at=now)]
-        )
+    @property
+    def chosen(self) -> Side:
+        """The answer the conversation goes on with: B when voted B, else A (a tie, or no vote yet)."""
+        return "B" if self.preference == "B" else "A"
+
+
+def kept_answer(messages: list[AnyMessage], record: Mapping[str, Any]) -> dict[str, Any]:
+    """What a comparison keeps of one answer to put it back in the conversation: its messages and record."""
+    return {"messages": messages_to_dict(messages), "record": dict(record)}
 
 
 class PairResult(msgspec.Struct, rename="camel", frozen=True):
@@ -100,9 +109,15 @@ class ComparisonStore(Protocol):
 
     async def get(self, client_id: str, comparison_id: str) -> Comparison | None: ...
 
-    async def answered(self, client_id: str, comparison_id: str, side: Side, answer: ComparedAnswer) -> None: ...
+    async def answered(
+        self, client_id: str, comparison_id: str, side: Side, answer: ComparedAnswer, kept: dict[str, Any]
+    ) -> None: ...
 
-    async def vote(self, client_id: str, comparison: Comparison) -> None: ...
+    async def kept(self, client_id: str, comparison_id: str, side: Side) -> dict[str, Any] | None: ...
+
+    async def vote(self, client_id: str, comparison_id: str, preference: Preference) -> Comparison | None:
+        """Add a vote, and make it the preference; the comparison as stored then."""
+        ...
 
     async def pending(self, client_id: str, conversation_id: str) -> str | None:
         """The id of the conversation's comparison that waits for a vote, if one does."""
@@ -147,29 +162,52 @@ class PostgresComparisons:
             row = await cursor.fetchone()
         return None if row is None else self.decode(row["document"])
 
-    async def answered(self, client_id: str, comparison_id: str, side: Side, answer: ComparedAnswer) -> None:
+    async def answered(
+        self, client_id: str, comparison_id: str, side: Side, answer: ComparedAnswer, kept: dict[str, Any]
+    ) -> None:
         # One side's part of the document only: the two answers end independently, perhaps at once.
         async with self.pool.connection() as conn:
             await conn.execute(
-                "UPDATE comparisons SET document = jsonb_set(document, %s, %s::jsonb) WHERE client_id = %s AND id = %s",
-                ([side.lower()], _DOCUMENT.encode(answer).decode(), client_id, comparison_id),
+                "UPDATE comparisons SET document = jsonb_set(document, %(side)s, %(answer)s::jsonb) "
+                "|| jsonb_build_object('kept', coalesce(document->'kept', '{}') || jsonb_build_object(%(key)s::text, "
+                "%(kept)s::jsonb)) WHERE client_id = %(client)s AND id = %(id)s",
+                {
+                    "side": [side.lower()],
+                    "answer": _DOCUMENT.encode(answer).decode(),
+                    "key": side,
+                    "kept": _DOCUMENT.encode(kept).decode(),
+                    "client": client_id,
+                    "id": comparison_id,
+                },
             )
 
-    async def vote(self, client_id: str, comparison: Comparison) -> None:
+    async def kept(self, client_id: str, comparison_id: str, side: Side) -> dict[str, Any] | None:
         async with self.pool.connection() as conn:
-            await conn.execute(
-                "UPDATE comparisons SET preference = %s, document = jsonb_set(jsonb_set(jsonb_set(document, "
-                "'{preference}', %s::jsonb), '{votedAt}', %s::jsonb), '{votes}', %s::jsonb) "
-                "WHERE client_id = %s AND id = %s",
-                (
-                    comparison.preference,
-                    _DOCUMENT.encode(comparison.preference).decode(),
-                    _DOCUMENT.encode(comparison.voted_at).decode(),
-                    _DOCUMENT.encode(comparison.votes).decode(),
-                    client_id,
-                    comparison.id,
-                ),
+            cursor = await conn.execute(
+                "SELECT document->'kept'->%s AS kept FROM comparisons WHERE client_id = %s AND id = %s",
+                (side, client_id, comparison_id),
             )
+            row = await cursor.fetchone()
+        return None if row is None else row["kept"]
+
+    async def vote(self, client_id: str, comparison_id: str, preference: Preference) -> Comparison | None:
+        vote = Vote(preference=preference, at=datetime.now(UTC))
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                "UPDATE comparisons SET preference = %(preference)s, document = document "
+                "|| jsonb_build_object('preference', %(preference)s::text, 'votedAt', %(at)s::jsonb, "
+                "'votes', coalesce(document->'votes', '[]') || jsonb_build_array(%(vote)s::jsonb)) "
+                "WHERE client_id = %(client)s AND id = %(id)s RETURNING document::text AS document",
+                {
+                    "preference": preference,
+                    "at": _DOCUMENT.encode(vote.at).decode(),
+                    "vote": _DOCUMENT.encode(vote).decode(),
+                    "client": client_id,
+                    "id": comparison_id,
+                },
+            )
+            row = await cursor.fetchone()
+        return None if row is None else self.decode(row["document"])
 
     async def pending(self, client_id: str, conversation_id: str) -> str | None:
         async with self.pool.connection() as conn:
@@ -204,6 +242,7 @@ class MemoryComparisons:
 
     def __init__(self) -> None:
         self.rows: dict[tuple[str, str], Comparison] = {}  # (client, comparison id) → record
+        self.answers: dict[tuple[str, str, Side], dict[str, Any]] = {}  # each side's kept answer
 
     async def add(self, client_id: str, comparison: Comparison) -> None:
         self.rows[(client_id, comparison.id)] = comparison
@@ -211,16 +250,24 @@ class MemoryComparisons:
     async def get(self, client_id: str, comparison_id: str) -> Comparison | None:
         return self.rows.get((client_id, comparison_id))
 
-    async def answered(self, client_id: str, comparison_id: str, side: Side, answer: ComparedAnswer) -> None:
+    async def answered(
+        self, client_id: str, comparison_id: str, side: Side, answer: ComparedAnswer, kept: dict[str, Any]
+    ) -> None:
         if (comparison := self.rows.get((client_id, comparison_id))) is not None:
             change = {"a": answer} if side == "A" else {"b": answer}
             self.rows[(client_id, comparison_id)] = msgspec.structs.replace(comparison, **change)
+            self.answers[(client_id, comparison_id, side)] = kept
 
-    async def vote(self, client_id: str, comparison: Comparison) -> None:
-        if (stored := self.rows.get((client_id, comparison.id))) is not None:
-            self.rows[(client_id, comparison.id)] = msgspec.structs.replace(
-                stored, preference=comparison.preference, voted_at=comparison.voted_at, votes=comparison.votes
-            )
+    async def kept(self, client_id: str, comparison_id: str, side: Side) -> dict[str, Any] | None:
+        return self.answers.get((client_id, comparison_id, side))
+
+    async def vote(self, client_id: str, comparison_id: str, preference: Preference) -> Comparison | None:
+        if (stored := self.rows.get((client_id, comparison_id))) is None:
+            return None
+        vote = Vote(preference=preference, at=datetime.now(UTC))
+        voted = msgspec.structs.replace(stored, preference=preference, voted_at=vote.at, votes=[*stored.votes, vote])
+        self.rows[(client_id, comparison_id)] = voted
+        return voted
 
     async def pending(self, client_id: str, conversation_id: str) -> str | None:
         return next(
@@ -242,4 +289,6 @@ class MemoryComparisons:
         gone = [key for key, c in self.rows.items() if key[0] == client_id and c.conversation_id == conversation_id]
         for key in gone:
             del self.rows[key]
+            for side in ("A", "B"):
+                self.answers.pop((*key, side), None)
         return [comparison_id for _, comparison_id in gone]

@@ -12,7 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolCall, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    RemoveMessage,
+    ToolCall,
+    ToolMessage,
+    messages_from_dict,
+)
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
@@ -246,16 +254,35 @@ async def copy_conversation(graph: StateWriter, source: str, target: str) -> Non
     await graph.aupdate_state(config_of(target), update, as_node="respond")
 
 
+def answer_messages(conversation: Conversation, assistant_id: str) -> tuple[str, list[AnyMessage]] | None:
+    """The id of the question an answer answers, and the answer's messages (model calls and tool results, up
+    to the next question); None when it is not there."""
+    question = conversation.question_answered_by(assistant_id)
+    messages = conversation.messages
+    start = next((index for index, message in enumerate(messages) if message.id == question), None)
+    if question is None or start is None:
+        return None
+    end = next((i for i in range(start + 1, len(messages)) if isinstance(messages[i], HumanMessage)), len(messages))
+    return question, messages[start + 1 : end]
+
+
 def answer_text(conversation: Conversation, assistant_id: str) -> tuple[str, str] | None:
     """(text, finish reason) of an answer, from its question to the next one; None when it is not there."""
-    question = conversation.question_answered_by(assistant_id)
-    if question is None:
+    if (found := answer_messages(conversation, assistant_id)) is None:
         return None
-    start = next(index for index, message in enumerate(conversation.messages) if message.id == question)
-    text = []
-    for message in conversation.messages[start + 1 :]:
-        if isinstance(message, HumanMessage):
-            break
-        if isinstance(message, AIMessage):
-            text.append(split_content(message.content)[0])
+    question, answer = found
+    text = [split_content(message.content)[0] for message in answer if isinstance(message, AIMessage)]
     return "\n\n".join(part for part in text if part), conversation.records[question].get("finish_reason", "stop")
+
+
+async def replace_answer(
+    graph: StateWriter, conversation: Conversation, question_id: str, kept: dict[str, Any]
+) -> None:
+    """Make `kept` (an answer's messages and record, as `comparisons.kept_answer` keeps them) the answer to
+    the question: the answer there now is taken out. How a vote makes its answer the conversation's."""
+    messages = conversation.messages
+    start = next(index for index, message in enumerate(messages) if message.id == question_id)
+    end = next((i for i in range(start + 1, len(messages)) if isinstance(messages[i], HumanMessage)), len(messages))
+    removed = [RemoveMessage(id=message.id) for message in messages[start + 1 : end] if message.id]
+    update = {"messages": [*removed, *messages_from_dict(kept["messages"])], "turns": {question_id: kept["record"]}}
+    await graph.aupdate_state(config_of(conversation.thread_id), update, as_node="respond")

@@ -24,8 +24,8 @@ from litestar.response import Stream
 from threadline import approvals
 from threadline import events as ev
 from threadline.approvals import ApprovalResponse
-from threadline.comparisons import ComparedAnswer, Comparison, Side
-from threadline.conversation import answer_text, branch_of, copy_conversation, load, thread_of
+from threadline.comparisons import ComparedAnswer, Comparison, Side, kept_answer
+from threadline.conversation import answer_messages, answer_text, branch_of, copy_conversation, load, thread_of
 from threadline.encoders import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.graph import TurnRequest
@@ -328,6 +328,7 @@ async def start_comparison(
     comparison_id = new_id()
     thread_id = thread_of(client_id, conversation_id)
     await refuse_while_unvoted(services, client_id, conversation_id)
+    await services.conversations.touch(conversation_id, client_id, text)  # answer B counts as a turn too
     branch = branch_of(thread_id, comparison_id, "B")
     await copy_conversation(services.graph, thread_id, branch)
     try:
@@ -383,15 +384,21 @@ SECOND_ANSWER_KEPT = 120.0  # seconds an unread second answer's stream waits for
 
 
 async def _keep_answer(services: Services, comparison_id: str, side: Side, turn: Turn) -> None:
-    """Once an answer of a comparison has ended, keep its text in the comparison's record."""
+    """Once an answer of a comparison has ended, keep its text, messages and record in the comparison's
+    record; B's branch is then deleted: a vote for B puts the kept answer in the conversation."""
     await turn.finished()
     if side == "B":
         asyncio.get_running_loop().call_later(SECOND_ANSWER_KEPT, services.second_answers.pop, comparison_id, None)
     try:
         conversation = await load(turn.graph, turn.thread_id)
-        text, finish_reason = answer_text(conversation, turn.request["assistant_message_id"]) or ("", "error")
+        answer_id = turn.request["assistant_message_id"]
+        text, finish_reason = answer_text(conversation, answer_id) or ("", "error")
         answer = msgspec.structs.replace(compared(turn.request), text=text, finish_reason=finish_reason)
-        await services.storage.comparisons.answered(turn.client_id, comparison_id, side, answer)
+        question, messages = answer_messages(conversation, answer_id) or ("", [])
+        kept = kept_answer(messages, conversation.records.get(question, {}))
+        await services.storage.comparisons.answered(turn.client_id, comparison_id, side, answer, kept)
+        if side == "B":
+            await services.storage.checkpointer.adelete_thread(turn.thread_id)
     except Exception:
         log.exception("could not record an A/B answer", extra={"conversation_id": turn.conversation_id})
 

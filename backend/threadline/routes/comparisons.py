@@ -7,6 +7,7 @@ answer A; see `routes.chat.start_comparison`.
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 import msgspec
 from litestar import Controller, Response, get, post
@@ -14,12 +15,13 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
 from litestar.response import Stream
 
-from threadline.comparisons import Comparison, PairResult, Preference, Side, results
-from threadline.conversation import branch_of, copy_conversation, load, thread_of
+from threadline.comparisons import Comparison, PairResult, Preference, Side, kept_answer, results
+from threadline.conversation import answer_messages, branch_of, load, replace_answer, thread_of
 from threadline.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.routes import AppServices
 from threadline.routes.chat import choose_wire
 from threadline.schemas import ID_PATTERN
+from threadline.services import Services
 
 ComparisonId = Parameter(pattern=ID_PATTERN, description="The comparison id (from the answer's start metadata)")
 ProfileFilter = Parameter(required=False, description="Only this profile's pairs, from its side")
@@ -33,6 +35,47 @@ class VoteResult(msgspec.Struct, rename="camel"):
     success: bool
     preference: Preference
     continuation: str  # "A" or "B": the answer the conversation carries on with
+
+
+VOTE_ROUNDS = 5  # votes arriving at once: each round puts the latest preference's answer in place
+
+
+async def follow_vote(services: Services, client_id: str, comparison: Comparison) -> Side:
+    """Make the conversation go on with the answer the comparison's preference chooses, while the compared
+    message is still its last; which answer it goes on with. Votes may arrive at once, in several processes:
+    after each change the preference is read again, so the conversation ends up with the latest vote's."""
+    thread_id = thread_of(client_id, comparison.conversation_id)
+    store = services.storage.comparisons
+    for _ in range(VOTE_ROUNDS):
+        conversation = await load(services.graph, thread_id)
+        question = conversation.last_question()
+        if question is None or question.id != comparison.user_message_id:  # moved on: the continuation stays
+            return "A" if conversation.question_answered_by(comparison.a.message_id) else "B"
+        chosen = comparison.chosen
+        if conversation.records.get(question.id, {}).get("assistant_id") != comparison.answer(chosen).message_id:
+            kept = await store.kept(client_id, comparison.id, chosen) or await kept_on_branch(
+                services, thread_id, comparison, chosen
+            )
+            if kept is None:
+                raise ApiError(409, "CONFLICT", "That answer was not kept: it cannot become the conversation's.")
+            try:
+                await replace_answer(services.graph, conversation, question.id, kept)
+            except ValueError:  # another vote changed the answer meanwhile: look again
+                continue
+        latest = await store.get(client_id, comparison.id)
+        if latest is None or latest.chosen == chosen:
+            return chosen
+        comparison = latest
+    return comparison.chosen
+
+
+async def kept_on_branch(
+    services: Services, thread_id: str, comparison: Comparison, side: Side
+) -> dict[str, Any] | None:
+    """A comparison made before answers were kept in it has its answers on branches of the conversation."""
+    branch = await load(services.graph, branch_of(thread_id, comparison.id, side))
+    question, messages = answer_messages(branch, comparison.answer(side).message_id) or ("", [])
+    return kept_answer(messages, branch.records[question]) if question else None
 
 
 def _not_found() -> ApiError:
@@ -100,22 +143,10 @@ class ComparisonController(Controller):
             raise _not_found()
         if not comparison.finished:
             raise ApiError(409, "CONFLICT", "Both answers are still being written: vote once they have finished.")
-        comparison = comparison.voted(data.preference)
-        thread_id = thread_of(client_id, comparison.conversation_id)
-        conversation = await load(services.graph, thread_id)
-        chosen: Side = "B" if data.preference == "B" else "A"
-        question = conversation.last_question()
-        if question is not None and question.id == comparison.user_message_id:
-            current = conversation.records.get(question.id, {}).get("assistant_id")
-            if current != comparison.answer(chosen).message_id:
-                # The answer the conversation holds now stays on its own branch, for a later change of mind.
-                held: Side = "A" if current == comparison.a.message_id else "B"
-                await copy_conversation(services.graph, thread_id, branch_of(thread_id, comparison.id, held))
-                await copy_conversation(services.graph, branch_of(thread_id, comparison.id, chosen), thread_id)
-            continuation = chosen
-        else:  # the conversation has moved on: the vote is recorded, the continuation stays
-            continuation = "A" if conversation.question_answered_by(comparison.a.message_id) else "B"
-        await store.vote(client_id, comparison)
+        voted = await store.vote(client_id, comparison_id, data.preference)
+        if voted is None:  # its conversation was deleted meanwhile
+            raise _not_found()
+        continuation = await follow_vote(services, client_id, voted)
         return VoteResult(success=True, preference=data.preference, continuation=continuation)
 
     @get(
