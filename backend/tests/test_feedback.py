@@ -96,3 +96,26 @@ async def test_a_nul_in_a_comment_is_a_400_not_a_database_outage(make_settings, 
     assert refused.status_code == 400 and refused.json()["error"]["details"][0]["field"] == "comment"
     assert health.json()["status"] == "ok"
     assert not [record for record in caplog.records if record.levelname == "ERROR"]
+
+
+async def test_an_answer_is_found_through_its_trace_row_alone_and_the_row_outlives_retention(
+    make_settings, database_url
+):
+    """A rating looks up one trace row by message id: an unknown id costs that lookup, not a read of every
+    conversation the visitor has; the row stays when retention drops the trace's document."""
+    conversation_id = new_conversation_id()
+    async with running(make_settings()) as client:
+        for n in range(3):
+            await chat(client, new_conversation_id(), f"other {n}")
+        await chat(client, conversation_id, "hello")
+        answer = await saved_answer(client, conversation_id)
+        services = client.app.state.services
+        assert await services.observability.traces.drop_older_than(0.0) >= 4
+        after_retention = await client.put(f"/api/messages/{answer['id']}/feedback", json={"rating": "up"})
+        trace = await client.get(f"/api/trace/{answer['metadata']['traceId']}")
+        with psycopg.connect(database_url) as conn:
+            conn.execute("DELETE FROM traces WHERE message_id = %s", (answer["id"],))
+        without_row = await client.put(f"/api/messages/{answer['id']}/feedback", json={"rating": "down"})
+    assert after_retention.status_code == 200, "the row still names the conversation"
+    assert trace.status_code == 404, "the document itself is gone"
+    assert without_row.status_code == 404, "no scan of the visitor's conversations stands in for the lookup"

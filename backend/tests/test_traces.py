@@ -10,6 +10,7 @@ import logging
 import re
 
 import httpx
+import psycopg
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, serving, sse_chunks
 from prometheus_client.parser import text_string_to_metric_families
 from threadline.identity import COOKIE
@@ -338,8 +339,25 @@ async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(dat
     async with AsyncConnectionPool(database_url, kwargs=kwargs, min_size=1, open=False) as pool:
         await migrate(pool)
         traces = PostgresTraces(pool)
-        await traces.save("visitor", stored)
+        await traces.save("visitor", stored, "q")
         found = await traces.get("visitor", "nul-trace")
     assert found is not None
     assert found.events[0].arguments == {"x": "a\ufffdb"}, "the NUL is replaced, the rest is kept"
     assert found.events[1].result == "a\\u0000b", "an escaped backslash before u0000 is text, left as it is"
+
+
+async def test_regenerating_keeps_the_traces_of_held_answers_and_a_few_replaced_ones(make_settings, database_url):
+    from threadline.observability.trace_store import KEEP_REPLACED
+
+    conversation_id = new_conversation_id()
+    async with running(make_settings(rate_limit="100/minute")) as client:
+        await chat(client, conversation_id, "first")
+        await chat(client, conversation_id, "second")
+        for _ in range(12):
+            await chat(client, conversation_id, "again", trigger="regenerate-message")
+        held = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute("SELECT message_id FROM traces WHERE conversation_id = %s", (conversation_id,)).fetchall()
+    stored = {message_id for (message_id,) in rows}
+    assert {message["id"] for message in held if message["role"] == "assistant"} <= stored
+    assert len(rows) == 2 + KEEP_REPLACED, "12 regenerates leave 2 held answers and the newest replaced ones"

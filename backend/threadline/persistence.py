@@ -131,6 +131,11 @@ MIGRATIONS = [
     ],
     # which answer runs (its assistant message id), so a rollback takes out only the answer it stopped
     ["ALTER TABLE active_turns ADD COLUMN answer_id text"],
+    [  # a trace row outlives its document (retention), so an answer's conversation is one lookup away, and
+        # names the question it answers, so the answers a regenerate replaced are bounded (trace_store.py)
+        "ALTER TABLE traces ALTER COLUMN trace DROP NOT NULL",
+        "ALTER TABLE traces ADD COLUMN question_id text",
+    ],
 ]
 TITLE_LENGTH = 80
 

@@ -110,6 +110,7 @@ class Turn:
         self.watch = observability.watch(
             request["trace_id"], conversation_id, request["assistant_message_id"], request["model"], client_id
         )
+        self.watch.question_id, self.watch.replaces = request["user_message_id"], request["regenerate"]
         self.recorder = self.watch.recorder
         self.recording = recording  # the answer's stream, kept for readers that resume it (recordings.py)
         self.continue_on_disconnect = continue_on_disconnect  # CHAT_ON_DISCONNECT=continue

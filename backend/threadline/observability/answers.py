@@ -34,6 +34,8 @@ class AnswerWatch:
     recorder: TraceRecorder
     callbacks: list[Any] = field(default_factory=list)
     metadata: dict[str, str] = field(default_factory=dict)
+    question_id: str = ""  # the user message the answer answers
+    replaces: bool = False  # a regenerated answer: the one before it is replaced
 
 
 class Observability:
@@ -85,15 +87,18 @@ class Observability:
             )
             if self.spans is not None:
                 self.spans.export(trace, watch.client_id, otel_context.get_current())
-            if self.retention_days > 0:  # 0: traces are seen live, counted and exported, but not kept
-                await self.traces.save(watch.client_id, trace)
+            # Without retention (0) the trace is seen live, counted and exported, but not kept: its row still
+            # says which conversation the answer is in, for ratings.
+            await self.traces.save(watch.client_id, trace, watch.question_id, keep=self.retention_days > 0)
+            if watch.replaces:
+                await self.traces.bound(watch.client_id, trace.conversation_id)
         except Exception:
             log.warning("could not store an answer's trace", exc_info=True, extra={"trace_id": trace.trace_id})
         finally:
             self.traces.live.running.pop(trace.trace_id, None)
 
     async def keep_pruning(self, every: float = 3600.0) -> None:
-        """Drop traces older than the retention period, hourly."""
+        """Drop the documents of traces older than the retention period, hourly."""
         while self.retention_days > 0:
             try:
                 dropped = await self.traces.drop_older_than(self.retention_days)

@@ -27,20 +27,15 @@ class FeedbackRequest(msgspec.Struct):
 
 
 async def find_answer(services: Services, client_id: str, message_id: str) -> RatedAnswer | None:
-    """The visitor's answer with this message id, None when they have none.
-
-    The answer's trace says where it is; an answer whose trace is gone (kept for a while only) is looked
-    for in the visitor's conversations, newest first. A regenerated answer is gone from its conversation."""
-    trace = await services.observability.traces.by_message(client_id, message_id)
-    candidates = [trace.conversation_id] if trace else []
-    if not candidates:
-        limit = services.settings.max_conversations_per_visitor
-        candidates = [row.id for row in await services.conversations.list(client_id, limit)]
-    for conversation_id in candidates:
-        conversation = await load(services.graph, thread_of(client_id, conversation_id))
-        if (question := conversation.question_answered_by(message_id)) is not None:
-            return RatedAnswer(message_id, conversation_id, conversation.records[question].get("trace_id"))
-    return None
+    """The visitor's answer with this message id, None when they have none: its trace row names its
+    conversation (one index lookup), which must still hold it (a regenerated answer is gone from it)."""
+    conversation_id = await services.observability.traces.conversation_of(client_id, message_id)
+    if conversation_id is None:
+        return None
+    conversation = await load(services.graph, thread_of(client_id, conversation_id))
+    if (question := conversation.question_answered_by(message_id)) is None:
+        return None
+    return RatedAnswer(message_id, conversation_id, conversation.records[question].get("trace_id"))
 
 
 class FeedbackController(Controller):
