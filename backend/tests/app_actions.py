@@ -27,6 +27,7 @@ ACTIONS = [
             "additionalProperties": False,
         },
         run=apply_schema,
+        free_form=True,  # the page's form sends any schema id: the answer does not suggest each one
     ),
-    Action("explode", "Fails, to show how a failing action looks.", run=explode),
+    Action("explode", "Fails, to show how a failing action looks.", run=explode, free_form=True),
 ]

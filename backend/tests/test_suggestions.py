@@ -173,3 +173,25 @@ async def test_the_async_client_gets_an_actions_result(make_settings):
             summary = await client.run_action(answer, "summarize_conversation")
     assert done == {"action": "apply_schema", "result": {"schemaId": 7, "applied": True}, "message": "Schema applied."}
     assert summary.text.startswith("In short:")
+
+
+async def test_a_server_action_runs_only_as_its_answer_suggested_it(make_settings):
+    """The demo answer suggests `retry_with_profile {"profile": "demo3"}`: other data, or an action it did not
+    suggest, is refused; a free-form action (app_actions' apply_schema) takes any data its schema accepts."""
+    demos = [DEMO | {"id": name, "default": name == "demo"} for name in ("demo", "demo2", "demo3")]
+    profiles = load_settings({"CHAT_PROFILES": json.dumps(demos)}).profiles
+    conversation_id = new_conversation_id()
+    async with running(make_settings(profiles=profiles, actions=("app_actions:ACTIONS",))) as client:
+        await chat(client, conversation_id, "hello")
+        answer = await saved_answer(client, conversation_id)
+        suggested = answer["parts"][-1]["data"]["actions"]
+        body = {"conversationId": conversation_id, "messageId": answer["id"], "action": "retry_with_profile"}
+        other_data = await client.post("/api/actions", json=body | {"data": {"profile": "demo2"}})
+        free_form = await client.post("/api/actions", json=body | {"action": "apply_schema", "data": {"schema_id": 9}})
+        as_suggested = await client.post("/api/actions", json=body | {"data": {"profile": "demo3"}})
+    assert {"action": "retry_with_profile", "data": {"profile": "demo3"}} in [
+        {"action": action["action"], "data": action.get("data")} for action in suggested
+    ]
+    assert other_data.status_code == 400 and other_data.json()["error"]["code"] == "NOT_SUGGESTED"
+    assert free_form.status_code == 200 and free_form.json()["result"]["schemaId"] == 9
+    assert as_suggested.status_code == 200 and as_suggested.headers["x-vercel-ai-ui-message-stream"] == "v1"

@@ -4,7 +4,8 @@ An action is run by the page (`handler="client"`: `new_chat`, `copy_answer`) or 
 (`handler="server"`: POST /api/actions calls its `run`). A server action either answers with a result,
 or continues the conversation: a new message on the person's behalf, or the last answer again with
 another profile, streamed like any answer. The model may only suggest what is registered here, with
-`data` its schema accepts (suggestions.py checks).
+`data` its schema accepts (suggestions.py checks); and POST /api/actions runs a server action only as an
+answer suggested it, with that data, unless the action is `free_form`.
 
 An application registers its own as `Action` objects (or lists of them), named in CHAT_ACTIONS as
 `module:attribute`, or published under the `threadline.actions` entry point group of its package.
@@ -66,6 +67,9 @@ class Action:
     handler: Literal["client", "server"] = "server"
     schema: Mapping[str, Any] = field(default_factory=lambda: NO_DATA)  # JSON schema of `data`
     run: Callable[[ActionCall], Awaitable[Outcome]] | None = None  # a server action's handler
+    # A server action runs only as an answer suggested it, name and data, unless it is free-form: then any
+    # `data` its schema accepts (a form the page fills in, say).
+    free_form: bool = False
 
     def __post_init__(self) -> None:
         if (self.run is None) != (self.handler == "client"):

@@ -68,6 +68,16 @@ def _check(services: Services, data: ActionRequest) -> None:
         )
 
 
+def was_suggested(conversation: Conversation, data: ActionRequest) -> bool:
+    """Whether the answer suggested this action with this data (no data and `{}` are the same)."""
+    question = conversation.question_answered_by(data.message_id)
+    suggestions = conversation.records.get(question or "", {}).get("suggestions", {})
+    return any(
+        suggested.get("action") == data.action and (suggested.get("data") or {}) == (data.data or {})
+        for suggested in suggestions.get("actions", [])
+    )
+
+
 async def _continue(
     services: Services, client_id: str, data: ActionRequest, conversation: Conversation, outcome: ContinueConversation
 ) -> Turn:
@@ -128,6 +138,9 @@ class ActionController(Controller):
             raise not_found("Message")
         action = services.graphs.actions.actions[data.action]
         assert action.run is not None, "checked: a server action"
+        if not action.free_form and not was_suggested(conversation, data):
+            why = "the answer did not suggest this action with this data"
+            raise ApiError(400, "NOT_SUGGESTED", f"Not suggested: {why}.", [ErrorDetail("action", why)])
         call = ActionCall(client_id, data.conversation_id, data.message_id, answered[0], data.data or {})
         try:
             outcome = await action.run(call)
