@@ -13,6 +13,7 @@ from threadline_testing.processes import threadline_server as serve
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "test-results"
+PLAIN_HTTP_HOST = "threadline.test"
 CHROMIUM_FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -20,6 +21,8 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    # A name that is not localhost, so the page is also tried where the browser gives no secure context.
+    f"--host-resolver-rules=MAP {PLAIN_HTTP_HOST} 127.0.0.1",
 ]
 
 

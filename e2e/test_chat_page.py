@@ -155,6 +155,7 @@ def test_stop_ends_the_answer_keeps_what_arrived_and_the_server_saves_it(page: P
     shown = chat.assistant.get_by_test_id("answer-text").inner_text()
     assert "400" not in shown
     expect(chat.assistant).to_contain_text("stopped")
+    expect(chat.assistant.get_by_test_id("rating")).to_have_count(0)  # a partial answer is not rated
     conversation_id = page.url.split("?c=")[1]
     for _ in range(100):  # the server saves the partial answer once it sees the connection close
         saved = page.request.get(f"{server}/api/conversations/{conversation_id}").json()["messages"]
@@ -260,7 +261,12 @@ def test_too_many_requests_says_when_to_try_again(page: Page, e2e_database, tmp_
             chat.ask(text)
             chat.wait_until_answered()
         chat.ask("three")
-        expect(page.get_by_role("alert")).to_have_text(re.compile(r"Too many requests — try again in \d+ s\.\s*Retry"))
+        banner = page.get_by_role("alert")
+        expect(banner).to_have_text(re.compile(r"Too many requests — try again in \d+ s\.\s*Retry"))
+        expect(page.get_by_role("button", name="Retry")).to_be_disabled()  # until the wait is over
+        expect(chat.user_messages.last.get_by_test_id("not-sent")).to_be_visible()
+        first = int(re.search(r"in (\d+) s", banner.inner_text()).group(1))
+        expect(banner).not_to_contain_text(f"in {first} s", timeout=5_000)  # it counts down
 
 
 def test_a_running_tool_shows_as_running_then_failed_when_the_answer_times_out(page: Page, failing_model_server: str):

@@ -59,6 +59,8 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     # What to do when an answer is already running in this conversation (double-texting); else the server's.
     multitask_strategy: Literal["reject", "interrupt", "enqueue", "rollback"] | None = None
     compare_profiles: list[Id] | None = None  # two profiles: an A/B comparison of their answers (comparisons.py)
+    # Whether the answer goes on when the response's reader goes away (a reload); else CHAT_ON_DISCONNECT.
+    on_disconnect: Literal["cancel", "continue"] | None = None
 
 
 class ChatStreamRequest(msgspec.Struct, rename="camel"):

@@ -33,11 +33,12 @@ export function App() {
   const [profiles, setProfiles] = useState<Profile[]>([]);
   const [menuOpen, setMenuOpen] = useState(false); // the sidebar, on a narrow screen
 
-  const refreshList = useCallback(async () => {
+  // Refreshed after each answer; a failure then says nothing more than the chat's own banner does.
+  const refreshList = useCallback(async (quiet = false) => {
     try {
       setConversations(await listConversations());
     } catch (error) {
-      setLoadError(describeError(error as Error));
+      if (!quiet) setLoadError(describeError(error as Error));
     }
   }, []);
 
@@ -122,7 +123,7 @@ export function App() {
             initialMessages={open.messages}
             profiles={profiles}
             onFirstMessage={() => showInUrl(open.id, true)}
-            onAnswered={() => void refreshList()}
+            onAnswered={() => void refreshList(true)}
             onNewChat={startNew}
           />
         )}

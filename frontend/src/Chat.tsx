@@ -50,7 +50,10 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   const [stopped, setStopped] = useState<Set<string>>(new Set());
   const [unvoted, setUnvoted] = useState<Record<string, boolean>>({}); // A/B comparisons by id
   const [acting, setActing] = useState(false); // a server action is on its way
+  const [now, setNow] = useState(() => Date.now()); // ticks while a rate limit's wait counts down
   const endRef = useRef<HTMLDivElement>(null);
+  // The messages as they were before a Retry that writes the answer again: put back if it cannot even start.
+  const beforeRetry = useRef<ChatMessage[] | null>(null);
 
   const transport = useMemo(
     () =>
@@ -59,8 +62,18 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
         fetch: chatFetch,
         // Events mode: the page shows statuses, reasoning and tool arguments as they are generated.
         // `body` carries the profile picked for a new conversation; the server remembers it after that.
+        // The answer outlives this page's request: a reload or another conversation picks it up again;
+        // only Stop ends it.
         prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({
-          body: { ...body, id, messages: messages.slice(-1), trigger, messageId, streamMode: 'events' },
+          body: {
+            ...body,
+            id,
+            messages: messages.slice(-1),
+            trigger,
+            messageId,
+            streamMode: 'events',
+            onDisconnect: 'continue',
+          },
         }),
       }),
     [],
@@ -93,7 +106,8 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
         setProgress((current) => ({ ...current, [String(data.toolCallId)]: data as unknown as ToolProgress }));
       }
     },
-    onFinish: () => {
+    onFinish: ({ isError }) => {
+      if (!isError) beforeRetry.current = null; // a failed one leaves the restoring to the effect below
       setStatusText(null);
       onAnswered();
     },
@@ -102,6 +116,27 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
       onAnswered();
     },
   });
+
+  // A Retry that could not reach the server (it is still down) keeps the partial answer it would replace.
+  useEffect(() => {
+    const snapshot = beforeRetry.current;
+    if (!error || !snapshot) return;
+    beforeRetry.current = null;
+    const last = messages.at(-1);
+    if (last?.role !== 'assistant' || last.parts.length === 0) setMessages(snapshot);
+  }, [error, messages, setMessages]);
+
+  // A rate limit says when to try again: count down to it, and Retry waits for it.
+  const retryAt = useMemo(
+    () => (error instanceof ApiError && error.status === 429 ? Date.now() + (error.retryAfter ?? 60) * 1000 : null),
+    [error],
+  );
+  useEffect(() => {
+    if (retryAt === null) return;
+    const timer = window.setInterval(() => setNow(Date.now()), 1000);
+    return () => window.clearInterval(timer);
+  }, [retryAt]);
+  const waitLeft = retryAt === null ? 0 : Math.max(0, Math.ceil((retryAt - now) / 1000));
 
   const busy = status === 'submitted' || status === 'streaming';
   const last = messages.at(-1);
@@ -118,8 +153,23 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   const send = (text: string, extra?: Record<string, string>) => {
     if (messages.length === 0) onFirstMessage();
     setWarning(null);
+    declineWaiting();
     const body = { ...(messages.length === 0 && profileId ? { profileId } : {}), ...extra };
     void sendMessage({ text, metadata: { createdAt: new Date().toISOString() } }, { body });
+  };
+
+  /** A new message declines the tool calls that wait for approval (the server does so): the card says why. */
+  const declineWaiting = () => {
+    const answer = messages.at(-1);
+    if (answer?.role !== 'assistant') return;
+    const declined = answer.parts.map((part) =>
+      'approval' in part && part.state === 'approval-requested' && part.approval
+        ? { ...part, state: 'output-denied' as const, approval: { ...part.approval, approved: false, reason: 'superseded by a new message' } }
+        : part,
+    );
+    if (declined.some((part, index) => part !== answer.parts[index])) {
+      setMessages([...messages.slice(0, -1), { ...answer, parts: declined } as ChatMessage]);
+    }
   };
 
   const stopAnswer = () => {
@@ -187,9 +237,11 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
       setMessages(messages.slice(0, index));
       if (text) send(text, extra);
     } else {
+      beforeRetry.current = messages;
       void regenerate();
     }
   };
+  const refused = error instanceof ApiError && error.status < 500; // the question never reached the model
   // Refused because an answer is still running here (another tab, say): stop it and send this one.
   const busyElsewhere = error instanceof ApiError && error.status === 409 && error.code === 'CONFLICT';
 
@@ -246,6 +298,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
                 progress={progress}
                 stopped={stopped.has(message.id)}
                 failed={Boolean(error) && message === last && message.role === 'assistant'}
+                notSent={refused && message === last && message.role === 'user'}
                 streaming={busy && message === last}
                 modelLabel={labelOf(message, profiles)}
                 onApproval={busy ? undefined : answerApproval}
@@ -275,8 +328,8 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
       )}
       {error && (
         <div className="banner error" role="alert">
-          <span>{describeError(error)}</span>
-          <button type="button" onClick={() => retry()}>
+          <span>{retryAt === null ? describeError(error) : `Too many requests — try again in ${waitLeft} s.`}</span>
+          <button type="button" onClick={() => retry()} disabled={waitLeft > 0}>
             Retry
           </button>
           {busyElsewhere && (

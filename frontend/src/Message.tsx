@@ -134,6 +134,7 @@ type Props = {
   progress: Record<string, ToolProgress>;
   stopped: boolean;
   failed: boolean;
+  notSent?: boolean; // a question the server refused before taking it
   streaming: boolean;
   modelLabel?: string; // shown when there is more than one model to tell apart
   rateable?: boolean; // false for an A/B answer not yet voted on
@@ -145,6 +146,7 @@ export function Message({
   progress,
   stopped,
   failed,
+  notSent = false,
   streaming,
   modelLabel,
   rateable = true,
@@ -208,8 +210,15 @@ export function Message({
         {!mine && modelLabel && <span data-testid="answer-model"> · {modelLabel}</span>} ·{' '}
         {time(message.metadata?.createdAt) ?? (streaming ? 'now' : '')}
         {interruption && !streaming && <span className="stopped"> · {interruption}</span>}
+        {mine && notSent && (
+          <span className="stopped" data-testid="not-sent">
+            {' '}
+            · not sent
+          </span>
+        )}
       </div>
-      {!mine && rateable && !streaming && !waitingForApproval && message.parts.length > 0 && (
+      {/* Only a whole answer is rated: a stopped or broken one is not what the model would have said. */}
+      {!mine && rateable && !streaming && !interruption && !waitingForApproval && message.parts.length > 0 && (
         <Rating key={message.id} messageId={message.id} initial={message.metadata?.feedback} />
       )}
     </article>

@@ -80,8 +80,11 @@ export function describeError(error: Error): string {
   return error.message || 'Something went wrong. Please try again.';
 }
 
+/** 32 random hex digits. Not crypto.randomUUID: it exists only in secure contexts (https or localhost), and
+ * the page is also opened over plain HTTP on a LAN address or a container's name. */
 export function newConversationId(): string {
-  return crypto.randomUUID().replaceAll('-', '');
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
 export type Rating = 'up' | 'down';

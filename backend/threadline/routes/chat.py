@@ -99,6 +99,7 @@ async def resume_turn(
     responses: dict[str, tuple[str, ApprovalResponse]],
     *,
     stream_mode: str,
+    on_disconnect: str | None = None,
 ) -> Turn:
     """Resume the answer that waits for the person's approvals, once they are checked against what waits in
     the checkpoint; the answer goes on as the same assistant message."""
@@ -119,7 +120,16 @@ async def resume_turn(
         profile, question.text, user_message_id=question.id, assistant_message_id=record.get("assistant_id") or new_id()
     )
     request["resume"] = resume
-    turn = new_turn(services, thread_id, conversation_id, client_id, request, stream_mode=stream_mode, resumable=True)
+    turn = new_turn(
+        services,
+        thread_id,
+        conversation_id,
+        client_id,
+        request,
+        stream_mode=stream_mode,
+        resumable=True,
+        on_disconnect=on_disconnect,
+    )
     conversations = services.conversations
     await services.active_turns.begin(
         turn,
@@ -209,11 +219,14 @@ def new_turn(
     stream_mode: str,
     keep_failed_answer: bool = True,
     resumable: bool = False,
+    on_disconnect: str | None = None,
 ) -> Turn:
     """`resumable`: the answer's UI Message Stream is recorded, so GET /api/chat/{id}/stream can resume it
-    (unless CHAT_RESUMABLE=false)."""
+    (unless CHAT_RESUMABLE=false); then `on_disconnect` (else CHAT_ON_DISCONNECT) says whether it goes on
+    when its reader goes away."""
     recordings = services.recordings
     resumable = resumable and services.settings.resumable
+    on_disconnect = on_disconnect or services.settings.on_disconnect
     return Turn(
         services.graphs.of(request["profile"]),
         thread_id,
@@ -226,7 +239,7 @@ def new_turn(
         keep_failed_answer=keep_failed_answer,
         tools=services.graphs.tools,
         recording=recordings.start(thread_id, request["assistant_message_id"]) if resumable else None,
-        continue_on_disconnect=resumable and services.settings.on_disconnect == "continue",
+        continue_on_disconnect=resumable and on_disconnect == "continue",
     )
 
 
@@ -246,6 +259,7 @@ async def start_turn(
     interactive: bool = True,
     resumable: bool = False,
     strategy: str = "reject",
+    on_disconnect: str | None = None,
 ) -> Turn:
     """Start one answer in the visitor's conversation, whichever wire will carry it, on the profile
     `profile_for` chooses. Refused when the visitor already has one running, when the conversation's A/B
@@ -275,6 +289,7 @@ async def start_turn(
         stream_mode=stream_mode,
         keep_failed_answer=keep_failed_answer,
         resumable=resumable,
+        on_disconnect=on_disconnect,
     )
     await services.active_turns.begin(
         turn,
@@ -467,8 +482,14 @@ class ChatController(Controller):
         regenerate = data.trigger == "regenerate-message"
         stream_mode = data.stream_mode or services.settings.stream_mode
         if not regenerate and data.messages[-1].role == "assistant":
+            responses = _approval_responses(data.messages[-1])
             turn = await resume_turn(
-                services, client_id, conversation_id, _approval_responses(data.messages[-1]), stream_mode=stream_mode
+                services,
+                client_id,
+                conversation_id,
+                responses,
+                stream_mode=stream_mode,
+                on_disconnect=data.on_disconnect,
             )
             return await stream_answer(turn, wire, conversation_id)
         pair = None if regenerate else comparison_pair(services, data.compare_profiles)
@@ -506,6 +527,7 @@ class ChatController(Controller):
                 profile_id=data.profile_id,
                 resumable=True,
                 strategy=data.multitask_strategy or services.settings.multitask_strategy,
+                on_disconnect=data.on_disconnect,
             )
         return await stream_answer(turn, wire, conversation_id)
 
