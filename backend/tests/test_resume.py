@@ -140,3 +140,23 @@ async def test_a_replay_ends_with_the_partial_when_the_answering_process_is_kill
     assert started_parts == {chunk["id"] for chunk in chunks if chunk["type"] == "text-end"}, "every part is closed"
     assert reload.status_code == 204 and reload_took < 3, "nothing runs: no replay of the dead partial"
     assert saved["metadata"]["interrupted"] == "server-stopped", "its turn is closed as the replay said"
+
+
+async def test_a_request_can_ask_for_its_answer_to_outlive_a_disconnect(make_settings):
+    """`onDisconnect: "continue"` in the body, whatever CHAT_ON_DISCONNECT says (here the default, cancel)."""
+    with serving(make_settings(**SLOW)) as base_url:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+            conversation_id = new_conversation_id()
+            body = chat_body(conversation_id, "count to 60", onDisconnect="continue")
+            async with client.stream("POST", "/api/chat", json=body) as answer:
+                await first_deltas(answer, 3)  # then the page reloads
+            deadline = time.monotonic() + 20
+            while (
+                "finishedAt"
+                not in (saved := (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"][-1])[
+                    "metadata"
+                ]
+            ):
+                assert time.monotonic() < deadline, "the answer never finished"
+                await asyncio.sleep(0.1)
+    assert text_of_message(saved).endswith(" 60") and "interrupted" not in saved["metadata"]
