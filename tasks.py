@@ -5,7 +5,7 @@
     python3 tasks.py test    install what is missing, then run every test
     python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
                              default), compare, breakdown, capacity, load, encode, mcp, layers,
-                             checkpoint, storage, observability, context or resume
+                             checkpoint, storage, ab-storage, observability, context or resume
 
 Dependencies come from the lock files (requirements.lock, conformance/ and frontend/package-lock.json)
 and are installed again only when a lock file changes; the chat page in frontend/ is built again only
@@ -170,6 +170,7 @@ BENCHMARKS = {
     "layers": "layers_bench.py",
     "checkpoint": "checkpoint_bench.py",
     "storage": "storage_bench.py",
+    "ab-storage": "ab_storage_bench.py",
     "observability": "observability_bench.py",
     "context": "context_bench.py",
     "resume": "resume_bench.py",

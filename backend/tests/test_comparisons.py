@@ -226,7 +226,8 @@ async def test_a_comparison_costs_its_two_answers_not_a_copy_of_the_conversation
     assert len(history) == 16 and all(message["metadata"]["profile"] == "demo2" for message in history[1::2])
     assert {threads for _, threads in sizes} == {1}, "only the conversation's own thread: B's branch is gone"
     growth = [later - earlier for (earlier, _), (later, _) in zip(sizes, sizes[1:])]
-    assert max(growth[-3:]) < 1.5 * min(growth[:3]), f"each turn adds about the same: {growth}"
+    early, late = sorted(growth[:3])[1], sorted(growth[-3:])[1]  # medians: a turn's settling may land late
+    assert late < 1.5 * early, f"each turn adds about the same: {growth}"
 
 
 async def test_votes_arriving_at_once_in_two_processes_are_all_kept_and_the_last_one_decides(make_settings):

@@ -4,7 +4,8 @@ Answer A runs in the conversation itself; answer B runs on a branch, a copy of t
 was before the message (`conversation.branch_of`), so neither sees the other. Once an answer has ended,
 its own messages and record are kept in the comparison (`kept`), and B's branch is deleted: a comparison
 costs what its two answers cost, not a copy of the conversation. The vote makes the chosen answer the
-conversation's continuation by putting its kept messages in place of the other's. A record is one JSON
+conversation's continuation by putting its kept messages in place of the other's; once the conversation
+moves on, no vote can change that any more and the kept messages go (the texts stay in the record). A record is one JSON
 document in the `comparisons` table (or memory) under the visitor, with the profiles and the vote beside
 it for counting; votes are appended in one statement each, so none is lost when several arrive at once.
 """
@@ -123,6 +124,10 @@ class ComparisonStore(Protocol):
         """The id of the conversation's comparison that waits for a vote, if one does."""
         ...
 
+    async def settle(self, client_id: str, conversation_id: str) -> None:
+        """Let go of the answers the conversation's voted comparisons kept for a change of mind."""
+        ...
+
     async def counts(self) -> list[tuple[str, str, str | None, int]]: ...
 
     async def delete_conversation(self, client_id: str, conversation_id: str) -> list[str]:
@@ -209,6 +214,14 @@ class PostgresComparisons:
             row = await cursor.fetchone()
         return None if row is None else self.decode(row["document"])
 
+    async def settle(self, client_id: str, conversation_id: str) -> None:
+        async with self.pool.connection() as conn:
+            await conn.execute(
+                "UPDATE comparisons SET document = document - 'kept' WHERE client_id = %s AND conversation_id = %s "
+                "AND preference IS NOT NULL AND document ? 'kept'",
+                (client_id, conversation_id),
+            )
+
     async def pending(self, client_id: str, conversation_id: str) -> str | None:
         async with self.pool.connection() as conn:
             cursor = await conn.execute(
@@ -268,6 +281,12 @@ class MemoryComparisons:
         voted = msgspec.structs.replace(stored, preference=preference, voted_at=vote.at, votes=[*stored.votes, vote])
         self.rows[(client_id, comparison_id)] = voted
         return voted
+
+    async def settle(self, client_id: str, conversation_id: str) -> None:
+        for (owner, comparison_id), comparison in self.rows.items():
+            if owner == client_id and comparison.conversation_id == conversation_id and comparison.preference:
+                for side in ("A", "B"):
+                    self.answers.pop((owner, comparison_id, side), None)
 
     async def pending(self, client_id: str, conversation_id: str) -> str | None:
         return next(

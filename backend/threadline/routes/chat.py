@@ -36,7 +36,7 @@ from threadline.schemas import MAX_MESSAGE_CHARS, CancelRequest, CancelResult, C
 from threadline.services import Services
 from threadline.turns import Stop, Turn, decline_waiting, roll_back
 
-log = logging.getLogger("threadline.comparisons")
+log = logging.getLogger("threadline.chat")
 
 PRE_STREAM_FAILURE = 500
 
@@ -298,6 +298,10 @@ async def start_turn(
         ),
         discard=partial(conversations.delete, conversation_id, client_id),
     )
+    if len(services.profiles) > 1:
+        # The conversation moves on: no vote can change the continuation of its earlier comparisons any more,
+        # so the answers they kept for that go (their texts stay in the records).
+        services.keep(_settle(services, client_id, conversation_id))
     return turn
 
 
@@ -315,6 +319,13 @@ async def make_room(services: Services, client_id: str, strategy: str) -> None:
         await services.active_turns.wait_until_idle(thread_id, client_id, services.settings.total_timeout)
     elif await services.active_turns.cancel(thread_id, client_id) and strategy == "rollback":
         await roll_back(services.graph, thread_id, answer_id)
+
+
+async def _settle(services: Services, client_id: str, conversation_id: str) -> None:
+    try:
+        await services.storage.comparisons.settle(client_id, conversation_id)
+    except Exception:
+        log.warning("could not let go of settled comparisons' answers", exc_info=True)
 
 
 async def refuse_while_unvoted(services: Services, client_id: str, conversation_id: str) -> None:
