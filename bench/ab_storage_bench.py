@@ -6,8 +6,9 @@ Each compared turn sends a `--chars`-character message with `compareProfiles` (t
 delay), waits for both answers, and votes for B (the vote that used to copy the conversation again).
 The plain conversation sends the same messages without a comparison. Printed per mode: the bytes the
 conversation takes in PostgreSQL (its checkpoint threads, branches included, plus its comparison records;
-`pg_column_size`, so after PostgreSQL's own compression), the number of checkpoint threads, and the
-bytes the last 10 turns added per turn (flat when storage grows linearly). Runs through the HTTP API
+`pg_column_size`, so after PostgreSQL's own compression), measured once what runs after an answer has
+settled (old checkpoints pruned, B's branch deleted), the number of checkpoint threads, and the bytes the last 10 turns
+added per turn (flat when storage grows linearly). Runs through the HTTP API
 of an app on a scratch database (DATABASE_URL's server, else the local one on 127.0.0.1:5432).
 """
 
@@ -23,32 +24,26 @@ import uuid
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-import psycopg
 from litestar.testing import AsyncTestClient
 from threadline.app import create_app
 from threadline.settings import Settings, load_settings
-from threadline_testing.database import fresh_database
+from threadline_testing.database import conversation_footprint, fresh_database
 
 DEMO = {"id": "demo", "label": "Demo", "provider": "demo", "model": "demo", "default": True}
 PROFILES = [DEMO, DEMO | {"id": "demo2", "label": "Demo 2", "default": False}]
 ALPHABET = string.ascii_lowercase + " " * 5
 
 
-async def footprint(url: str, conversation_id: str) -> tuple[int, int]:
-    """(bytes, threads) of every thread of the conversation, and its comparison records."""
-    tables = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
-    size = " + ".join(
-        f"(SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM {table} t WHERE thread_id LIKE %(t)s)" for table in tables
-    )
-    records = "(SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM comparisons c WHERE conversation_id = %(c)s)"
-    threads = "(SELECT count(DISTINCT thread_id) FROM checkpoints WHERE thread_id LIKE %(t)s)"
-    async with await psycopg.AsyncConnection.connect(url) as conn:
-        cursor = await conn.execute(
-            f"SELECT {size} + {records}, {threads}", {"t": f"%:{conversation_id}%", "c": conversation_id}
-        )
-        row = await cursor.fetchone()
-    assert row is not None
-    return int(row[0]), int(row[1])
+async def settled_footprint(url: str, conversation_id: str) -> tuple[int, int]:
+    """The footprint once what runs after an answer (pruning old checkpoints, deleting B's branch) is done:
+    when two readings 50 ms apart agree (or after 2 s)."""
+    last = await conversation_footprint(url, conversation_id)
+    for _ in range(40):
+        await asyncio.sleep(0.05)
+        if (now := await conversation_footprint(url, conversation_id)) == last:
+            break
+        last = now
+    return last
 
 
 async def finished(client: AsyncTestClient, comparison_id: str) -> None:
@@ -92,7 +87,7 @@ async def conversation(url: str, turns: int, chars: int, compared: bool) -> list
                     await finished(client, comparison_id)
                     vote = await client.post(f"/api/comparisons/{comparison_id}/vote", json={"preference": "B"})
                     assert vote.status_code == 200, vote.text
-                sizes.append(await footprint(url, conversation_id))
+                sizes.append(await settled_footprint(url, conversation_id))
     return sizes
 
 

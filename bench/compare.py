@@ -14,7 +14,8 @@ ratios against the AI SDK peer, and drawn to docs/bench-compare.png.
 - open streams: 1000 streams at once, 40 tokens 50 ms apart (ideal 2.0 s each).
 
 Peers: the AI SDK 7 Node server (streamText + MockLanguageModelV4 from `ai/test` +
-toUIMessageStreamResponse, bench/peers/aisdk_server.mjs); bare Litestar writing pre-built chunks
+toUIMessageStreamResponse, bench/peers/aisdk_server.mjs), on the Node 22 that bench/package.json pins
+(ai@7 declares node >= 22; the machine's Node 20 runs it slower); bare Litestar writing pre-built chunks
 (bench/peers/bare_server.py); threadline with its real graph, tools, traces, the demo model (without
 its suggestion call, so every peer sends the same answer) and PostgreSQL (plus, at concurrency 1, with
 everything kept in memory, to price PostgreSQL); and the equal-work peer, LangGraph with
@@ -68,10 +69,23 @@ def peers(data_dir: str) -> list[Peer]:
     if url := database_url():
         threadline_env["DATABASE_URL"] = url
     return [
-        Peer("AI SDK 7 (Node)", ["node", str(BENCH / "peers" / "aisdk_server.mjs")]),
+        Peer("AI SDK 7 (Node)", [supported_node(), str(BENCH / "peers" / "aisdk_server.mjs")]),
         Peer("bare Litestar", [sys.executable, str(BENCH / "peers" / "bare_server.py")]),
         Peer("threadline", [sys.executable, "-m", "threadline", "serve"], threadline_env),
     ] + equal_work_peer(threadline_env.get("DATABASE_URL"))
+
+
+NODE_MAJOR = 22  # what ai@7 declares (engines: node >= 22): an older Node runs it slower, flattering the ratios
+
+
+def supported_node() -> str:
+    """The Node that bench/package.json pins (the `node` package, installed by tasks.py), checked to be one
+    the AI SDK supports; the machine's own Node may be older."""
+    node = BENCH / "node_modules" / ".bin" / "node"
+    version = subprocess.run([str(node), "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    if not version.startswith("v") or int(version[1:].split(".")[0]) < NODE_MAJOR:
+        sys.exit(f"the AI SDK peer needs Node {NODE_MAJOR}+ from bench/node_modules (found {version or 'none'})")
+    return str(node)
 
 
 def equal_work_peer(url: str | None) -> list[Peer]:

@@ -8,15 +8,14 @@ import json
 import time
 
 import httpx
-import psycopg
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, serving, sse_chunks, text_of
 from threadline.client import Client, ThreadlineError
-from threadline.conversation import thread_of
 from threadline.identity import COOKIE
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import standins
 from threadline_testing.ai_sdk import parse_sse, read_with_ai
+from threadline_testing.database import conversation_footprint
 
 DEMO = {"id": "demo", "label": "Demo", "provider": "demo", "model": "demo", "default": True}
 PAIR = ["demo", "standin"]
@@ -192,20 +191,6 @@ def two_demos(make_settings, **extra):
     return make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps(TWO_DEMOS)}).profiles, **extra)
 
 
-async def stored_bytes(database_url: str, thread_id: str, conversation_id: str) -> tuple[int, int]:
-    """(bytes, threads) a conversation takes: its checkpoint threads, branches included, and its comparisons."""
-    tables = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
-    size = " + ".join(
-        f"(SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM {table} t WHERE thread_id LIKE %(t)s)" for table in tables
-    )
-    documents = "(SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM comparisons c WHERE conversation_id = %(c)s)"
-    threads = "(SELECT count(DISTINCT thread_id) FROM checkpoints WHERE thread_id LIKE %(t)s)"
-    async with await psycopg.AsyncConnection.connect(database_url) as conn:
-        query = f"SELECT {size} + {documents}, {threads}"
-        row = await (await conn.execute(query, {"t": f"{thread_id}%", "c": conversation_id})).fetchone()
-    return int(row[0]), int(row[1])
-
-
 async def test_a_comparison_costs_its_two_answers_not_a_copy_of_the_conversation(make_settings, database_url):
     """Each compared turn, voted B, adds about what its own messages take: storage grows with the length of
     the conversation, not with its square, and no branch thread is left once both answers have ended."""
@@ -220,8 +205,7 @@ async def test_a_comparison_costs_its_two_answers_not_a_copy_of_the_conversation
             await finished_comparison(client, comparison_id)
             voted = await client.post(f"/api/comparisons/{comparison_id}/vote", json={"preference": "B"})
             assert voted.json()["continuation"] == "B"
-            client_id = client.cookies[COOKIE].split(".")[0]
-            sizes.append(await stored_bytes(database_url, thread_of(client_id, conversation_id), conversation_id))
+            sizes.append(await conversation_footprint(database_url, conversation_id))
         history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
     assert len(history) == 16 and all(message["metadata"]["profile"] == "demo2" for message in history[1::2])
     assert {threads for _, threads in sizes} == {1}, "only the conversation's own thread: B's branch is gone"

@@ -57,3 +57,21 @@ async def thread_footprint(database_url: str, thread_id: str) -> tuple[int, int]
         row = await (await conn.execute(f"SELECT {rows}, {size}", {"t": thread_id})).fetchone()
     assert row is not None
     return int(row[0]), int(row[1])
+
+
+async def conversation_footprint(database_url: str, conversation_id: str) -> tuple[int, int]:
+    """(bytes, threads) a conversation takes: every checkpoint thread of it (A/B branches included) and its
+    comparison records; bytes as stored (`pg_column_size`). Conversation ids must be unique in the database."""
+    tables = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+    size = " + ".join(
+        f"(SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM {table} t WHERE thread_id LIKE %(t)s)" for table in tables
+    )
+    records = "(SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM comparisons c WHERE conversation_id = %(c)s)"
+    threads = "(SELECT count(DISTINCT thread_id) FROM checkpoints WHERE thread_id LIKE %(t)s)"
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        cursor = await conn.execute(
+            f"SELECT {size} + {records}, {threads}", {"t": f"%:{conversation_id}%", "c": conversation_id}
+        )
+        row = await cursor.fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
