@@ -254,16 +254,23 @@ async def copy_conversation(graph: StateWriter, source: str, target: str) -> Non
     await graph.aupdate_state(config_of(target), update, as_node="respond")
 
 
+def turn_span(messages: Sequence[AnyMessage], question_id: str | None) -> tuple[int, int] | None:
+    """Where a turn lies: the index of its question and that of the next question (or the end); None when
+    the question is not there."""
+    start = next((index for index, message in enumerate(messages) if message.id == question_id), None)
+    if question_id is None or start is None:
+        return None
+    end = next((i for i in range(start + 1, len(messages)) if isinstance(messages[i], HumanMessage)), len(messages))
+    return start, end
+
+
 def answer_messages(conversation: Conversation, assistant_id: str) -> tuple[str, list[AnyMessage]] | None:
     """The id of the question an answer answers, and the answer's messages (model calls and tool results, up
     to the next question); None when it is not there."""
     question = conversation.question_answered_by(assistant_id)
-    messages = conversation.messages
-    start = next((index for index, message in enumerate(messages) if message.id == question), None)
-    if question is None or start is None:
+    if question is None or (span := turn_span(conversation.messages, question)) is None:
         return None
-    end = next((i for i in range(start + 1, len(messages)) if isinstance(messages[i], HumanMessage)), len(messages))
-    return question, messages[start + 1 : end]
+    return question, conversation.messages[span[0] + 1 : span[1]]
 
 
 def answer_text(conversation: Conversation, assistant_id: str) -> tuple[str, str] | None:
@@ -280,9 +287,7 @@ async def replace_answer(
 ) -> None:
     """Make `kept` (an answer's messages and record, as `comparisons.kept_answer` keeps them) the answer to
     the question: the answer there now is taken out. How a vote makes its answer the conversation's."""
-    messages = conversation.messages
-    start = next(index for index, message in enumerate(messages) if message.id == question_id)
-    end = next((i for i in range(start + 1, len(messages)) if isinstance(messages[i], HumanMessage)), len(messages))
-    removed = [RemoveMessage(id=message.id) for message in messages[start + 1 : end] if message.id]
+    start, end = turn_span(conversation.messages, question_id) or (0, 0)
+    removed = [RemoveMessage(id=message.id) for message in conversation.messages[start + 1 : end] if message.id]
     update = {"messages": [*removed, *messages_from_dict(kept["messages"])], "turns": {question_id: kept["record"]}}
     await graph.aupdate_state(config_of(conversation.thread_id), update, as_node="respond")

@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 import msgspec
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline import events as ev
@@ -26,6 +26,7 @@ from threadline.conversation import (
     Usage,
     config_of,
     load,
+    turn_span,
     unanswered_calls,
     usage_since,
 )
@@ -425,12 +426,9 @@ async def roll_back(graph: Graph, thread_id: str, answer_id: str) -> None:
         question_id = conversation.question_answered_by(answer_id)
         if question_id is None or conversation.records[question_id].get("interrupted") != Stop.CANCELLED.value:
             return
-        messages = conversation.messages
-        start = next((index for index, message in enumerate(messages) if message.id == question_id), None)
-        if start is None:
+        if (span := turn_span(conversation.messages, question_id)) is None:
             return
-        end = next((i for i in range(start + 1, len(messages)) if isinstance(messages[i], HumanMessage)), len(messages))
-        removed = [RemoveMessage(id=message.id) for message in messages[start:end] if message.id]
+        removed = [RemoveMessage(id=message.id) for message in conversation.messages[slice(*span)] if message.id]
         try:
             await graph.aupdate_state(config_of(thread_id), {"messages": removed}, as_node="respond")
             return
