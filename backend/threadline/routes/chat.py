@@ -307,10 +307,10 @@ async def start_turn(
 
 async def make_room(services: Services, client_id: str, strategy: str) -> None:
     """Double-texting: end or wait for the visitor's running answer before the new one starts. A visitor has
-        one answer at a time, so this is their running answer in whichever conversation it runs. `interrupt`
-        stops it and keeps what it said; `rollback` stops it and takes its question out too (only when the stop cut
-    it short: an answer that ended first, in another process say, stays); `enqueue` waits
-        for it to end. (`reject`, the default, leaves it: the new message is refused with 409.)"""
+    one answer at a time, so this is their running answer in whichever conversation it runs. `interrupt`
+    stops it and keeps what it said; `rollback` stops it and takes its question out too (only when the stop
+    cut it short: an answer that ended first, in another process say, stays); `enqueue` waits for it to
+    end. (`reject`, the default, leaves it: the new message is refused with 409.)"""
     running = await services.active_turns.running_answer(client_id)
     if running is None:
         return
