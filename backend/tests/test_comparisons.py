@@ -16,6 +16,7 @@ from threadline.settings import SettingsError, load_settings
 from threadline_testing import standins
 from threadline_testing.ai_sdk import parse_sse, read_with_ai
 from threadline_testing.database import conversation_footprint
+from threadline_testing.processes import threadline_server
 
 DEMO = {"id": "demo", "label": "Demo", "provider": "demo", "model": "demo", "default": True}
 PAIR = ["demo", "standin"]
@@ -214,15 +215,19 @@ async def test_a_comparison_costs_its_two_answers_not_a_copy_of_the_conversation
     assert late < 1.5 * early, f"each turn adds about the same: {growth}"
 
 
-async def test_votes_arriving_at_once_in_two_processes_are_all_kept_and_the_last_one_decides(make_settings):
-    settings = two_demos(make_settings)
-    conversation_id = new_conversation_id()
-    with serving(settings) as first, serving(settings) as second:
+async def test_votes_arriving_at_once_in_two_processes_are_all_kept_and_the_last_one_decides(database_url, tmp_path):
+    env = {"CHAT_PROFILES": json.dumps(TWO_DEMOS), "CHAT_RATE_LIMIT": "1000/minute"}
+    with (
+        threadline_server(database_url, tmp_path, **env) as first,
+        threadline_server(database_url, tmp_path, **env) as second,
+    ):
+        conversation_id = new_conversation_id()
         async with httpx.AsyncClient(base_url=first, timeout=30) as a:
+            a.headers["x-threadline-client"] = (await a.get("/health")).headers["x-threadline-client"]
             _, _, chunks = await chat(a, conversation_id, "compare", compareProfiles=["demo", "demo2"])
             comparison_id = chunks[0]["messageMetadata"]["comparisonId"]
             await finished_comparison(a, comparison_id)
-            async with httpx.AsyncClient(base_url=second, timeout=30, cookies=a.cookies) as b:
+            async with httpx.AsyncClient(base_url=second, timeout=30, headers=a.headers) as b:
                 preferences = ["A", "B", "tie", "B"] * 4
                 votes = [
                     (a, b)[n % 2].post(f"/api/comparisons/{comparison_id}/vote", json={"preference": preference})
