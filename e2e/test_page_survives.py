@@ -55,6 +55,8 @@ def test_a_new_message_while_a_tool_waits_for_approval_says_on_the_card_that_it_
     expect(card.get_by_test_id("tool-state")).to_have_text("Declined")
     expect(card).to_contain_text(re.compile("superseded by a new message"))
     chat.wait_until_answered()
+    expect(chat.assistant).to_contain_text("never mind, hello")  # the new message is answered
+    expect(page.get_by_role("alert")).to_have_count(0)
     page.reload()
     expect(chat.tool_cards.last).to_contain_text("superseded by a new message")
 

@@ -144,7 +144,10 @@ def test_a_new_message_declines_what_waits_and_a_stop_clears_it(server):
     client, _ = visitor(server)
     victim = conversation(client)
     here, request, answer = ask_for_approval(client, f"delete conversation {victim}")
-    assert client.post("/api/chat", json=chat_body(here, "never mind")).status_code == 200
+    declining = client.post("/api/chat", json=chat_body(here, "never mind"))
+    assert declining.status_code == 200
+    read = read_with_ai(declining.content)  # the declined call is the earlier answer's: not in this stream
+    assert not read["errors"] and "never mind" in json.dumps(read["message"]["parts"])
     messages = client.get(f"/api/conversations/{here}").json()["messages"]
     assert tool_parts(messages[1])[0]["state"] == "output-denied"
     assert messages[1]["metadata"]["interrupted"] == "superseded" and messages[-1]["role"] == "assistant"

@@ -167,6 +167,8 @@ class TurnTranslator:
             self.pending_tools.discard(message.tool_call_id)
             if node == "process" or message.tool_call_id in self.input_errors:  # shown as the model's error
                 return []
+            if node == "input":  # declines an earlier answer's call that waited for approval: not this answer's
+                return []
             return [tool_output(message)]
         if isinstance(message, AIMessage):
             if node == "process":  # a model that did not stream: its whole text at once

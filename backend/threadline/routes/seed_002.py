@@ -199,7 +199,7 @@ class Seed002Controller(Controller):
         request: AnyRequest,
         services: AppServices,
         client_id: NamedDependency[str],
-        token: Annotated[str | None, QueryParameter(query="client_id", max_length=256)] = None,
+        token: Annotated[str | None, QueryParameter(name="client_id", max_length=256)] = None,
     ) -> list[ListedConversation]:
         """A seed 002 client may name itself with `?client_id=`: the signed token the server issued it (the
         `X-Threadline-Client` header's value). A bare or forged id names no one: the caller's own list."""
