@@ -25,7 +25,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 from litestar.testing import AsyncTestClient
-from threadline.app import create_app
+from threadline.http.app import create_app
 from threadline.settings import Settings, load_settings
 from threadline_testing.database import conversation_footprint, fresh_database
 

@@ -22,12 +22,12 @@ from pathlib import Path
 import uvloop
 from layers_bench import request
 from stream_bench import database_url
-from threadline.demo_model import DemoChatModel
+from threadline.agent.demo_model import DemoChatModel
+from threadline.agent.graph import build_graph
+from threadline.answers.runner import TurnTranslator, graph_events
 from threadline.gc_tuning import tune_for_serving
-from threadline.graph import build_graph
-from threadline.persistence import open_storage
-from threadline.runner import TurnTranslator, graph_events
 from threadline.settings import Settings
+from threadline.storage.database import open_storage
 
 
 class WriteCounter:

@@ -12,8 +12,8 @@ import statistics
 import time
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-from threadline.context import Compressor, ContextState
-from threadline.demo_model import DemoChatModel
+from threadline.agent.compression import Compressor, ContextState
+from threadline.agent.demo_model import DemoChatModel
 
 ROUNDS, CALLS = 5, 2_000
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from threadline import events as ev
-from threadline.encoders import WIRES
+from threadline.answers import events as ev
+from threadline.wires import WIRES
 
 ANSWER = [
     ev.Start(message_id="m1", conversation_id="c1", model="demo:demo", created_at="2026-01-01T00:00:00.000Z"),

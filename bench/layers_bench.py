@@ -17,11 +17,11 @@ import uuid
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from threadline.demo_model import DemoChatModel
-from threadline.encoders.ui_message_stream import encode_event
+from threadline.agent.demo_model import DemoChatModel
+from threadline.agent.graph import TurnRequest, build_graph
+from threadline.answers.runner import STREAM_MODES, TurnTranslator, graph_events
 from threadline.gc_tuning import tune_for_serving
-from threadline.graph import TurnRequest, build_graph
-from threadline.runner import STREAM_MODES, TurnTranslator, graph_events
+from threadline.wires.ui_message_stream import encode_event
 from threadline_testing.turns import turn_request
 
 PROMPT = "count to 200"

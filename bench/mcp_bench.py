@@ -1,7 +1,7 @@
 """MCP tool round trips: p50/p95 of a no-op tool call through each transport, as the graph makes it.
 
 Each call goes through the same LangChain tool object the graph's tools node invokes (McpTool from
-threadline.mcp_client.toolbox), so the figures include threadline's own per-call work: the timeout,
+threadline.mcp.toolbox), so the figures include threadline's own per-call work: the timeout,
 the per-call JWT, the result conversion. The seed's target is under 500 ms per call; on loopback
 it should be a few milliseconds. A benchmark, never a test: run it by hand
 
@@ -27,9 +27,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from threadline.app import create_app
-from threadline.mcp_client.config import McpServerConfig
-from threadline.mcp_tokens import Caller, McpTokens
+from threadline.http.app import create_app
+from threadline.mcp.config import McpServerConfig
+from threadline.mcp.tokens import Caller, McpTokens
 from threadline.settings import Settings
 from threadline_testing.ports import free_port
 

@@ -5,7 +5,7 @@
 One conversation answers `--turns` turns of `--chars`-character messages (demo model, zero delay, no
 HTTP) with threadline's PostgreSQL storage, in a scratch database on DATABASE_URL's server (else the
 local one on 127.0.0.1:5432). "every checkpoint" is LangGraph's default, what threadline stored before;
-"latest only" prunes after each turn as threadline does now (turns.py). Printed at 10, 100 and 1,000
+"latest only" prunes after each turn as threadline does now (answers/turn.py). Printed at 10, 100 and 1,000
 turns: the bytes the conversation's checkpoint rows take (`pg_column_size`, so after PostgreSQL's own
 compression) and those bytes per turn, which stay flat only when storage grows linearly.
 """
@@ -21,11 +21,11 @@ import uuid
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from threadline.demo_model import DemoChatModel
-from threadline.graph import build_graph
-from threadline.persistence import open_storage
-from threadline.runner import TurnTranslator, graph_events
+from threadline.agent.demo_model import DemoChatModel
+from threadline.agent.graph import build_graph
+from threadline.answers.runner import TurnTranslator, graph_events
 from threadline.settings import Settings
+from threadline.storage.database import open_storage
 from threadline_testing.database import fresh_database, thread_footprint
 from threadline_testing.turns import turn_request
 

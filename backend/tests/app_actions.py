@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from threadline.actions import Action, ActionCall, ActionResult, Outcome
+from threadline.agent.actions import Action, ActionCall, ActionResult, Outcome
 
 APPLIED: list[ActionCall] = []
 

@@ -11,8 +11,8 @@ from contextlib import asynccontextmanager, contextmanager
 
 import httpx
 from litestar.testing import AsyncTestClient
-from threadline.app import create_app
-from threadline.http_limits import server_config
+from threadline.http.app import create_app
+from threadline.http.connection_limits import server_config
 from threadline.settings import Settings
 from threadline_testing.ai_sdk import parse_sse
 from threadline_testing.ports import free_port

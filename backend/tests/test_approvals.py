@@ -10,9 +10,9 @@ import pytest
 from helpers import chat, chat_body, last_text, new_conversation_id, running, serving
 from mcp import types
 from threadline.client import Client
-from threadline.identity import COOKIE
-from threadline.mcp_client.config import McpServerConfig
-from threadline.mcp_client.toolbox import needs_approval
+from threadline.http.identity import COOKIE
+from threadline.mcp.config import McpServerConfig
+from threadline.mcp.toolbox import needs_approval
 from threadline.settings import load_settings
 from threadline_testing.ai_sdk import approve_with_chat, parse_sse, read_with_ai
 

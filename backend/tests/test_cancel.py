@@ -17,13 +17,13 @@ from helpers import chat, chat_body, last_text, new_conversation_id, saved_answe
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from threadline.conversation import load, thread_of
-from threadline.demo_model import DemoChatModel
-from threadline.graph import build_graph
-from threadline.history import ui_messages
+from threadline.agent.demo_model import DemoChatModel
+from threadline.agent.graph import build_graph
+from threadline.answers.turn import Stop, Timeouts, Turn
+from threadline.conversations.history import ui_messages
+from threadline.conversations.state import load, thread_of
 from threadline.observability.answers import Observability
 from threadline.observability.trace_store import MemoryTraces
-from threadline.turns import Stop, Timeouts, Turn
 from threadline_testing.ai_sdk import parse_sse
 from threadline_testing.database import thread_footprint
 from threadline_testing.ports import free_port

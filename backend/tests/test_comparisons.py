@@ -11,7 +11,7 @@ import httpx
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, serving, sse_chunks, text_of
 from threadline.client import Client, ThreadlineError
-from threadline.identity import COOKIE
+from threadline.http.identity import COOKIE
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import standins
 from threadline_testing.ai_sdk import parse_sse, read_with_ai

@@ -4,9 +4,9 @@ context limit, the summary is made once and reused, and the history keeps every 
 from __future__ import annotations
 
 from helpers import chat, new_conversation_id, running, text_of
-from threadline.context import SUMMARIZE, THRESHOLD
-from threadline.graph import SUMMARIZING
-from threadline.profiles import Profile
+from threadline.agent.compression import SUMMARIZE, THRESHOLD
+from threadline.agent.graph import SUMMARIZING
+from threadline.agent.profiles import Profile
 from threadline_testing import standins
 
 LIMIT = 4_000

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from threadline import events as ev
-from threadline.conversation import Conversation, clean_message, clean_text, config_of, load, merge_records, record_of
-from threadline.demo_model import DemoChatModel
-from threadline.graph import build_graph
-from threadline.history import ui_messages
-from threadline.runner import TurnTranslator, graph_events
+from threadline.agent.demo_model import DemoChatModel
+from threadline.agent.graph import build_graph
+from threadline.answers import events as ev
+from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.conversations.history import ui_messages
+from threadline.conversations.state import (
+    Conversation,
+    clean_message,
+    clean_text,
+    config_of,
+    load,
+    merge_records,
+    record_of,
+)
 from threadline_testing.turns import turn_request
 
 EARLIER_RECORD = {  # as threadline stored a record before its keys were its own

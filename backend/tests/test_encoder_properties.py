@@ -6,8 +6,8 @@ import json
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from threadline import events as ev
-from threadline.encoders.ui_message_stream import DONE, encode_event
+from threadline.answers import events as ev
+from threadline.wires.ui_message_stream import DONE, encode_event
 from threadline_testing.ai_sdk import read_with_ai
 
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=200)  # any Unicode but lone surrogates

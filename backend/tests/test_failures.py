@@ -6,7 +6,7 @@ import json
 
 import pytest
 from helpers import chat, chat_body, last_text, new_conversation_id, running, text_of
-from threadline.logs import JsonFormatter
+from threadline.observability.logs import JsonFormatter
 from threadline_testing import standins
 from threadline_testing.ai_sdk import parse_sse, read_with_ai
 
@@ -64,7 +64,7 @@ async def test_a_provider_error_before_any_token_is_an_http_error_with_its_code(
         assert "stand-in" not in response.text and "Traceback" not in response.text, "no provider internals"
         messages = await history(client, conversation_id)
     assert messages[0]["parts"] == [{"type": "text", "text": f"fail {status}"}], "the question is kept"
-    [logged] = [record for record in caplog.records if record.name == "threadline.turns"]
+    [logged] = [record for record in caplog.records if record.name == "threadline.answers.turn"]
     line = json.loads(JsonFormatter().format(logged))
     assert line["conversation_id"] == conversation_id and line["error_code"] == code
     assert f"stand-in status {status}" in line["exception"], "the full provider error is in the server log"

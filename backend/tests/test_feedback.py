@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psycopg
 from helpers import chat, new_conversation_id, running, saved_answer
-from threadline.identity import COOKIE
+from threadline.http.identity import COOKIE
 
 
 async def test_an_answer_is_rated_changed_and_cleared_and_every_view_shows_it(make_settings):

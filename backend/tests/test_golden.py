@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 
 import pytest
-from threadline import events as ev
-from threadline.encoders import SEED_004, WIRES
-from threadline.encoders.chat_response_stream import ChatResponseEncoder
-from threadline.encoders.general_chat_stream import GeneralChatEncoder
+from threadline.answers import events as ev
+from threadline.wires import SEED_004, WIRES
+from threadline.wires.seed_001 import GeneralChatEncoder
+from threadline.wires.seed_002 import ChatResponseEncoder
 from threadline_testing.ai_sdk import check_chunks
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import chat, chat_body, last_text, new_conversation_id, running
-from threadline.identity import COOKIE, HEADER
+from threadline.http.identity import COOKIE, HEADER
 
 
 def as_visitor(client, token: str | None) -> None:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, text_of
-from threadline.identity import COOKIE
+from threadline.http.identity import COOKIE
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import standins
 from threadline_testing.ai_sdk import read_with_ai

@@ -8,7 +8,7 @@ import httpx
 import pytest
 import redis
 from helpers import chat_body, running, serving
-from threadline.client_address import ClientAddress
+from threadline.http.client_address import ClientAddress
 
 
 def scope(peer: str, forwarded: str | None = None) -> dict:

@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 from helpers import last_text, serving
-from threadline.identity import COOKIE
+from threadline.http.identity import COOKIE
 from threadline_testing.ai_sdk import seed_004_client
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")

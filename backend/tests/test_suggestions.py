@@ -7,7 +7,7 @@ import json
 import app_actions
 from helpers import chat, last_text, new_conversation_id, running, saved_answer, serving
 from threadline.client import AsyncClient, Client, ThreadlineError
-from threadline.identity import COOKIE
+from threadline.http.identity import COOKIE
 from threadline.settings import load_settings
 from threadline_testing.ai_sdk import read_with_ai
 
@@ -73,7 +73,7 @@ async def test_invalid_suggestions_are_dropped_and_logged_and_a_profile_can_turn
         ],
     }
     # The app configures logging itself (to stderr), replacing pytest's log capture.
-    dropped = [line for line in capfd.readouterr().err.splitlines() if "threadline.suggestions" in line]
+    dropped = [line for line in capfd.readouterr().err.splitlines() if "threadline.agent.suggestions" in line]
     assert len(dropped) == 6, dropped
     assert any("launch_missiles" in message for message in dropped)
     assert any("'nope'" in message for message in dropped)

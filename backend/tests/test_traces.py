@@ -13,8 +13,8 @@ import httpx
 import psycopg
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, serving, sse_chunks
 from prometheus_client.parser import text_string_to_metric_families
-from threadline.identity import COOKIE
-from threadline.logs import ExporterThrottle
+from threadline.http.identity import COOKIE
+from threadline.observability.logs import ExporterThrottle
 from threadline_testing import standins
 from threadline_testing.collectors import start_collector
 
@@ -249,7 +249,7 @@ async def test_spans_reach_an_otlp_collector_under_the_callers_traceparent(make_
     assert model_calls[0].attributes["gen_ai.request.model"] == "demo:demo"
     assert model_calls[0].attributes["gen_ai.usage.input_tokens"] > 0
     assert (
-        tool.attributes["gen_ai.tool.name"] == "calculator" and tool.attributes["threadline.mcp_server"] == "threadline"
+        tool.attributes["gen_ai.tool.name"] == "calculator" and tool.attributes["threadline.mcp.server"] == "threadline"
     )
     assert answer.start_ns <= model_calls[0].start_ns < tool.start_ns < model_calls[1].start_ns <= answer.end_ns
     assert answer.resource["service.name"] == "threadline"
@@ -313,7 +313,7 @@ def test_an_exporter_that_keeps_failing_is_logged_once_per_period():
     exporter = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
     assert [throttle.filter(record(exporter)) for _ in range(3)] == [True, False, False]
     assert throttle.filter(record("langfuse")) and not throttle.filter(record("langfuse"))
-    assert all(throttle.filter(record("threadline.turns")) for _ in range(3)), "our own lines are never dropped"
+    assert all(throttle.filter(record("threadline.answers.turn")) for _ in range(3)), "our own lines are never dropped"
 
 
 async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(database_url):
@@ -321,7 +321,7 @@ async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(dat
     from psycopg_pool import AsyncConnectionPool
     from threadline.observability.trace import ToolCall, Trace
     from threadline.observability.trace_store import PostgresTraces
-    from threadline.persistence import migrate
+    from threadline.storage.database import migrate
 
     at = "2026-01-01T00:00:00Z"
     nul = ToolCall(at=at, offset_ms=1, tool_call_id="c1", tool="calculator", arguments={"x": "a\x00b"})

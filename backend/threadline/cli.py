@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import partial
 from types import FrameType
 
-from threadline.logs import configure as configure_logging
+from threadline.observability.logs import configure as configure_logging
 from threadline.settings import SettingsError, load_settings
 
 
@@ -52,9 +52,9 @@ def serve() -> int:
     except SettingsError as error:
         print(f"threadline: {error}", file=sys.stderr)
         return 2
-    from threadline.app import create_app
     from threadline.gc_tuning import tune_for_serving
-    from threadline.http_limits import server_config
+    from threadline.http.app import create_app
+    from threadline.http.connection_limits import server_config
 
     configure_logging(settings.log_level, settings.log_format)
     app = create_app(settings)
@@ -71,7 +71,7 @@ def serve() -> int:
         # On SIGTERM: no new connections, running answers get this long to finish, then they are stopped
         # the normal way (their partials saved) as the app shuts down.
         timeout_graceful_shutdown=settings.shutdown_grace,
-    )  # uvicorn logs through threadline.logs too
+    )  # uvicorn logs through threadline.observability.logs too
     # uvicorn shuts down on Ctrl+C and says so, then hands the signal back to Python: no traceback after that.
     with contextlib.suppress(KeyboardInterrupt):
         stoppable_server()(config).run()
@@ -79,7 +79,7 @@ def serve() -> int:
 
 
 def mcp_token(client_id: str | None, conversation_id: str | None, ttl: float) -> int:
-    from threadline.mcp_tokens import Caller, tokens_for
+    from threadline.mcp.tokens import Caller, tokens_for
 
     try:  # only the secrets matter here, so a missing model key must not stop it
         settings = load_settings({**os.environ, "CHAT_MODEL_PROVIDER": "demo"})
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         return serve()
     if args.command == "chat":
-        from threadline.chat_cli import run
+        from threadline.client.chat_cli import run
 
         return run(args.url, args.conversation, args.token)
     return 2

@@ -1,4 +1,4 @@
-"""Refusals the services raise without knowing about HTTP; errors.py answers each with its status and code."""
+"""Refusals the services raise without knowing about HTTP; http/errors.py answers each with its status and code."""
 
 from __future__ import annotations
 

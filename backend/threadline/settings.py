@@ -10,8 +10,8 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from threadline.mcp_client.config import DEFAULT_SERVERS, McpConfigError, McpServerConfig, parse_servers
-from threadline.profiles import Profile, ProfileError, parse_profiles
+from threadline.agent.profiles import Profile, ProfileError, parse_profiles
+from threadline.mcp.config import DEFAULT_SERVERS, McpConfigError, McpServerConfig, parse_servers
 
 PROVIDERS = ("gemini", "openai", "demo")
 MEMORY_BACKENDS = ("postgres", "memory")
@@ -66,9 +66,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     resumable: bool = True  # CHAT_RESUMABLE: record running answers so a reload can resume them
     multitask_strategy: str = "reject"  # CHAT_MULTITASK_STRATEGY: a message sent while an answer runs
     on_disconnect: str = "cancel"  # CHAT_ON_DISCONNECT: a closed connection stops the answer, or it goes on
-    ab_profiles: tuple[str, ...] = ()  # CHAT_AB_PROFILES: every new message answered by these two (comparisons.py)
+    ab_profiles: tuple[
+        str, ...
+    ] = ()  # CHAT_AB_PROFILES: every new message answered by these two (conversations/comparisons.py)
     admin_token: str | None = None  # CHAT_ADMIN_TOKEN: what an operator sends to read the A/B results
-    actions: tuple[str, ...] = ()  # CHAT_ACTIONS: the application's actions, as `module:attribute` (actions.py)
+    actions: tuple[str, ...] = ()  # CHAT_ACTIONS: the application's actions, as `module:attribute` (agent/actions.py)
     tool_output_preview: int = 2_000
     otlp_traces_endpoint: str | None = None
     langfuse_public_key: str | None = None

@@ -12,7 +12,7 @@ body); "break after N" streams N words and then drops the connection; "stall aft
 and then sends nothing more; "stall in tool" starts a calculator call and then sends nothing more;
 "flaky" fails with HTTP 500 three times (more than the client library retries) and then answers;
 "call a missing tool" and "call with broken arguments" make the model's mistakes (OpenAI stand-in).
-Asked for suggestions (suggestions.py), they answer SUGGESTED, valid and invalid ones mixed.
+Asked for suggestions (agent/suggestions.py), they answer SUGGESTED, valid and invalid ones mixed.
 A model that thinks (Anthropic or Gemini asked to, an OpenAI-compatible model named "…reasoner") says
 THOUGHT first, in the provider's own reasoning format.
 """
@@ -29,7 +29,7 @@ from typing import Any
 import uvicorn
 from litestar import Litestar, Request, Response, post
 from litestar.response import Stream
-from threadline.suggestions import REQUEST_HEADER
+from threadline.agent.suggestions import REQUEST_HEADER
 
 from threadline_testing.ports import free_port
 

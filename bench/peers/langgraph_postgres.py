@@ -22,7 +22,7 @@ from litestar import Litestar, Request, get, post
 from litestar.response import Stream
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
-from threadline.demo_model import DemoChatModel
+from threadline.agent.demo_model import DemoChatModel
 
 MODEL = DemoChatModel(token_delay=float(os.environ.get("DELAY_MS", "0")) / 1000)
 STATE: dict[str, Any] = {}

@@ -1,7 +1,7 @@
 """Everything that watches answers, started once per process: stored traces, metrics, the log line,
 OpenTelemetry and Langfuse.
 
-Each answer gets an `AnswerWatch` when it is created (turns.py feeds it the answer's events) and hands
+Each answer gets an `AnswerWatch` when it is created (answers/turn.py feeds it the answer's events) and hands
 it back when it has ended; only then is anything written or exported, after the client has its last
 byte, so watching costs the answer nothing before its first token.
 """

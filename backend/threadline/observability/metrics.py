@@ -1,4 +1,4 @@
-"""Prometheus metrics of the answers, served at /metrics (app.py, with Litestar's PrometheusController).
+"""Prometheus metrics of the answers, served at /metrics (http/app.py, with Litestar's PrometheusController).
 
 Each process counts its own answers: with several processes, scrape each one (or set
 PROMETHEUS_MULTIPROC_DIR, which the controller then aggregates). Labels take only bounded values:

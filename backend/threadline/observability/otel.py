@@ -93,7 +93,7 @@ class AnswerSpans:
                     "gen_ai.tool.call.id": step.tool_call_id,
                 }
                 if step.server:
-                    tool_attributes["threadline.mcp_server"] = step.server
+                    tool_attributes["threadline.mcp.server"] = step.server
                 error = None if step.error is None else str(step.error)
                 self._child(
                     inside, f"execute_tool {step.tool}", SpanKind.INTERNAL, at, step.duration_ms, tool_attributes, error

@@ -16,9 +16,9 @@ from typing import Any, Literal
 import msgspec
 from langchain_core.messages import AIMessage, BaseMessage
 
-from threadline import events as ev
-from threadline.conversation import split_content
-from threadline.feedback import Feedback
+from threadline.answers import events as ev
+from threadline.conversations.feedback import Feedback
+from threadline.conversations.state import split_content
 
 MAX_TEXT = 4_000
 Status = Literal["running", "completed", "cancelled", "error", "timeout"]

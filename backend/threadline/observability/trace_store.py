@@ -20,7 +20,7 @@ import msgspec
 from psycopg.types.json import Jsonb
 
 from threadline.observability.trace import Trace, TraceRecorder
-from threadline.postgres_saver import Pool
+from threadline.storage.saver import Pool
 
 log = logging.getLogger("threadline.traces")
 

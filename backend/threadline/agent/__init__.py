@@ -1,0 +1,19 @@
+"""What answers: the built-in LangGraph graph and everything it decides with.
+
+`graph` is the conversation graph; `models` and `profiles` choose the chat model (`demo_model` works
+offline); `approvals` pauses tool calls for a person, `compression` shortens what the model sees of a
+long conversation, `suggestions` and `actions` offer next steps, and `tool_inputs` checks a tool call
+before it runs.
+"""
+
+__all__ = [
+    "actions",
+    "approvals",
+    "compression",
+    "demo_model",
+    "graph",
+    "models",
+    "profiles",
+    "suggestions",
+    "tool_inputs",
+]

@@ -1,0 +1,290 @@
+"""Which answers are running, so a visitor streams one at a time and a stop request reaches its answer.
+
+In one process a dict is enough. With PostgreSQL every process records its running answers in the
+`active_turns` table (a unique index keeps one per client across processes), and a stop request for
+an answer running elsewhere travels as a NOTIFY on `threadline_cancel` to the process that runs it.
+If the database is down, each process still enforces and cancels what it runs itself.
+
+A row names the database session of the process that runs the answer (its LISTEN connection). When
+that process dies, even by `kill -9`, PostgreSQL ends the session, so the row is known to be stale at
+once: it is cleared, and the conversation's unfinished turn is closed and marked interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+import psycopg
+from psycopg.rows import DictRow
+
+from threadline.answers.recordings import RESUME_CHANNEL
+from threadline.answers.turn import Stop, Turn
+from threadline.conversations.state import branches_of
+from threadline.refusals import Refused, busy
+from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth
+from threadline.storage.saver import Pool
+
+log = logging.getLogger("threadline.answers.active")
+
+CHANNEL = "threadline_cancel"
+SESSION = "pid::text || '@' || extract(epoch FROM backend_start)::text"  # a session, even when its pid is reused
+# A row is stale when the session that wrote it is gone, or, for a row written before this process had
+# its session, when it is older than any answer may run.
+STALE = (
+    f"(session IS NULL AND started_at < now() - make_interval(secs => %(stale_after)s)) OR "
+    f"(session IS NOT NULL AND NOT EXISTS "
+    f"(SELECT 1 FROM pg_stat_activity WHERE {SESSION} = active_turns.session))"
+)
+
+
+class ActiveTurns:
+    def __init__(
+        self,
+        pool: Pool | None,
+        database_url: str | None,
+        health: DatabaseHealth,
+        stale_after: float,
+        recover: Callable[[str, str], Awaitable[None]],
+    ) -> None:
+        """`recover(thread_id, why)` closes the unfinished turn of an answer whose process died."""
+        self.pool = pool
+        self.health = health
+        self.database_url = database_url
+        self.stale_after = stale_after
+        self.recover = recover
+        self.by_thread: dict[str, Turn] = {}
+        self.by_client: dict[str, Turn] = {}
+        self.recorded: dict[Turn, datetime] = {}  # each running answer's row, by when it was written
+        self.tasks: dict[str, asyncio.Task[None]] = {}  # each answer's task, until it has also pruned its checkpoints
+        self.session: str | None = None  # the LISTEN connection's session: it lives as long as this process
+        # Called with a thread whose running answer a reader in another process wants (answers/recordings.py).
+        self.on_resume: Callable[[str], None] | None = None
+
+    async def begin(
+        self, turn: Turn, touch: Callable[[], Awaitable[bool]], discard: Callable[[], Awaitable[object]]
+    ) -> None:
+        """Register the answer and start it once `touch()` has recorded the turn in its conversation.
+
+        Refused (409) when the client already has an answer running, and whatever `touch` refuses.
+        Recording the conversation and the running answer are separate writes, made at once; when the
+        answer is refused, a conversation the touch created is removed again with `discard()`.
+        """
+        if turn.client_id in self.by_client or turn.thread_id in self.by_thread:
+            raise busy()
+        self.by_thread[turn.thread_id] = turn
+        self.by_client[turn.client_id] = turn
+        steps: list[Awaitable[Any]] = [touch()]
+        if self.pool is not None and not self.health.down:
+            steps.append(self._record(turn))
+        created, *recorded = await asyncio.gather(*steps, return_exceptions=True)
+        failure = next((outcome for outcome in (created, *recorded) if isinstance(outcome, BaseException)), None)
+        if failure is not None:
+            await self._end(turn)  # forget it, and its row if one was written
+            if created is True:
+                await discard()
+            raise failure
+        task = turn.start(self._end)
+        self.tasks[turn.thread_id] = task
+        task.add_done_callback(partial(self._forget_task, turn.thread_id))
+
+    def begin_branch(self, turn: Turn) -> None:
+        """Start the second answer of an A/B comparison beside the visitor's first, which was begun (and
+        recorded) as usual: it is stopped with its conversation's answer and at shutdown, in this process."""
+        self.by_thread[turn.thread_id] = turn
+        task = turn.start(self._end)
+        self.tasks[turn.thread_id] = task
+        task.add_done_callback(partial(self._forget_task, turn.thread_id))
+
+    def _forget_task(self, thread_id: str, task: asyncio.Task[None]) -> None:
+        if self.tasks.get(thread_id) is task:
+            del self.tasks[thread_id]
+
+    async def _record(self, turn: Turn) -> None:
+        insert = (
+            "INSERT INTO active_turns (thread_id, client_id, session, answer_id) VALUES (%s, %s, %s, %s) "
+            "RETURNING started_at"
+        )
+        params = (turn.thread_id, turn.client_id, self.session, turn.request["assistant_message_id"])
+        assert self.pool is not None, "recorded only with a database"
+        try:
+            async with self.pool.connection() as conn:
+                try:
+                    cursor = await conn.execute(insert, params)
+                except psycopg.errors.UniqueViolation:
+                    # Only now look for rows left behind: one statement less per answer. Then insert again
+                    # whatever they found: the ended answer's own removal may have taken its row meanwhile,
+                    # and a row that is really there refuses the second insert too.
+                    await self._clear_ended_here(conn, turn) or await self.clear_stale(conn)
+                    cursor = await conn.execute(insert, params)
+                row = await cursor.fetchone()
+                assert row is not None, "INSERT … RETURNING returns the row"
+                self.recorded[turn] = row["started_at"]
+        except psycopg.errors.UniqueViolation:
+            raise busy() from None
+        except CONNECTION_ERRORS as exc:  # PoolTimeout is an OperationalError
+            self.health.failed("recording a running answer", exc, conversation_id=turn.conversation_id)
+
+    async def _clear_ended_here(self, conn: psycopg.AsyncConnection[DictRow], turn: Turn) -> int:
+        """Remove this client's rows of answers this process ran and has ended, whose own removal is still on
+        its way: the next message right after an answer must not be refused."""
+        if self.session is None:
+            return 0
+        running = [thread_id for thread_id, other in self.by_thread.items() if other is not turn]
+        cursor = await conn.execute(
+            "DELETE FROM active_turns WHERE client_id = %s AND session = %s AND NOT thread_id = ANY(%s)",
+            (turn.client_id, self.session, running),
+        )
+        return cursor.rowcount
+
+    async def clear_stale(self, conn: psycopg.AsyncConnection[DictRow]) -> int:
+        """Remove the rows of answers whose process is gone and close their turns; how many there were."""
+        cursor = await conn.execute(
+            f"DELETE FROM active_turns WHERE {STALE} RETURNING thread_id", {"stale_after": self.stale_after}
+        )
+        stale = [row["thread_id"] for row in await cursor.fetchall()]
+        for thread_id in stale:
+            log.warning("an answer's server process died mid-answer; closing its turn", extra={"thread_id": thread_id})
+            try:
+                await self.recover(thread_id, "server-stopped")
+            except Exception:
+                log.exception("could not close the turn of an answer whose process died")
+        return len(stale)
+
+    async def runs_in_a_live_process(self, conn: psycopg.AsyncConnection[DictRow], thread_id: str) -> bool:
+        """Whether an answer of this conversation runs in a process that is alive. A row a dead process left
+        is cleared first, and its turn closed, so a reader never waits for an answer nobody runs."""
+        await self.clear_stale(conn)
+        cursor = await conn.execute("SELECT 1 FROM active_turns WHERE thread_id = %s", (thread_id,))
+        return await cursor.fetchone() is not None
+
+    async def _end(self, turn: Turn) -> None:
+        if self.by_thread.get(turn.thread_id) is turn:
+            del self.by_thread[turn.thread_id]
+        if self.by_client.get(turn.client_id) is turn:
+            del self.by_client[turn.client_id]
+        if (started_at := self.recorded.pop(turn, None)) is not None and self.pool is not None:
+            try:  # this answer's row only: the next answer in the conversation may have written its own
+                async with self.pool.connection() as conn:
+                    await conn.execute(
+                        "DELETE FROM active_turns WHERE thread_id = %s AND started_at = %s",
+                        (turn.thread_id, started_at),
+                    )
+            except CONNECTION_ERRORS as exc:
+                log.warning("could not clear a finished answer (%s); it is cleared when this process ends", exc)
+
+    async def cancel(self, thread_id: str, client_id: str) -> bool:
+        """Stop the client's running answer in this conversation and wait until it is saved; False if none runs.
+
+        Refused (503) when the answer runs in another process that did not confirm the stop in time.
+        """
+        branches = [
+            turn
+            for key, turn in self.by_thread.items()
+            if key.startswith(branches_of(thread_id)) and turn.client_id == client_id
+        ]
+        for branch in branches:
+            branch.stop(Stop.CANCELLED)
+        await asyncio.gather(*(branch.finished() for branch in branches))
+        turn = self.by_thread.get(thread_id)
+        if turn is not None and turn.client_id == client_id:
+            turn.stop(Stop.CANCELLED)
+            await turn.finished()
+            return True
+        if branches:
+            return True
+        if (task := self.tasks.get(thread_id)) is not None:  # an answer that ended and is still tidying up
+            await asyncio.gather(asyncio.shield(task), return_exceptions=True)
+        if self.pool is None or self.health.down:
+            return False
+        return await self._cancel_elsewhere(thread_id, client_id)
+
+    async def running_answer(self, client_id: str) -> tuple[str, str] | None:
+        """The conversation (thread) where the client's answer runs, in this process or another, and that
+        answer's message id; None if none runs."""
+        if (turn := self.by_client.get(client_id)) is not None:
+            return turn.thread_id, turn.request["assistant_message_id"]
+        if self.pool is None or self.health.down:
+            return None
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT thread_id, answer_id FROM active_turns WHERE client_id = %s LIMIT 1", (client_id,)
+            )
+            row = await cursor.fetchone()
+        return None if row is None else (str(row["thread_id"]), str(row["answer_id"] or ""))
+
+    async def wait_until_idle(self, thread_id: str, client_id: str, wait: float) -> None:
+        """Wait until no answer runs in this conversation, in this process or another (at most `wait` s)."""
+        if (turn := self.by_thread.get(thread_id)) is not None and turn.client_id == client_id:
+            with contextlib.suppress(TimeoutError):  # still running: the new answer is refused as busy
+                await asyncio.wait_for(turn.finished(), wait)
+        if (task := self.tasks.get(thread_id)) is not None:
+            await asyncio.gather(asyncio.shield(task), return_exceptions=True)
+        if self.pool is None or self.health.down:
+            return
+        deadline = asyncio.get_running_loop().time() + wait
+        query = "SELECT 1 FROM active_turns WHERE thread_id = %s AND client_id = %s"
+        while asyncio.get_running_loop().time() < deadline:
+            async with self.pool.connection() as conn:
+                if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
+                    return
+            await asyncio.sleep(0.1)
+
+    async def _cancel_elsewhere(self, thread_id: str, client_id: str, wait: float = 10.0) -> bool:
+        assert self.pool is not None, "other processes are reached through the database"
+        query = "SELECT 1 FROM active_turns WHERE thread_id = %s AND client_id = %s"
+        async with self.pool.connection() as conn:
+            if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
+                return False
+            await self.clear_stale(conn)
+            if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
+                return False  # its process had died: nothing was running
+            await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, thread_id))
+        deadline = asyncio.get_running_loop().time() + wait
+        while asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+            async with self.pool.connection() as conn:
+                if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
+                    return True
+        raise Refused(
+            503, "STOP_UNCONFIRMED", "The server running this answer did not confirm the stop. Please try again."
+        )
+
+    async def stop_all(self) -> None:
+        """At shutdown: end every running answer the way a stop does, and wait until each is saved."""
+        for turn in list(self.by_thread.values()):
+            turn.stop(Stop.SHUTDOWN)
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+
+    async def listen(self) -> None:
+        """Hold this process's session, clear what dead processes left, and stop answers another process was
+        asked to stop; reconnects when the database returns."""
+        assert self.pool is not None and self.database_url is not None, "listening needs the database"
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(self.database_url, autocommit=True) as conn:
+                    cursor = await conn.execute(f"SELECT {SESSION} FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+                    self.session = str((await cursor.fetchone() or ("",))[0]) or None
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    await conn.execute(f"LISTEN {RESUME_CHANNEL}")
+                    async with self.pool.connection() as pooled:
+                        if self.recorded:  # answers recorded under a session that ended with the old connection
+                            await pooled.execute(
+                                "UPDATE active_turns SET session = %s WHERE thread_id = ANY(%s)",
+                                (self.session, [turn.thread_id for turn in self.recorded]),
+                            )
+                        await self.clear_stale(pooled)
+                    async for notice in conn.notifies():
+                        if notice.channel == RESUME_CHANNEL:
+                            if self.on_resume is not None:
+                                self.on_resume(notice.payload)
+                        elif (turn := self.by_thread.get(notice.payload)) is not None:
+                            turn.stop(Stop.CANCELLED)
+            except (psycopg.Error, OSError) as exc:
+                log.debug("cancel listener reconnecting: %s", exc)
+                await asyncio.sleep(1.0)

@@ -1,0 +1,206 @@
+"""The canonical event stream of one answer: what the graph run yields and every wire encoder reads.
+
+Tags and field names follow the AI SDK UI Message Stream where a chunk of that protocol exists, so
+the richest wire can encode most events as they are; nothing here knows LangGraph or a wire format.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import msgspec
+
+
+class Event(msgspec.Struct, tag_field="type", rename="camel", omit_defaults=True, frozen=True):
+    """Base of the tagged union; `type` on the wire comes from each subclass's tag."""
+
+
+class Start(Event, tag="start", frozen=True):
+    message_id: str
+    conversation_id: str
+    model: str
+    created_at: str
+    trace_id: str = ""
+    profile: str = ""  # the model profile's id
+    comparison_id: str = ""  # one of an A/B comparison's two answers (conversations/comparisons.py)
+
+
+class StepStart(Event, tag="start-step", frozen=True):
+    pass
+
+
+class StepFinish(Event, tag="finish-step", frozen=True):
+    pass
+
+
+class TextStart(Event, tag="text-start", frozen=True):
+    id: str
+
+
+class TextDelta(Event, tag="text-delta", frozen=True):
+    id: str
+    delta: str
+
+
+class TextEnd(Event, tag="text-end", frozen=True):
+    id: str
+
+
+class ReasoningStart(Event, tag="reasoning-start", frozen=True):
+    id: str
+
+
+class ReasoningDelta(Event, tag="reasoning-delta", frozen=True):
+    id: str
+    delta: str
+
+
+class ReasoningEnd(Event, tag="reasoning-end", frozen=True):
+    id: str
+
+
+class ToolInputStart(Event, tag="tool-input-start", frozen=True):
+    tool_call_id: str
+    tool_name: str
+    title: str = ""  # the MCP tool's title, when it has one
+
+
+class ToolInputDelta(Event, tag="tool-input-delta", frozen=True):
+    tool_call_id: str
+    input_text_delta: str
+
+
+class ToolInputAvailable(Event, tag="tool-input-available", frozen=True):
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    title: str = ""
+
+
+class ToolInputError(Event, tag="tool-input-error", frozen=True):
+    """The model called a tool that does not exist, or with input that is not valid for it."""
+
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    error_text: str
+
+
+class ToolOutput(Event, tag="tool-output-available", frozen=True):
+    tool_call_id: str
+    output: Any
+    duration_ms: float | None = None  # how long the call ran, when known (seed 002's tool_end)
+
+
+class ToolOutputError(Event, tag="tool-output-error", frozen=True):
+    tool_call_id: str
+    error_text: str
+    duration_ms: float | None = None
+
+
+class ToolOutputDenied(ToolOutputError, tag="tool-output-denied", frozen=True):
+    """The person declined the call, so it never ran; a wire with no word for that shows it as an error."""
+
+
+class ToolApprovalRequest(Event, tag="tool-approval-request", frozen=True):
+    """The call waits for the person's approval: the answer ends here, and resumes when they respond."""
+
+    approval_id: str
+    tool_call_id: str
+
+
+class MessageMetadata(Event, tag="message-metadata", frozen=True):
+    """Metadata that changes while the answer streams: the tokens used so far, after each model call."""
+
+    usage: Usage
+
+
+class ToolProgress(Event, tag="tool-progress", frozen=True):
+    tool_call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class Status(Event, tag="status", frozen=True):
+    text: str
+
+
+class Warning(Event, tag="warning", frozen=True):  # noqa: A001 - the event's name on every wire
+    code: str
+    message: str
+
+
+class SuggestedValue(msgspec.Struct, frozen=True):
+    """A reply the person might send next: `label` on the chip, `value` the message it sends."""
+
+    label: str
+    value: str
+
+
+class SuggestedAction(msgspec.Struct, frozen=True):
+    """A button: a registered action (agent/actions.py) run by the page (`client`) or by POST /api/actions
+    (`server`)."""
+
+    label: str
+    action: str
+    handler: Literal["client", "server"]
+    style: Literal["primary", "secondary", "warning"] = "secondary"
+    data: dict[str, Any] | None = None
+
+
+class Suggestions(Event, tag="suggestions", frozen=True):
+    """What the answer suggests doing next; sent once, after its text, and kept with the answer."""
+
+    values: tuple[SuggestedValue, ...] = ()
+    actions: tuple[SuggestedAction, ...] = ()
+
+
+class Usage(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+
+class Finish(Event, tag="finish", frozen=True):
+    finish_reason: str
+    finished_at: str
+    usage: Usage = Usage()
+    interrupted: str | None = None  # why the answer stopped early: cancelled, client-disconnected
+    trace_id: str = ""  # where GET /api/trace/{id} finds what this answer did
+
+
+class Error(Event, tag="error", frozen=True):
+    code: str
+    message: str
+    retryable: bool = False
+
+
+AnyEvent = (
+    Start
+    | StepStart
+    | StepFinish
+    | TextStart
+    | TextDelta
+    | TextEnd
+    | ReasoningStart
+    | ReasoningDelta
+    | ReasoningEnd
+    | ToolInputStart
+    | ToolInputDelta
+    | ToolInputAvailable
+    | ToolOutput
+    | ToolOutputError
+    | ToolProgress
+    | Status
+    | Warning
+    | Suggestions
+    | Finish
+    | Error
+)
+
+
+def timestamp() -> str:
+    """Now in UTC as the ISO 8601 string JavaScript's Date parses and produces (millisecond precision)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

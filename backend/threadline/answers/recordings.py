@@ -1,0 +1,235 @@
+"""Resumable streams: each running answer's events are kept, so a reader that comes later (a reloaded
+page, a second device, another process) replays its UI Message Stream from the first chunk and follows it.
+
+Keeping costs a list append per event: nothing is encoded or written unless a reader asks. A reader in
+the process that runs the answer follows it in memory. A reader in another process asks for it with a
+NOTIFY on `threadline_resume`; the process running the answer then writes it to PostgreSQL
+(`stream_chunks`), every FLUSH_EVERY seconds, all answers asked for in one statement, and the reader polls
+for rows. Rows are deleted KEEP_AFTER_END seconds after their answer ended. With the in-memory backend
+there is no table, and only this process can resume its answers.
+
+A reader of another process's answer looks every ALIVE_EVERY seconds of silence whether that process is
+still alive (answers/active.py knows). When it died mid-answer, `kill -9` included, the replay ends with
+the partial and a finish marked `server-stopped`, as the answer's closed turn is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import psycopg
+from psycopg.rows import DictRow
+
+from threadline.answers import events as ev
+from threadline.storage.fallback import CONNECTION_ERRORS
+from threadline.storage.saver import Pool
+from threadline.wires.ui_message_stream import DONE, encode_event
+
+log = logging.getLogger("threadline.answers.recordings")
+
+FLUSH_EVERY = 0.1  # seconds between writes of what a running answer added
+POLL_EVERY = 0.1  # seconds between reads of another process's recording
+KEEP_AFTER_END = 30.0  # seconds a finished recording stays for readers still replaying it
+START_WAIT = 2.0  # seconds to wait for the process running an answer to start writing it out
+RESUME_CHANNEL = "threadline_resume"  # NOTIFY: please write out this thread's running answer
+STALE_AFTER = 3600.0  # seconds after which rows an ended process left behind are removed
+ALIVE_EVERY = 1.0  # seconds of silence after which a reader looks whether the answer's process still runs it
+LiveCheck = Callable[[psycopg.AsyncConnection[DictRow], str], Awaitable[bool]]
+
+
+class Recording:
+    """One answer's events as they were sent, encoded only for a reader."""
+
+    def __init__(self, recordings: Recordings, thread_id: str, message_id: str) -> None:
+        self.recordings = recordings
+        self.thread_id = thread_id
+        self.message_id = message_id
+        self.events: list[ev.Event] = []
+        self.ended = False
+        self.shared = False  # a reader in another process asked for it: written to the table
+        self._changed = asyncio.Event()
+        self.written = 0  # how many events are in the table
+
+    def add(self, event: ev.Event) -> None:
+        if not self.events:  # the answer started: readers can find it now
+            self.recordings.running[self.thread_id] = self
+        self.events.append(event)
+        self._changed.set()
+        if self.shared:
+            self.recordings.changed(self)
+
+    def end(self) -> None:
+        self.ended = True
+        self._changed.set()
+        if self.recordings.running.get(self.thread_id) is self:
+            del self.recordings.running[self.thread_id]
+        if self.shared:
+            self.recordings.changed(self)
+
+    def encoded(self, start: int, stop: int) -> bytes:
+        """The stream's bytes for events[start:stop], and its end once the answer has ended."""
+        data = b"".join([encode_event(event) for event in self.events[start:stop]])
+        return data + DONE if self.ended and stop == len(self.events) else data
+
+    async def follow(self) -> AsyncIterator[bytes]:
+        """Everything recorded so far, then each new batch until the answer ends."""
+        sent = 0
+        while True:
+            ended, known = self.ended, len(self.events)
+            if sent < known or ended:
+                yield self.encoded(sent, known)
+                sent = known
+                if ended:
+                    return
+            else:
+                self._changed.clear()
+                await self._changed.wait()
+
+
+class Recordings:
+    """The recordings of this process's running answers, and the way to read any process's.
+
+    One writer per process: every FLUSH_EVERY seconds, what the answers asked for added goes to the table in
+    one multi-row INSERT, so the writes do not grow with the number of answers streaming at once."""
+
+    def __init__(self, pool: Pool | None, runs_in_a_live_process: LiveCheck) -> None:
+        """`runs_in_a_live_process(conn, thread_id)`: whether an answer of the thread runs in a live process."""
+        self.pool = pool
+        self.runs_in_a_live_process = runs_in_a_live_process
+        self.running: dict[str, Recording] = {}  # by thread
+        self.unwritten: set[Recording] = set()
+        self.finished: list[tuple[float, str, str]] = []  # (when, thread, message) of written-out recordings
+        self.tasks: set[asyncio.Task[None]] = set()
+        self._writer: asyncio.Task[None] | None = None
+
+    def start(self, thread_id: str, message_id: str) -> Recording:
+        """A recording for an answer about to start; readers find it once it has its first chunk."""
+        return Recording(self, thread_id, message_id)
+
+    def share(self, thread_id: str) -> None:
+        """A reader in another process asked for this conversation's running answer: write it out."""
+        if (recording := self.running.get(thread_id)) is not None and not recording.shared:
+            recording.shared = True
+            self.changed(recording)
+
+    def changed(self, recording: Recording) -> None:
+        if self.pool is None:
+            return
+        self.unwritten.add(recording)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_while_needed())
+            self.tasks.add(self._writer)
+            self._writer.add_done_callback(self.tasks.discard)
+
+    async def _write_while_needed(self) -> None:
+        while self.unwritten or self.finished:
+            await asyncio.sleep(FLUSH_EVERY)
+            try:
+                await self._write()
+            except CONNECTION_ERRORS as exc:
+                log.warning("could not record streams for resuming (%s); they resume in this process only", exc)
+
+    async def _write(self) -> None:
+        assert self.pool is not None, "written only with a database"
+        rows = []
+        for recording in self.unwritten:
+            known = len(recording.events)
+            if known > recording.written or recording.ended:
+                data = recording.encoded(recording.written, known)
+                rows.append((recording.thread_id, recording.message_id, recording.written, data, recording.ended))
+                recording.written = known
+            if recording.ended:
+                self.finished.append((time.monotonic(), recording.thread_id, recording.message_id))
+        self.unwritten.clear()
+        now = time.monotonic()
+        expired = [(thread, message) for when, thread, message in self.finished if now - when > KEEP_AFTER_END]
+        self.finished = [entry for entry in self.finished if now - entry[0] <= KEEP_AFTER_END]
+        if not rows and not expired:
+            return
+        async with self.pool.connection() as conn:
+            if rows:
+                async with conn.cursor() as cursor:
+                    await cursor.executemany(
+                        "INSERT INTO stream_chunks (thread_id, message_id, seq, data, ended) "
+                        "VALUES (%s, %s, %s, %s, %s)",
+                        rows,
+                    )
+            if expired:  # and rows an ended process left behind
+                await conn.execute(
+                    "DELETE FROM stream_chunks WHERE (thread_id, message_id) IN "
+                    "(SELECT * FROM unnest(%s::text[], %s::text[])) OR created_at < now() - make_interval(secs => %s)",
+                    ([thread for thread, _ in expired], [message for _, message in expired], STALE_AFTER),
+                )
+
+    async def resume(self, thread_id: str) -> AsyncIterator[bytes] | None:
+        """The answer running in this conversation, from its first chunk; None when none is running."""
+        if (recording := self.running.get(thread_id)) is not None:
+            return recording.follow()
+        if self.pool is None:
+            return None
+        async with self.pool.connection() as conn:
+            # Running in another live process? Ask it to write the answer out (rows appear within FLUSH_EVERY).
+            if not await self.runs_in_a_live_process(conn, thread_id):
+                return None
+            await conn.execute("SELECT pg_notify(%s, %s)", (RESUME_CHANNEL, thread_id))
+        for _ in range(int(START_WAIT / POLL_EVERY)):
+            await asyncio.sleep(POLL_EVERY)
+            async with self.pool.connection() as conn:
+                cursor = await conn.execute(
+                    "SELECT message_id, bool_or(ended) AS ended FROM stream_chunks WHERE thread_id = %s "
+                    "GROUP BY message_id ORDER BY max(created_at) DESC LIMIT 1",
+                    (thread_id,),
+                )
+                row = await cursor.fetchone()
+            if row is not None and not row["ended"]:
+                return self._poll(thread_id, row["message_id"])
+        return None
+
+    async def _poll(self, thread_id: str, message_id: str) -> AsyncIterator[bytes]:
+        """Another process's recording: its rows so far, then new ones as they are written; ended for it when
+        that process is gone (after one more read, for what it wrote just before its answer ended)."""
+        assert self.pool is not None, "polled only with a database"
+        seq, quiet, gone, sent = -1, 0.0, False, list[bytes]()
+        while True:
+            async with self.pool.connection() as conn:
+                cursor = await conn.execute(
+                    "SELECT seq, data, ended FROM stream_chunks WHERE thread_id = %s AND message_id = %s AND seq > %s "
+                    "ORDER BY seq",
+                    (thread_id, message_id, seq),
+                )
+                rows = await cursor.fetchall()
+                quiet = 0.0 if rows else quiet + POLL_EVERY
+                if quiet >= ALIVE_EVERY:
+                    quiet = 0.0
+                    if gone:
+                        yield ending(sent)
+                        return
+                    gone = not await self.runs_in_a_live_process(conn, thread_id)
+            for row in rows:
+                seq = row["seq"]
+                sent.append(bytes(row["data"]))
+                yield sent[-1]
+                if row["ended"]:
+                    return
+            await asyncio.sleep(POLL_EVERY)
+
+
+def ending(sent: list[bytes]) -> bytes:
+    """The end of a replayed stream whose answer's process died: its open text and reasoning parts closed,
+    and a finish marked `server-stopped`, as the answer's closed turn is stored."""
+    open_parts: dict[str, ev.Event] = {}
+    for line in b"".join(sent).split(b"\n\n"):
+        if not line.startswith(b"data: {"):
+            continue
+        chunk = json.loads(line.removeprefix(b"data: "))
+        kind, part_id = chunk.get("type"), chunk.get("id", "")
+        if kind in ("text-start", "reasoning-start"):
+            open_parts[part_id] = ev.TextEnd(id=part_id) if kind == "text-start" else ev.ReasoningEnd(id=part_id)
+        elif kind in ("text-end", "reasoning-end"):
+            open_parts.pop(part_id, None)
+    finish = ev.Finish(finish_reason="other", finished_at=ev.timestamp(), interrupted="server-stopped")
+    return b"".join(encode_event(event) for event in [*open_parts.values(), finish]) + DONE

@@ -1,0 +1,457 @@
+"""One answer in flight, owned by a task of its own rather than by the HTTP response that carries it.
+
+A closed tab, a stop request from anywhere, a timeout or a model failure all end the answer the same
+way: open parts are closed, unfinished tool calls get an error result, and what was already shown is
+saved to the conversation, marked as interrupted. The response only reads the events from a queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+import msgspec
+from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from threadline.agent.approvals import CANCELLED, denial
+from threadline.agent.graph import Graph, TurnRequest
+from threadline.agent.tool_inputs import ToolInfo
+from threadline.answers import events as ev
+from threadline.answers.failures import TIMEOUT, Failure, classify
+from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.conversations.state import (
+    AnswerRecord,
+    Usage,
+    config_of,
+    load,
+    turn_span,
+    unanswered_calls,
+    usage_since,
+)
+from threadline.current_answer import current_turn
+from threadline.observability.answers import Observability
+from threadline.observability.trace import Status
+from threadline.settings import DEFAULTS, Settings
+
+log = logging.getLogger("threadline.answers.turn")
+
+_END = object()
+_STRUCTURE = (ev.Start, ev.StepStart, ev.StepFinish)  # frame an answer but show nothing by themselves
+_TOOL_RESULTS = (ev.ToolOutput, ev.ToolOutputError)
+_MODEL_OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputStart, ev.ToolInputAvailable)
+
+
+class StreamRecording(Protocol):
+    """Where an answer's events are kept for readers that resume it (recordings.Recording)."""
+
+    def add(self, event: ev.Event) -> None: ...
+
+    def end(self) -> None: ...
+
+
+class Stop(StrEnum):
+    CANCELLED = "cancelled"
+    DISCONNECTED = "client-disconnected"
+    TIMEOUT = "timeout"
+    SHUTDOWN = "server-stopping"
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    first_token: float = DEFAULTS.first_token_timeout
+    idle: float = DEFAULTS.idle_timeout
+    total: float = DEFAULTS.total_timeout
+
+    @classmethod
+    def of(cls, settings: Settings) -> Timeouts:
+        return cls(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout)
+
+
+class Turn:
+    def __init__(
+        self,
+        graph: Graph,
+        thread_id: str,
+        conversation_id: str,
+        client_id: str,
+        request: TurnRequest,
+        *,
+        stream_mode: str,
+        timeouts: Timeouts,
+        observability: Observability,
+        keep_failed_answer: bool = True,
+        tools: Mapping[str, ToolInfo] | None = None,
+        recording: StreamRecording | None = None,
+        continue_on_disconnect: bool = False,
+    ) -> None:
+        self.graph = graph
+        self.thread_id = thread_id
+        self.conversation_id = conversation_id
+        self.client_id = client_id
+        self.request = request
+        self.timeouts = timeouts
+        self.translator = TurnTranslator(events_mode=stream_mode == "events", tools=tools)
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.stop_reason: Stop | None = None
+        self.task: asyncio.Task[None] | None = None
+        self._interruptible = True
+        self._running = False
+        self._output_seen = False
+        self._warned: set[str] = set()
+        self._started = self._last_event = 0.0
+        self._timers: list[asyncio.TimerHandle] = []
+        self.observability = observability
+        self.keep_failed_answer = keep_failed_answer  # False: a failed answer leaves no assistant message
+        self.watch = observability.watch(
+            request["trace_id"], conversation_id, request["assistant_message_id"], request["model"], client_id
+        )
+        self.watch.question_id, self.watch.replaces = request["user_message_id"], request["regenerate"]
+        self.recorder = self.watch.recorder
+        self.recording = recording  # the answer's stream, kept for readers that resume it (answers/recordings.py)
+        self.continue_on_disconnect = continue_on_disconnect  # CHAT_ON_DISCONNECT=continue
+
+    def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> asyncio.Task[None]:
+        context = contextvars.copy_context()
+        context.run(current_turn.set, self)
+        self.task = asyncio.get_running_loop().create_task(self._run(on_done), context=context)
+        return self.task
+
+    def stop(self, reason: Stop) -> None:
+        """Ask the answer to end now; it closes itself and saves what it has. A stop that arrives before the
+        answer's task started ends it as soon as it starts."""
+        if self._interruptible and self.stop_reason is None and not (self.task and self.task.done()):
+            self.stop_reason = reason
+            if self.task and self._running:  # a task cancelled before its first step would skip its cleanup
+                self.task.cancel()
+
+    async def finished(self) -> None:
+        if self.task:
+            await asyncio.shield(self.task)
+
+    def warn(self, code: str, message: str) -> None:
+        """Tell the client something degraded without ending the answer; each warning once per turn."""
+        if code not in self._warned:
+            self._warned.add(code)
+            self._emit(ev.Warning(code=code, message=message))
+
+    def progress(self, tool_call_id: str, progress: float, total: float | None, message: str | None) -> None:
+        """Progress from a running tool: streamed in events mode only, and it counts as the answer being alive."""
+        self._last_event = asyncio.get_running_loop().time()
+        if self.translator.events_mode:
+            self.queue.put_nowait(
+                ev.ToolProgress(tool_call_id=tool_call_id, progress=progress, total=total, message=message)
+            )
+
+    def status(self, text: str) -> None:
+        if self.translator.events_mode:
+            self.queue.put_nowait(ev.Status(text=text))
+
+    def model_called(
+        self, started: float, messages: list[Any], response: AIMessage | None, error: BaseException | None
+    ) -> None:
+        self.recorder.model_called(started, messages, response, error)
+
+    def tool_called(self, tool_call_id: str, server: str, started: float) -> None:
+        self.recorder.tool_called(tool_call_id, server, started)
+
+    def _emit(self, event: ev.Event) -> None:
+        """Every event of the answer goes to its trace and to the response."""
+        self.recorder.observe(event)
+        self._send(event)
+
+    def _send(self, event: ev.Event) -> None:
+        self.queue.put_nowait(event)
+        if self.recording is not None:
+            self.recording.add(event)
+
+    async def opening(self) -> list[ev.Event]:
+        """Events up to the first one a user would see; an Error among them means nothing was streamed yet."""
+        opening: list[ev.Event] = []
+        while True:
+            event = await self.queue.get()
+            if event is _END:
+                return opening
+            opening.append(event)
+            if not isinstance(event, _STRUCTURE):
+                return opening
+
+    async def events(self, opening: list[ev.Event]) -> AsyncIterator[list[ev.Event]]:
+        """The rest of the answer for the response, in batches of what is ready: under load the response
+        then makes one write for many events. A response that goes away takes the answer with it, unless
+        the answer is to continue on a disconnect (CHAT_ON_DISCONNECT=continue)."""
+        ended = False
+        queue = self.queue
+        try:
+            if opening:
+                yield opening
+            while not ended:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                if _END in batch:  # the last thing the answer's task puts
+                    batch = batch[: batch.index(_END)]
+                    ended = True
+                if batch:
+                    yield batch
+        finally:
+            if not ended and not self.continue_on_disconnect:
+                self.stop(Stop.DISCONNECTED)
+
+    # The answer's own task.
+
+    async def _run(self, on_done: Callable[[Turn], Awaitable[None]]) -> None:
+        self._running = True
+        loop = asyncio.get_running_loop()
+        self._started = self._last_event = loop.time()
+        self._timers = [
+            loop.call_later(self.timeouts.total, self.stop, Stop.TIMEOUT),
+            loop.call_later(min(self.timeouts.first_token, self.timeouts.idle), self._check_idle),
+        ]
+        put = self._emit
+        request = self.request
+        self.observability.started(self.watch)
+        put(
+            ev.Start(
+                message_id=request["assistant_message_id"],
+                conversation_id=self.conversation_id,
+                model=request["model"],
+                created_at=request["created_at"],
+                trace_id=request["trace_id"],
+                profile=request["profile"],
+                comparison_id=request.get("comparison_id", ""),
+            )
+        )
+        try:
+            if self.stop_reason is not None:
+                raise asyncio.CancelledError
+            events = graph_events(
+                self.graph, self.thread_id, request, self.translator, self.watch.callbacks, self.watch.metadata
+            )
+            observe = self.recorder.observe  # _emit, inlined for the token loop
+            send = self.queue.put_nowait if self.recording is None else self._send
+            async for event in events:
+                self._last_event = loop.time()
+                if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
+                    self._output_seen = True
+                observe(event)
+                if event.__class__ in _TOOL_RESULTS:
+                    event = msgspec.structs.replace(event, duration_ms=self.recorder.duration_of(event.tool_call_id))
+                send(event)
+            self._interruptible = False
+            put(self._finish())
+            self.recorder.end("completed")
+        except asyncio.CancelledError:
+            if self.stop_reason is None:
+                self.recorder.end("cancelled", interrupted=Stop.SHUTDOWN.value)
+                raise  # the server is shutting down
+            self._interruptible = False
+            status: Status = "timeout" if self.stop_reason is Stop.TIMEOUT else "cancelled"
+            self.recorder.end(
+                status, error_code=TIMEOUT.code if status == "timeout" else None, interrupted=self.stop_reason.value
+            )
+            log.log(
+                logging.WARNING if self.stop_reason is Stop.TIMEOUT else logging.INFO,
+                "answer stopped: %s",
+                self.stop_reason.value,
+                extra={"conversation_id": self.conversation_id},
+            )
+            # The plain string, not the enum: the checkpoint stores it, and LangGraph will refuse to load
+            # types it does not know.
+            await self._interrupt(self.stop_reason.value, TIMEOUT if self.stop_reason is Stop.TIMEOUT else None)
+        except Exception as exc:
+            self._interruptible = False
+            failure = classify(exc)
+            log.error(
+                "turn failed: %s",
+                failure.code,
+                exc_info=exc,
+                extra={"conversation_id": self.conversation_id, "error_code": failure.code},
+            )
+            self.recorder.end("error", error_code=failure.code)
+            await self._interrupt("error", failure)
+        finally:
+            for timer in self._timers:
+                timer.cancel()
+            self.queue.put_nowait(_END)
+            if self.recording is not None:
+                self.recording.end()
+            await on_done(self)
+            await self.observability.ended(self.watch)
+            await self._keep_latest_checkpoint()
+
+    async def _keep_latest_checkpoint(self) -> None:
+        """Drop the conversation's older checkpoints: each holds every message again, so keeping them all
+        would grow storage with the square of a conversation's length. Nothing reads them: history, stops
+        and regeneration all start from the latest one. Runs after the answer has ended."""
+        checkpointer = self.graph.checkpointer
+        if not isinstance(checkpointer, BaseCheckpointSaver):
+            return
+        try:
+            await checkpointer.aprune([self.thread_id])
+        except NotImplementedError:
+            pass  # LangGraph's in-memory saver (CHAT_MEMORY_BACKEND=memory) cannot prune
+        except Exception:
+            log.warning(
+                "could not prune old checkpoints", exc_info=True, extra={"conversation_id": self.conversation_id}
+            )
+
+    def _check_idle(self) -> None:
+        """One timer per turn, re-armed when it fires, instead of a timer reset on every token."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if self._output_seen:
+            due = next_check = self._last_event + self.timeouts.idle
+        else:  # the first output may arrive any moment, and then the idle limit applies from it
+            due = self._started + self.timeouts.first_token
+            next_check = min(due, now + self.timeouts.idle)
+        if now >= due:
+            self.stop(Stop.TIMEOUT)
+        else:
+            self._timers.append(loop.call_at(next_check, self._check_idle))
+
+    def _finish(self) -> ev.Finish:
+        finish = self.translator.finish or AnswerRecord()
+        usage = finish.get("usage") or Usage(input_tokens=0, output_tokens=0, total_tokens=0)
+        return ev.Finish(
+            finish_reason=finish.get("finish_reason", "stop"),
+            finished_at=finish.get("finished_at") or ev.timestamp(),
+            usage=ev.Usage(**usage),
+            trace_id=self.request["trace_id"],
+        )
+
+    async def _interrupt(self, why: str, failure: Failure | None) -> None:
+        """Close the answer on the wire first, then save it, so the client is not kept waiting."""
+        put = self._emit
+        for event in self.translator.interrupted(why.replace("-", " ") if failure is None else failure.message):
+            put(event)
+        finished_at = ev.timestamp()
+        if failure is not None:
+            put(ev.Error(code=failure.code, message=failure.message, retryable=failure.retryable))
+        else:
+            put(
+                ev.Finish(
+                    finish_reason="other", finished_at=finished_at, interrupted=why, trace_id=self.request["trace_id"]
+                )
+            )
+        try:
+            if failure is not None and not self.keep_failed_answer:
+                await forget_turn(self.graph, self.thread_id, self.request["assistant_message_id"], finished_at)
+            else:
+                await self._save_interrupted(why, "error" if failure else "other", finished_at)
+        except Exception:
+            log.exception("could not save an interrupted answer", extra={"conversation_id": self.conversation_id})
+
+    async def _save_interrupted(self, why: str, finish_reason: str, finished_at: str) -> None:
+        await close_turn(
+            self.graph,
+            self.thread_id,
+            why,
+            finish_reason,
+            finished_at,
+            partial=self.translator.partial_message(),
+            assistant_id=self.request["assistant_message_id"],
+        )
+
+
+async def close_turn(
+    graph: Graph,
+    thread_id: str,
+    why: str,
+    finish_reason: str,
+    finished_at: str,
+    *,
+    partial: AIMessage | None = None,
+    assistant_id: str | None = None,
+) -> None:
+    """Add the partial answer after what the checkpoint holds, closing tool calls that never got a result,
+    and mark the turn interrupted. Without `assistant_id`, the newest turn that never finished is closed
+    (an answer whose server process died)."""
+    conversation = await load(graph, thread_id)
+    if assistant_id is not None:
+        user_id = conversation.question_answered_by(assistant_id)
+    else:
+        user_id = conversation.unfinished_question()
+    if user_id is None:
+        return  # stopped before the turn began (or it did finish): nothing was shown, nothing to keep
+    messages = conversation.messages
+    update: list[Any] = []
+    answered = {message.tool_call_id for message in messages if isinstance(message, ToolMessage)}
+    last = messages[-1] if messages else None
+    if isinstance(last, AIMessage):
+        update += [
+            ToolMessage(
+                content=f"Not run: the answer was interrupted ({why}).",
+                tool_call_id=call["id"],
+                name=call["name"],
+                status="error",
+            )
+            for call in last.tool_calls
+            if call["id"] not in answered
+        ]
+    if partial is not None:
+        update.append(partial)
+    start = next(index for index, message in enumerate(messages) if message.id == user_id)
+    record = AnswerRecord(
+        finished_at=finished_at, finish_reason=finish_reason, interrupted=why, usage=usage_since(messages, start)
+    )
+    await graph.aupdate_state(config_of(thread_id), {"messages": update, "turns": {user_id: record}}, as_node="respond")
+
+
+async def forget_turn(graph: Graph, thread_id: str, assistant_id: str, finished_at: str) -> None:
+    """Take back what a failed answer added after its question, so the user can simply ask again (seed 004:
+    "Error: no assistant message created"); the turn is closed, so nothing tries to recover it."""
+    conversation = await load(graph, thread_id)
+    user_id = conversation.question_answered_by(assistant_id)
+    if user_id is None:
+        return
+    messages = conversation.messages
+    start = next(index for index, message in enumerate(messages) if message.id == user_id)
+    added = [RemoveMessage(id=message.id) for message in messages[start + 1 :] if message.id]
+    record = AnswerRecord(finished_at=finished_at, finish_reason="error", usage=usage_since(messages, start))
+    await graph.aupdate_state(config_of(thread_id), {"messages": added, "turns": {user_id: record}}, as_node="respond")
+
+
+async def roll_back(graph: Graph, thread_id: str, answer_id: str) -> None:
+    """Double-texting's rollback: take the answer `answer_id` and the question it answers out of the
+    conversation, when a stop cut that answer short; an answer that had ended in full stays. Another
+    rollback of the same answer, in another process say, may remove it first: then there is nothing to do."""
+    for _ in range(3):
+        conversation = await load(graph, thread_id)
+        question_id = conversation.question_answered_by(answer_id)
+        if question_id is None or conversation.records[question_id].get("interrupted") != Stop.CANCELLED.value:
+            return
+        if (span := turn_span(conversation.messages, question_id)) is None:
+            return
+        removed = [RemoveMessage(id=message.id) for message in conversation.messages[slice(*span)] if message.id]
+        try:
+            await graph.aupdate_state(config_of(thread_id), {"messages": removed}, as_node="respond")
+            return
+        except ValueError:  # "Attempting to delete a message with an ID that doesn't exist": removed meanwhile
+            continue
+
+
+async def decline_waiting(graph: Graph, thread_id: str) -> bool:
+    """Decline the tool calls that wait for the person's approval (a stop while waiting); False when none do."""
+    conversation = await load(graph, thread_id)
+    question = conversation.last_question()
+    if not conversation.waiting or question is None:
+        return False
+    declined = [
+        denial(call, conversation.waiting.get(call["id"] or ""), CANCELLED)
+        for call in unanswered_calls(conversation.messages)
+    ]
+    record = AnswerRecord(finished_at=ev.timestamp(), finish_reason="other", interrupted=Stop.CANCELLED.value)
+    update = {"messages": declined, "turns": {question.id: record}}
+    await graph.aupdate_state(config_of(thread_id), update, as_node="respond")
+    return True
+
+
+async def recover_turn(graph: Graph, thread_id: str, why: str) -> None:
+    """Close the unfinished turn of an answer whose process died, so the conversation can go on."""
+    await close_turn(graph, thread_id, why, "other", ev.timestamp())

@@ -1,0 +1,127 @@
+"""A conversation's checkpointed messages as AI SDK `UIMessage` objects, shaped like the live stream.
+
+A reloaded page must show exactly what was streamed, so each model call becomes a `step-start`
+followed by its reasoning, text and tool parts, and a turn's model calls share one assistant message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from threadline.answers import events as ev
+from threadline.conversations.feedback import Feedback
+from threadline.conversations.state import AnswerRecord, Conversation, Usage, text_and_reasoning, tool_output
+
+
+def _usage(usage: Usage | None) -> dict[str, int] | None:
+    if usage is None:
+        return None
+    return {
+        "inputTokens": usage["input_tokens"],
+        "outputTokens": usage["output_tokens"],
+        "totalTokens": usage["total_tokens"],
+    }
+
+
+def _assistant(user_id: str, record: AnswerRecord, conversation_id: str, feedback: Feedback | None) -> dict[str, Any]:
+    metadata = {
+        "conversationId": conversation_id,
+        "model": record.get("model"),
+        "createdAt": record.get("created_at"),
+        "finishedAt": record.get("finished_at"),
+        "usage": _usage(record.get("usage")),
+        "interrupted": record.get("interrupted"),
+        "traceId": record.get("trace_id"),
+        "profile": record.get("profile"),
+        "comparisonId": record.get("comparison_id"),
+        "feedback": None if feedback is None else msgspec.to_builtins(feedback),
+    }
+    return {
+        "id": record.get("assistant_id") or f"{user_id}-answer",
+        "role": "assistant",
+        "metadata": {key: value for key, value in metadata.items() if value is not None},
+        "parts": [],
+    }
+
+
+def ui_messages(
+    conversation: Conversation,
+    conversation_id: str,
+    feedback: Mapping[str, Feedback] | None = None,
+    titles: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """The conversation's messages; `feedback` (by assistant message id) goes into each rated answer's metadata,
+    and `titles` (by tool name) onto tool parts, as the live stream shows them."""
+    titles = titles or {}
+    feedback = feedback or {}
+    result: list[dict[str, Any]] = []
+    assistant: dict[str, Any] | None = None
+    tool_parts: dict[str, dict[str, Any]] = {}
+    suggested: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for message in conversation.messages:
+        if isinstance(message, HumanMessage):
+            record = conversation.records.get(message.id or "", AnswerRecord())
+            result.append(
+                {
+                    "id": message.id,
+                    "role": "user",
+                    "metadata": {"createdAt": record.get("user_created_at")},
+                    "parts": [{"type": "text", "text": message.text}],
+                }
+            )
+            answer_id = record.get("assistant_id")
+            assistant = _assistant(message.id or "", record, conversation_id, feedback.get(answer_id or ""))
+            result.append(assistant)
+            if "suggestions" in record:  # the answer's last part, whatever it shows before it
+                suggested.append((assistant, record["suggestions"]))
+        elif assistant is None:
+            continue
+        elif isinstance(message, AIMessage):
+            assistant["parts"].append({"type": "step-start"})
+            text, reasoning = text_and_reasoning(message)
+            if reasoning:
+                assistant["parts"].append({"type": "reasoning", "text": reasoning, "state": "done"})
+            if text:
+                assistant["parts"].append({"type": "text", "text": text, "state": "done"})
+            for call in message.tool_calls:
+                part = {
+                    "type": f"tool-{call['name']}",
+                    "toolCallId": call["id"],
+                    "state": "input-available",
+                    "input": call["args"],
+                }
+                if title := titles.get(call["name"]):
+                    part["title"] = title
+                tool_parts[call["id"] or ""] = part
+                assistant["parts"].append(part)
+        elif isinstance(message, ToolMessage) and message.tool_call_id in tool_parts:
+            part = tool_parts[message.tool_call_id]
+            outcome = tool_output(message)
+            if isinstance(outcome, ev.ToolOutputDenied):
+                declined = message.artifact if isinstance(message.artifact, dict) else {}
+                approval_id = declined.get("approval_id") or f"declined-{message.tool_call_id}"
+                approval = {"id": approval_id, "approved": False} | (
+                    {"reason": declined["reason"]} if declined.get("reason") else {}
+                )
+                part.update(state="output-denied", approval=approval)
+            elif isinstance(outcome, ev.ToolOutputError):
+                part.update(state="output-error", errorText=outcome.error_text)
+            else:
+                part.update(state="output-available", output=outcome.output)
+    for tool_call_id, approval_id in conversation.waiting.items():  # calls waiting for the person's approval
+        waiting = tool_parts.get(tool_call_id)
+        if waiting is not None and waiting["state"] == "input-available":
+            waiting.update(state="approval-requested", approval={"id": approval_id})
+    for answer, suggestions in suggested:
+        data = {"values": suggestions.get("values", []), "actions": suggestions.get("actions", [])}
+        answer["parts"].append({"type": "data-suggestions", "id": "suggestions", "data": data})
+    # An answer that showed nothing is left out, unless it was interrupted: the page then says so.
+    return [
+        message
+        for message in result
+        if message["role"] == "user" or message["parts"] or message["metadata"].get("interrupted")
+    ]

@@ -1,0 +1,293 @@
+"""A conversation as the checkpointer holds it: its thread, its messages, and a record of each answer.
+
+Whatever reads a conversation (the routes, an answer being stopped, the MCP tools, the `UIMessage`
+view) goes through here, so the thread's name, the state's shape and the keys of the stored record
+live in one place. Records are stored with our own keys; those written before with the wire's
+camelCase keys still load (`record_of`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypedDict
+
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    RemoveMessage,
+    ToolCall,
+    ToolMessage,
+    messages_from_dict,
+)
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from threadline.agent.approvals import is_denied, pending_of
+from threadline.answers import events as ev
+
+
+class Usage(TypedDict):
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+
+
+class AnswerRecord(TypedDict, total=False):
+    """What is kept of one answer besides its messages, under the id of the user message it answers."""
+
+    assistant_id: str
+    model: str
+    created_at: str
+    user_created_at: str
+    finished_at: str
+    finish_reason: str
+    interrupted: str
+    usage: Usage
+    trace_id: str
+    profile: str
+    comparison_id: str
+    suggestions: dict[str, Any]  # the answer's suggested replies and actions (events.Suggestions)
+
+
+_EARLIER_KEYS = {
+    "assistantId": "assistant_id",
+    "createdAt": "created_at",
+    "userCreatedAt": "user_created_at",
+    "finishedAt": "finished_at",
+    "finishReason": "finish_reason",
+}
+_EARLIER_USAGE = {"inputTokens": "input_tokens", "outputTokens": "output_tokens", "totalTokens": "total_tokens"}
+
+
+def record_of(stored: dict[str, Any]) -> AnswerRecord:
+    """A stored record with our keys, whichever keys it was written with."""
+    record: dict[str, Any] = {_EARLIER_KEYS.get(key, key): value for key, value in stored.items()}
+    if isinstance(usage := record.get("usage"), dict):
+        record["usage"] = {_EARLIER_USAGE.get(key, key): value for key, value in usage.items()}
+    return record  # type: ignore[return-value]
+
+
+def merge_records(left: dict[str, AnswerRecord], right: dict[str, AnswerRecord]) -> dict[str, AnswerRecord]:
+    """The state's reducer for records: later updates add fields to an answer's record, and a new answer to
+    the same question (a regenerated one) starts a record of its own."""
+    merged = dict(left or {})
+    for key, update in (right or {}).items():
+        record = record_of(dict(merged.get(key, {})))
+        if update.get("assistant_id", record.get("assistant_id")) != record.get("assistant_id"):
+            record = AnswerRecord(user_created_at=record["user_created_at"]) if "user_created_at" in record else {}
+        merged[key] = record | update
+    return merged
+
+
+def thread_of(client_id: str, conversation_id: str) -> str:
+    """The checkpointer's thread for a visitor's conversation: ids are scoped per visitor, so two visitors'
+    `my-first-chat` are two conversations, and nobody can reach, claim or probe another visitor's id."""
+    return f"{client_id}:{conversation_id}"
+
+
+def branches_of(thread_id: str) -> str:
+    """What the threads of a conversation's A/B answers begin with."""
+    return f"{thread_id}:ab:"
+
+
+def branch_of(thread_id: str, comparison_id: str, side: str) -> str:
+    """The thread of one answer of an A/B comparison, beside its conversation's own."""
+    return f"{branches_of(thread_id)}{comparison_id}:{side}"
+
+
+def config_of(thread_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def last_user_index(messages: Sequence[AnyMessage]) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return index
+    return None
+
+
+def unanswered_calls(messages: Sequence[AnyMessage]) -> list[ToolCall]:
+    """The last model message's tool calls that have no result: calls waiting for approval."""
+    index = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
+    if index is None:
+        return []
+    answered = {message.tool_call_id for message in messages[index + 1 :] if isinstance(message, ToolMessage)}
+    calls: list[ToolCall] = messages[index].tool_calls  # type: ignore[union-attr]
+    return [call for call in calls if call["id"] not in answered]
+
+
+def usage_since(messages: Sequence[AnyMessage], start: int) -> Usage:
+    """Tokens the model calls after `start` used, as the providers reported them."""
+    usage = Usage(input_tokens=0, output_tokens=0, total_tokens=0)
+    for message in messages[start:]:
+        if isinstance(message, AIMessage) and message.usage_metadata:
+            usage["input_tokens"] += message.usage_metadata.get("input_tokens", 0)
+            usage["output_tokens"] += message.usage_metadata.get("output_tokens", 0)
+            usage["total_tokens"] += message.usage_metadata.get("total_tokens", 0)
+    return usage
+
+
+def split_content(content: str | list[Any]) -> tuple[str, str]:
+    """(text, reasoning) of a message's content, which providers give as a string or content blocks."""
+    if isinstance(content, str):
+        return content, ""
+    text, reasoning = [], []
+    for block in content:
+        if isinstance(block, str):
+            text.append(block)
+        elif block.get("type") == "text":
+            text.append(block.get("text", ""))
+        elif block.get("type") in ("thinking", "reasoning"):
+            reasoning.append(block.get("thinking") or block.get("reasoning") or block.get("text") or "")
+    return "".join(text), "".join(reasoning)
+
+
+def text_and_reasoning(message: AIMessage) -> tuple[str, str]:
+    """(text, reasoning) of a model's message. OpenAI-compatible servers (vLLM, DeepSeek, OpenRouter) send
+    reasoning beside the content, where langchain-deepseek keeps it: `additional_kwargs["reasoning_content"]`."""
+    text, reasoning = split_content(message.content)
+    beside = message.additional_kwargs.get("reasoning_content")
+    return text, reasoning + beside if isinstance(beside, str) else reasoning
+
+
+# Seed 003: `␄` ends a provider's stream on some models, and control characters (other than newline and tab)
+# have no business in a chat; both are dropped from every text and reasoning delta and from what is stored.
+_UNWANTED = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, 0x2404])
+
+
+def clean_text(text: str) -> str:
+    return text.translate(_UNWANTED) if text else text
+
+
+def clean_message(message: AIMessage) -> AIMessage:
+    """The model's finished message as it is stored: cleaned, its text trimmed at the edges."""
+    content = message.content
+    if isinstance(content, str):
+        cleaned: str | list[Any] = clean_text(content).strip()
+    else:
+        cleaned = []
+        for block in content:
+            if isinstance(block, str):
+                cleaned.append(clean_text(block).strip())
+            elif block.get("type") == "text":
+                cleaned.append(block | {"text": clean_text(block.get("text", "")).strip()})
+            elif (
+                block.get("type") in ("thinking", "reasoning")
+                and isinstance(block.get(block["type"]), str)
+                and "signature" not in block  # a signed block goes back to its provider exactly as it came
+            ):
+                cleaned.append(block | {block["type"]: clean_text(block[block["type"]]).strip()})
+            else:
+                cleaned.append(block)
+    extra = message.additional_kwargs
+    if isinstance(extra.get("reasoning_content"), str):
+        extra = extra | {"reasoning_content": clean_text(extra["reasoning_content"]).strip()}
+    if cleaned == content and extra == message.additional_kwargs:
+        return message
+    return message.model_copy(update={"content": cleaned, "additional_kwargs": extra})
+
+
+def tool_output(message: ToolMessage) -> ev.ToolOutput | ev.ToolOutputError:
+    """The event for a finished tool call: the live stream and a reloaded history show the same."""
+    content = message.content if isinstance(message.content, str) else split_content(message.content)[0]
+    if is_denied(message):
+        return ev.ToolOutputDenied(tool_call_id=message.tool_call_id, error_text=content)
+    if message.status == "error":
+        return ev.ToolOutputError(tool_call_id=message.tool_call_id, error_text=content)
+    return ev.ToolOutput(tool_call_id=message.tool_call_id, output=content)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A conversation's messages and its answers' records, as of its latest checkpoint."""
+
+    thread_id: str
+    messages: list[AnyMessage]
+    records: dict[str, AnswerRecord]  # by the id of the user message each answers
+    waiting: dict[str, str] = field(default_factory=dict)  # approval ids of calls that wait, by tool call id
+
+    def last_question(self) -> HumanMessage | None:
+        """The newest user message: what a regenerated answer answers again."""
+        index = last_user_index(self.messages)
+        return None if index is None else self.messages[index]  # type: ignore[return-value]
+
+    def question_answered_by(self, assistant_id: str) -> str | None:
+        """The id of the user message an answer (by its assistant message id) belongs to."""
+        return next((key for key, record in self.records.items() if record.get("assistant_id") == assistant_id), None)
+
+    def unfinished_question(self) -> str | None:
+        """The id of the newest user message when its answer never finished (its process died)."""
+        question = self.last_question()
+        if question is None or "finished_at" in self.records.get(question.id or "", {}):
+            return None
+        return question.id
+
+
+class StateReader(Protocol):
+    async def aget_state(self, config: RunnableConfig) -> Any: ...
+
+
+class StateWriter(StateReader, Protocol):
+    async def aupdate_state(self, config: RunnableConfig, values: Any, as_node: str | None = None) -> Any: ...
+
+
+async def load(graph: StateReader, thread_id: str) -> Conversation:
+    """The conversation's latest state; empty when it has none yet."""
+    snapshot = await graph.aget_state(config_of(thread_id))
+    values = snapshot.values or {}
+    records = {key: record_of(record) for key, record in values.get("turns", {}).items()}
+    waiting = {approval["toolCallId"]: approval["approvalId"] for approval in pending_of(snapshot.interrupts)}
+    return Conversation(thread_id, list(values.get("messages", [])), records, waiting)
+
+
+async def copy_conversation(graph: StateWriter, source: str, target: str) -> None:
+    """Make `target` hold what `source` holds now: its messages, answer records and context summary. A fork
+    of the conversation for an A/B answer, and how the voted answer becomes the conversation's own."""
+    values = (await graph.aget_state(config_of(source))).values or {}
+    update = {
+        "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *values.get("messages", [])],
+        "turns": values.get("turns", {}),
+        "context": values.get("context"),
+    }
+    await graph.aupdate_state(config_of(target), update, as_node="respond")
+
+
+def turn_span(messages: Sequence[AnyMessage], question_id: str | None) -> tuple[int, int] | None:
+    """Where a turn lies: the index of its question and that of the next question (or the end); None when
+    the question is not there."""
+    start = next((index for index, message in enumerate(messages) if message.id == question_id), None)
+    if question_id is None or start is None:
+        return None
+    end = next((i for i in range(start + 1, len(messages)) if isinstance(messages[i], HumanMessage)), len(messages))
+    return start, end
+
+
+def answer_messages(conversation: Conversation, assistant_id: str) -> tuple[str, list[AnyMessage]] | None:
+    """The id of the question an answer answers, and the answer's messages (model calls and tool results, up
+    to the next question); None when it is not there."""
+    question = conversation.question_answered_by(assistant_id)
+    if question is None or (span := turn_span(conversation.messages, question)) is None:
+        return None
+    return question, conversation.messages[span[0] + 1 : span[1]]
+
+
+def answer_text(conversation: Conversation, assistant_id: str) -> tuple[str, str] | None:
+    """(text, finish reason) of an answer, from its question to the next one; None when it is not there."""
+    if (found := answer_messages(conversation, assistant_id)) is None:
+        return None
+    question, answer = found
+    text = [split_content(message.content)[0] for message in answer if isinstance(message, AIMessage)]
+    return "\n\n".join(part for part in text if part), conversation.records[question].get("finish_reason", "stop")
+
+
+async def replace_answer(
+    graph: StateWriter, conversation: Conversation, question_id: str, kept: dict[str, Any]
+) -> None:
+    """Make `kept` (an answer's messages and record, as `comparisons.kept_answer` keeps them) the answer to
+    the question: the answer there now is taken out. How a vote makes its answer the conversation's."""
+    start, end = turn_span(conversation.messages, question_id) or (0, 0)
+    removed = [RemoveMessage(id=message.id) for message in conversation.messages[start + 1 : end] if message.id]
+    update = {"messages": [*removed, *messages_from_dict(kept["messages"])], "turns": {question_id: kept["record"]}}
+    await graph.aupdate_state(config_of(conversation.thread_id), update, as_node="respond")

@@ -1,0 +1,37 @@
+"""The answer being computed, for code far below the HTTP layer that has something to tell its user.
+
+answers/turn.py sets `current_turn` for each answer's task; storage (storage/fallback.py), the graph and the MCP client
+read it to warn the user, report a tool's progress, or add a model or tool call to the answer's trace.
+This module imports nothing of the project's, so those
+lower layers need not import the answer machinery above them.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any, Protocol
+
+
+class TurnContext(Protocol):
+    """What a lower layer may know of, and say to, the answer it works for."""
+
+    client_id: str
+    conversation_id: str
+
+    def warn(self, code: str, message: str) -> None:
+        """Tell the client something degraded without ending the answer; each warning once per answer."""
+
+    def progress(self, tool_call_id: str, progress: float, total: float | None, message: str | None) -> None:
+        """Progress from a running tool: it counts as the answer being alive."""
+
+    def status(self, text: str) -> None:
+        """Say what the answer is doing (streamed in events mode only), e.g. summarizing a long conversation."""
+
+    def model_called(self, started: float, messages: list[Any], response: Any, error: BaseException | None) -> None:
+        """A model call ended, for the answer's trace; `started` is its `time.perf_counter()`."""
+
+    def tool_called(self, tool_call_id: str, server: str, started: float) -> None:
+        """An MCP tool call ended, for the answer's trace; `started` is its `time.perf_counter()`."""
+
+
+current_turn: contextvars.ContextVar[TurnContext | None] = contextvars.ContextVar("current_turn", default=None)

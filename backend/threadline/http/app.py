@@ -1,0 +1,187 @@
+"""create_app(): the Litestar application, whose lifespan starts the services (http/services.py) once."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from litestar import Litestar, get
+from litestar.config.cors import CORSConfig
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.middleware import DefineMiddleware
+from litestar.openapi import OpenAPIConfig
+from litestar.plugins.prometheus import PrometheusController
+from litestar.static_files import create_static_files_router
+from litestar.types import ControllerRouterHandler
+
+from threadline.current_answer import current_turn
+from threadline.http.connection_limits import RequestLimits
+from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
+from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
+from threadline.http.routes import AppServices
+from threadline.http.routes.actions import ActionController
+from threadline.http.routes.chat import ChatController
+from threadline.http.routes.comparisons import ComparisonController
+from threadline.http.routes.contracts.seed_001 import GeneralChatController
+from threadline.http.routes.contracts.seed_002 import Seed002Controller
+from threadline.http.routes.contracts.seed_004 import chat_stream_route
+from threadline.http.routes.conversations import ConversationController
+from threadline.http.routes.feedback import FeedbackController
+from threadline.http.routes.traces import TraceController
+from threadline.http.schemas import MAX_BODY_BYTES
+from threadline.http.security_headers import SecurityHeaders
+from threadline.http.services import Limits, Services, running_services
+from threadline.mcp.server import build_server, builtin_routes
+from threadline.mcp.tokens import Caller, McpTokens, tokens_for
+from threadline.observability.otel import tracer_provider as tracer_provider_for
+from threadline.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from litestar.plugins import PluginProtocol
+    from opentelemetry.sdk.trace import TracerProvider
+
+log = logging.getLogger("threadline")
+
+
+@get("/health", summary="Liveness and what this server runs with")
+async def health(services: AppServices) -> dict[str, Any]:
+    """`degraded` while conversations wait in memory for the database, or while a tool server is down.
+
+    `quarantinedConversations` counts conversations PostgreSQL kept refusing (the log says which); they do
+    not make the server degraded, since every other conversation is saved as usual."""
+    waiting = services.storage.waiting_to_be_saved()
+    tool_servers = services.toolbox.status()
+    degraded = waiting or any(server["status"] == "down" for server in tool_servers.values())
+    return {
+        "status": "degraded" if degraded else "ok",
+        "model": services.model_label,
+        "storage": services.storage.description,
+        "unsavedConversations": waiting,
+        "quarantinedConversations": services.storage.quarantined(),
+        "toolServers": tool_servers,
+    }
+
+
+@get("/api/profiles", summary="The model profiles a conversation may use (no keys, addresses or prompts)")
+async def profiles(services: AppServices) -> list[dict[str, Any]]:
+    """Pass a profile's `id` as `profileId` in the chat body; `default: true` marks the one used otherwise."""
+    return [profile.public() for profile in services.profiles.values()]
+
+
+class MetricsController(PrometheusController):
+    """GET /metrics in Prometheus's text format (observability/metrics.py): for the operator's scraper, so
+    not in the API's schema."""
+
+    include_in_schema = False
+
+
+async def limit_every_request(request: AnyRequest) -> None:
+    """A generous limit on every endpoint (API_RATE_LIMIT), besides the chat's own (CHAT_RATE_LIMIT)."""
+    limits: Limits = request.app.state.limits
+    await limits.api.check(limits.client_address.of(request.scope))
+
+
+def turn_token(tokens: McpTokens) -> str:
+    """The built-in MCP server's token for the current turn's visitor and conversation."""
+    turn = current_turn.get()
+    return tokens.mint(Caller(client_id=turn.client_id, conversation_id=turn.conversation_id) if turn else Caller())
+
+
+def client_id_of(request: AnyRequest) -> str:
+    """The caller's anonymous identity, set by ClientIdentityMiddleware."""
+    return str(request.state.client_id)
+
+
+def services_of(state: State) -> Services:
+    """The services the lifespan started, for every handler that declares `services: AppServices`."""
+    services: Services = state.services
+    return services
+
+
+def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
+    """Other origins may call the API with credentials only when listed; none are by default."""
+    if not origins:
+        return None
+    return CORSConfig(
+        allow_origins=list(origins),
+        allow_credentials=True,
+        allow_headers=["content-type", HEADER],
+        expose_headers=["x-conversation-id", "retry-after", HEADER],
+        allow_methods=["GET", "POST", "DELETE"],
+    )
+
+
+def http_spans(tracer_provider: TracerProvider) -> PluginProtocol:
+    """A span per HTTP request, continuing an incoming `traceparent`; not one per body chunk of a stream.
+    Imported only when an OTLP endpoint is set, like the SDK."""
+    from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
+
+    return OpenTelemetryPlugin(OpenTelemetryConfig(tracer_provider=tracer_provider, exclude_spans=["receive", "send"]))
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    settings = settings or load_settings()
+    signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
+    tokens = tokens_for(settings.mcp_secret, settings.client_id_secret, settings.data_dir)
+    limits = Limits.of(settings)
+    tracer_provider = tracer_provider_for(settings.otlp_traces_endpoint) if settings.otlp_traces_endpoint else None
+    mcp_server = build_server(lambda: app.state.services)
+    mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        # Litestar's ASGI callable is typed more narrowly than httpx's: the ignore is for that alone.
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        builtin_http = httpx.AsyncClient(transport=transport, base_url="http://threadline")
+        async with (
+            mcp_server.session_manager.run(),
+            running_services(settings, limits, builtin_http, lambda: turn_token(tokens), tracer_provider) as services,
+        ):
+            app.state.services = services
+            yield
+
+    route_handlers: list[ControllerRouterHandler] = [
+        ChatController,
+        chat_stream_route,
+        Seed002Controller,
+        GeneralChatController,
+        ActionController,
+        ConversationController,
+        FeedbackController,
+        ComparisonController,
+        TraceController,
+        MetricsController,
+        health,
+        profiles,
+        *builtin_routes(mcp_server, tokens),
+    ]
+    if (settings.frontend_dir / "index.html").exists():
+        route_handlers.append(create_static_files_router("/", [settings.frontend_dir], html_mode=True))
+    else:
+        log.warning("no chat page: %s has no index.html (tasks.py serve builds it)", settings.frontend_dir)
+    app = Litestar(
+        route_handlers=route_handlers,
+        middleware=[
+            DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
+            DefineMiddleware(ClientIdentityMiddleware, signer=signer),
+        ],
+        dependencies={
+            "client_id": Provide(client_id_of, sync_to_thread=False),
+            "services": Provide(services_of, sync_to_thread=False),
+        },
+        cors_config=cors_config(settings.cors_origins),
+        lifespan=[lifespan],
+        state=State({"limits": limits, "signer": signer}),
+        exception_handlers=EXCEPTION_HANDLERS,
+        before_request=limit_every_request,
+        before_send=[SecurityHeaders(settings.cors_origins)],
+        openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
+        plugins=[http_spans(tracer_provider)] if tracer_provider else [],
+        request_max_body_size=MAX_BODY_BYTES,
+        logging_config=None,  # threadline.observability.logs configures logging; Litestar's own would replace it
+    )
+    return app

@@ -1,0 +1,166 @@
+"""A/B comparisons: the second answer's stream, the record, the vote, and the counts for operators.
+
+A comparison starts at POST /api/chat (`compareProfiles`, or CHAT_AB_PROFILES), whose response carries
+answer A; see `routes.chat.start_comparison`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import msgspec
+from litestar import Controller, Response, get, post
+from litestar.di import NamedDependency
+from litestar.params import JSONBody, Parameter
+from litestar.response import Stream
+
+from threadline.conversations.comparisons import Comparison, PairResult, Preference, Side, kept_answer, results
+from threadline.conversations.state import answer_messages, branch_of, load, replace_answer, thread_of
+from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
+from threadline.http.routes import AppServices
+from threadline.http.routes.chat import choose_wire
+from threadline.http.schemas import ID_PATTERN
+from threadline.http.services import Services
+
+ComparisonId = Parameter(pattern=ID_PATTERN, description="The comparison id (from the answer's start metadata)")
+ProfileFilter = Parameter(required=False, description="Only this profile's pairs, from its side")
+
+
+class VoteRequest(msgspec.Struct):
+    preference: Preference
+
+
+class VoteResult(msgspec.Struct, rename="camel"):
+    success: bool
+    preference: Preference
+    continuation: str  # "A" or "B": the answer the conversation carries on with
+
+
+VOTE_ROUNDS = 5  # votes arriving at once: each round puts the latest preference's answer in place
+
+
+async def follow_vote(services: Services, client_id: str, comparison: Comparison) -> Side:
+    """Make the conversation go on with the answer the comparison's preference chooses, while the compared
+    message is still its last; which answer it goes on with. Votes may arrive at once, in several processes:
+    after each change the preference is read again, so the conversation ends up with the latest vote's."""
+    thread_id = thread_of(client_id, comparison.conversation_id)
+    store = services.storage.comparisons
+    for _ in range(VOTE_ROUNDS):
+        conversation = await load(services.graph, thread_id)
+        question = conversation.last_question()
+        if question is None or question.id != comparison.user_message_id:  # moved on: the continuation stays
+            return "A" if conversation.question_answered_by(comparison.a.message_id) else "B"
+        chosen = comparison.chosen
+        if conversation.records.get(question.id, {}).get("assistant_id") != comparison.answer(chosen).message_id:
+            kept = await store.kept(client_id, comparison.id, chosen) or await kept_on_branch(
+                services, thread_id, comparison, chosen
+            )
+            if kept is None:
+                raise ApiError(409, "CONFLICT", "That answer was not kept: it cannot become the conversation's.")
+            try:
+                await replace_answer(services.graph, conversation, question.id, kept)
+            except ValueError:  # another vote changed the answer meanwhile: look again
+                continue
+        latest = await store.get(client_id, comparison.id)
+        if latest is None or latest.chosen == chosen:
+            return chosen
+        comparison = latest
+    return comparison.chosen
+
+
+async def kept_on_branch(
+    services: Services, thread_id: str, comparison: Comparison, side: Side
+) -> dict[str, Any] | None:
+    """A comparison made before answers were kept in it has its answers on branches of the conversation."""
+    branch = await load(services.graph, branch_of(thread_id, comparison.id, side))
+    question, messages = answer_messages(branch, comparison.answer(side).message_id) or ("", [])
+    return kept_answer(messages, branch.records[question]) if question else None
+
+
+def _not_found() -> ApiError:
+    return not_found("Comparison")
+
+
+class ComparisonController(Controller):
+    path = "/api/comparisons"
+
+    @get(
+        "/{comparison_id:str}",
+        responses=error_responses(400, 404, 503),
+        summary="An A/B comparison: both answers (texts once written), their profiles and models, and the vote",
+    )
+    async def get_comparison(
+        self, services: AppServices, client_id: NamedDependency[str], comparison_id: str = ComparisonId
+    ) -> Comparison:
+        comparison = await services.storage.comparisons.get(client_id, comparison_id)
+        if comparison is None:
+            raise _not_found()
+        return comparison
+
+    @get(
+        "/{comparison_id:str}/stream",
+        responses=error_responses(400, 404, 406, 503),
+        summary="Answer B while it is written, from its first chunk, on the wire POST /api/chat would use; "
+        "204 when it is not streaming here (read its text from GET /api/comparisons/{id})",
+    )
+    async def second_answer(
+        self,
+        request: AnyRequest,
+        services: AppServices,
+        client_id: NamedDependency[str],
+        comparison_id: str = ComparisonId,
+    ) -> Stream | Response[None]:
+        """One reader: it takes the answer's events from their queue. Closing it stops answer B."""
+        wire = choose_wire(request)
+        turn = services.second_answers.get(comparison_id)
+        if turn is None or turn.client_id != client_id:
+            if await services.storage.comparisons.get(client_id, comparison_id) is None:
+                raise _not_found()
+            return Response(None, status_code=204)
+        del services.second_answers[comparison_id]
+        return Stream(wire.encode(turn.events([])), media_type=wire.media_type, headers=wire.headers)
+
+    @post(
+        "/{comparison_id:str}/vote",
+        status_code=200,
+        guards=[json_only],
+        responses=error_responses(400, 404, 409, 413, 503),
+        summary="Vote A, B or tie; the chosen answer (A on a tie) becomes the conversation's continuation",
+        description="Voting again changes the vote (every vote is kept with its time). The continuation changes "
+        "with it while the compared message is still the conversation's last.",
+    )
+    async def vote(
+        self,
+        data: JSONBody[VoteRequest],
+        services: AppServices,
+        client_id: NamedDependency[str],
+        comparison_id: str = ComparisonId,
+    ) -> VoteResult:
+        store = services.storage.comparisons
+        comparison = await store.get(client_id, comparison_id)
+        if comparison is None:
+            raise _not_found()
+        if not comparison.finished:
+            raise ApiError(409, "CONFLICT", "Both answers are still being written: vote once they have finished.")
+        voted = await store.vote(client_id, comparison_id, data.preference)
+        if voted is None:  # its conversation was deleted meanwhile
+            raise _not_found()
+        continuation = await follow_vote(services, client_id, voted)
+        return VoteResult(success=True, preference=data.preference, continuation=continuation)
+
+    @get(
+        "/",
+        responses=error_responses(400, 401, 403, 503),
+        summary="For operators (Authorization: Bearer CHAT_ADMIN_TOKEN): votes per pair of profiles",
+    )
+    async def comparison_results(
+        self, request: AnyRequest, services: AppServices, profile: str | None = ProfileFilter
+    ) -> list[PairResult]:
+        token = services.settings.admin_token
+        if not token:
+            raise ApiError(403, "FORBIDDEN", "Comparison results are for operators: set CHAT_ADMIN_TOKEN to read them.")
+        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not secrets.compare_digest(given.encode(), token.encode()):
+            raise ApiError(401, "UNAUTHORIZED", "Send the operators' token: Authorization: Bearer <CHAT_ADMIN_TOKEN>.")
+        return results(await services.storage.comparisons.counts(), profile)

@@ -1,0 +1,212 @@
+"""Seed 002's chat API, with its names and snake_case fields, over the same conversations as `/api/chat`.
+
+`POST /api/get_chat_response_stream` streams an answer as its events (wires/seed_002.py);
+`load_conversation` and `list_conversations` read what the sidebar and a reloaded page read;
+`/api/cancel_stream` (http/routes/chat.py) stops an answer, whose trace then says `cancelled`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, get, post
+from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
+from litestar.params import JSONBody, QueryParameter
+from litestar.response import Stream
+
+from threadline.answers.turn import Turn
+from threadline.conversations.history import ui_messages
+from threadline.conversations.state import load, thread_of
+from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
+from threadline.http.routes import AppServices, SseOperation
+from threadline.http.routes.chat import empty_message, new_id, start_turn, storable
+from threadline.http.schemas import ID_PATTERN, MAX_MESSAGE_CHARS, ErrorDetail, Id
+from threadline.http.services import Services
+from threadline.wires.seed_002 import HEADERS, MEDIA_TYPE, AnySeed002Event, ChatResponseEncoder
+
+
+class ChatResponseRequest(msgspec.Struct):
+    message: str
+    conversation_id: Id | None = None
+
+
+class LoadConversationRequest(msgspec.Struct):
+    conversation_id: Id
+
+
+class StoredMessage(msgspec.Struct):
+    message_id: str
+    role: str
+    content: str
+    created_at: str | None
+    feedback: str | None  # an answer's rating, "up" or "down"; None when it has none
+    trace_id: str | None = None
+
+
+class LoadedConversation(msgspec.Struct):
+    conversation_id: str
+    title: str
+    created_at: datetime
+    last_message_at: datetime
+    messages: list[StoredMessage]
+
+
+class ListedConversation(msgspec.Struct):
+    conversation_id: str
+    title: str
+    created_at: datetime
+    last_message_at: datetime
+
+
+def checked_message(message: str) -> str:
+    """A seed contract's `message`, refused (400) when it is empty, too long or not storable."""
+    text = message.strip()
+    if not text:
+        raise empty_message("message")
+    if len(text) > MAX_MESSAGE_CHARS:
+        why = f"the message is longer than {MAX_MESSAGE_CHARS} characters"
+        raise ApiError(400, "VALIDATION_ERROR", f"Invalid request: {why}", [ErrorDetail("message", why)])
+    return storable(text, "message")
+
+
+async def contract_turn(
+    request: AnyRequest,
+    services: Services,
+    client_id: str,
+    message: str,
+    conversation_id: str | None,
+    *,
+    stream_mode: str,
+) -> tuple[str, Turn]:
+    """Start an answer for a seed contract's `{message, conversation_id?}`: checked, rate limited, owned. The
+    seeds have no approvals, so a call that needs one is declined at once."""
+    text = checked_message(message)
+    await services.limits.chat.check(services.limits.client_address.of(request.scope))
+    if conversation_id and await services.conversations.get(conversation_id, client_id) is None:
+        raise not_found()
+    conversation_id = conversation_id or new_id()
+    turn = await start_turn(
+        services,
+        client_id,
+        conversation_id,
+        text,
+        user_message_id=new_id(),
+        assistant_message_id=new_id(),
+        stream_mode=stream_mode,
+        interactive=False,
+    )
+    return conversation_id, turn
+
+
+def _stored(message: dict[str, Any]) -> StoredMessage:
+    metadata = message.get("metadata") or {}
+    text = "".join(part.get("text", "") for part in message["parts"] if part["type"] == "text")
+    return StoredMessage(
+        message_id=message["id"],
+        role=message["role"],
+        content=text,
+        created_at=metadata.get("createdAt"),
+        feedback=(metadata.get("feedback") or {}).get("rating"),
+        trace_id=metadata.get("traceId"),
+    )
+
+
+async def _load(services: Services, client_id: str, conversation_id: str) -> LoadedConversation:
+    conversation = await services.conversations.get(conversation_id, client_id)
+    if conversation is None:
+        raise not_found()
+    history = await load(services.graph, thread_of(client_id, conversation_id))
+    feedback = await services.storage.feedback.of_conversation(client_id, conversation_id)
+    return LoadedConversation(
+        conversation_id=conversation.id,
+        title=conversation.title,
+        created_at=conversation.created_at,
+        last_message_at=conversation.last_message_at,
+        messages=[_stored(message) for message in ui_messages(history, conversation_id, feedback)],
+    )
+
+
+class Seed002Controller(Controller):
+    path = "/api"
+
+    @post(
+        "/get_chat_response_stream",
+        status_code=200,
+        guards=[json_only],
+        operation_class=SseOperation,
+        responses={
+            200: ResponseSpec(
+                AnySeed002Event,  # type: ignore[arg-type]  # a union of Structs: Litestar types it narrower
+                media_type=MEDIA_TYPE,
+                description="Seed 002's SSE events, one per `data:`",
+            ),
+            **error_responses(400, 404, 409, 413, 429, 500, 503),
+        },
+        summary="Seed 002: send a message, the answer streams back as its SSE events",
+    )
+    async def get_chat_response_stream(
+        self,
+        request: AnyRequest,
+        data: JSONBody[ChatResponseRequest],
+        services: AppServices,
+        client_id: NamedDependency[str],
+    ) -> Stream:
+        conversation_id, turn = await contract_turn(
+            request, services, client_id, data.message, data.conversation_id, stream_mode="messages"
+        )
+        encoder = ChatResponseEncoder(preview=services.settings.tool_output_preview)
+        return Stream(
+            encoder.encode(turn.events(await turn.opening())),
+            media_type=MEDIA_TYPE,
+            headers={**HEADERS, "x-conversation-id": conversation_id},
+        )
+
+    @post(
+        "/load_conversation",
+        status_code=200,
+        guards=[json_only],
+        responses=error_responses(400, 404, 503),
+        summary="Seed 002: a conversation's messages in order, each with its feedback",
+    )
+    async def load_conversation(
+        self, data: JSONBody[LoadConversationRequest], services: AppServices, client_id: NamedDependency[str]
+    ) -> LoadedConversation:
+        return await _load(services, client_id, data.conversation_id)
+
+    @get(
+        "/load_conversation",
+        responses=error_responses(400, 404, 503),
+        summary="Seed 002: the same, with ?conversation_id=",
+    )
+    async def load_conversation_by_query(
+        self,
+        services: AppServices,
+        client_id: NamedDependency[str],
+        conversation_id: Annotated[str, QueryParameter(pattern=ID_PATTERN)],
+    ) -> LoadedConversation:
+        return await _load(services, client_id, conversation_id)
+
+    @get(
+        "/list_conversations",
+        responses=error_responses(503),
+        summary="Seed 002: your conversations, most recent message first",
+    )
+    async def list_conversations(
+        self,
+        request: AnyRequest,
+        services: AppServices,
+        client_id: NamedDependency[str],
+        token: Annotated[str | None, QueryParameter(name="client_id", max_length=256)] = None,
+    ) -> list[ListedConversation]:
+        """A seed 002 client may name itself with `?client_id=`: the signed token the server issued it (the
+        `X-Threadline-Client` header's value). A bare or forged id names no one: the caller's own list."""
+        client_id = request.app.state.signer.verify(token) or client_id
+        return [
+            ListedConversation(
+                conversation_id=row.id, title=row.title, created_at=row.created_at, last_message_at=row.last_message_at
+            )
+            for row in await services.conversations.list(client_id)
+        ]

@@ -1,0 +1,101 @@
+"""Seed 004's `POST /api/chat/stream`: `{conversationId?, message}` in, its SSE events out (wires/seed_004.py).
+
+The same conversations, history, tools, stops and traces as `/api/chat`; what differs is the
+document's: UUID ids, its validation messages, every failure after the request is accepted sent as an
+`error` event on a 200 stream, no assistant message kept when the answer fails (the user can retry),
+and its limits: `CHAT_STREAM_RATE_LIMIT` requests per visitor on top of `CHAT_RATE_LIMIT` per address,
+and one stream at a time per visitor, both answered 429 with Retry-After.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from litestar import post
+from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
+from litestar.params import JSONBody
+from litestar.response import Stream
+
+from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
+from threadline.http.routes import AppServices, SseOperation
+from threadline.http.routes.chat import empty_message, start_turn, storable
+from threadline.http.schemas import MAX_MESSAGE_CHARS, ChatStreamRequest, ErrorDetail
+from threadline.refusals import Refused
+from threadline.wires import SEED_004
+from threadline.wires.seed_004 import AnySeed004Event
+
+UUID_PATTERN = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+ONE_STREAM_RETRY_AFTER = 1  # seconds: the running answer may end any moment
+
+
+def _invalid(field: str, message: str, detail: str) -> ApiError:
+    return ApiError(400, "VALIDATION_ERROR", message, [ErrorDetail(field, detail)])
+
+
+def _message(data: ChatStreamRequest) -> str:
+    text = data.message.strip()
+    if not text:
+        raise empty_message("message")
+    if len(text) > MAX_MESSAGE_CHARS:
+        too_long = f"Message must be at most {MAX_MESSAGE_CHARS} characters"
+        raise _invalid("message", too_long, too_long)
+    return storable(text, "message")
+
+
+def _conversation_id(data: ChatStreamRequest) -> str | None:
+    """The conversation's UUID in its canonical lower case: UUIDs are case-insensitive."""
+    if data.conversation_id is None:
+        return None
+    if not UUID_PATTERN.fullmatch(data.conversation_id):
+        raise _invalid("conversationId", "conversationId must be a valid UUID", "Must be a valid UUID")
+    return data.conversation_id.lower()
+
+
+@post(
+    "/api/chat/stream",
+    status_code=200,
+    guards=[json_only],
+    operation_class=SseOperation,
+    responses={
+        200: ResponseSpec(
+            AnySeed004Event,  # type: ignore[arg-type]  # a union of Structs: Litestar types it narrower
+            media_type=SEED_004.media_type,
+            description="Seed 004's SSE events, one per `data:`",
+        ),
+        **error_responses(400, 404, 413, 429, 500, 503),
+    },
+    summary="Seed 004: send a message, the answer streams back as its SSE events",
+)
+async def chat_stream_route(
+    request: AnyRequest, data: JSONBody[ChatStreamRequest], services: AppServices, client_id: NamedDependency[str]
+) -> Stream:
+    text, conversation_id = _message(data), _conversation_id(data)
+    await services.limits.chat.check(services.limits.client_address.of(request.scope))
+    await services.limits.chat_stream_per_visitor.check(client_id)
+    if conversation_id is not None and await services.conversations.get(conversation_id, client_id) is None:
+        raise not_found()
+    try:
+        turn = await start_turn(
+            services,
+            client_id,
+            conversation_id or str(uuid.uuid4()),
+            text,
+            user_message_id=str(uuid.uuid4()),
+            assistant_message_id=str(uuid.uuid4()),
+            stream_mode="messages",
+            keep_failed_answer=False,
+            interactive=False,  # seed 004 has no approvals: a call that needs one is declined
+        )
+    except Refused as refused:
+        if refused.status != 409:
+            raise
+        raise Refused(
+            429,
+            "RATE_LIMITED",
+            "You already have a response streaming: one at a time. Wait for it to finish, or stop it.",
+            retry_after=ONE_STREAM_RETRY_AFTER,
+        ) from None
+    opening = await turn.opening()
+    return Stream(SEED_004.encode(turn.events(opening)), media_type=SEED_004.media_type, headers=SEED_004.headers)

@@ -1,0 +1,59 @@
+"""Reading and deleting conversations: a list for the sidebar, full history for a reloaded page."""
+
+from __future__ import annotations
+
+from litestar import Controller, delete, get
+from litestar.di import NamedDependency
+from litestar.params import Parameter
+
+from threadline.conversations.history import ui_messages
+from threadline.conversations.state import load, thread_of
+from threadline.http.errors import error_responses, not_found
+from threadline.http.routes import AppServices
+from threadline.http.schemas import ID_PATTERN, ConversationDetail
+from threadline.storage.database import Conversation
+
+ConversationId = Parameter(pattern=ID_PATTERN, description="The conversation id (yours: ids are scoped per visitor)")
+
+
+class ConversationController(Controller):
+    path = "/api/conversations"
+
+    @get("/", summary="The conversations, most recently used first", responses=error_responses(503))
+    async def list_conversations(self, services: AppServices, client_id: NamedDependency[str]) -> list[Conversation]:
+        return await services.conversations.list(client_id)
+
+    @get(
+        "/{conversation_id:str}",
+        summary="One conversation with its messages as UIMessage objects",
+        responses=error_responses(400, 404, 503),
+    )
+    async def get_conversation(
+        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
+    ) -> ConversationDetail:
+        conversation = await services.conversations.get(conversation_id, client_id)
+        if conversation is None:
+            raise not_found()
+        history = await load(services.graph, thread_of(client_id, conversation_id))
+        feedback = await services.storage.feedback.of_conversation(client_id, conversation_id)
+        messages = ui_messages(history, conversation_id, feedback, services.graphs.titles)
+        return ConversationDetail(
+            id=conversation.id,
+            title=conversation.title,
+            messages=messages,
+            created_at=conversation.created_at,
+            last_message_at=conversation.last_message_at,
+        )
+
+    @delete(
+        "/{conversation_id:str}",
+        summary="Delete a conversation and its history, stopping its answer",
+        responses=error_responses(400, 404, 503),
+    )
+    async def delete_conversation(
+        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
+    ) -> None:
+        """An answer still streaming is stopped first (in whichever process runs it) and its last writes are
+        awaited, so nothing it saves can bring the conversation back."""
+        if not await services.delete_conversation(client_id, conversation_id):
+            raise not_found()

@@ -1,0 +1,69 @@
+"""Rating an answer: `PUT` / `DELETE /api/messages/{message_id}/feedback`, for the visitor's own answers only."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+from litestar import Controller, delete, put
+from litestar.di import NamedDependency
+from litestar.params import JSONBody, Parameter
+
+from threadline.conversations.feedback import Feedback, RatedAnswer, Rating
+from threadline.conversations.state import load, thread_of
+from threadline.http.errors import error_responses, json_only, not_found
+from threadline.http.routes import AppServices
+from threadline.http.routes.chat import storable
+from threadline.http.schemas import ID_PATTERN
+from threadline.http.services import Services
+
+MAX_COMMENT_CHARS = 2_000
+MessageId = Parameter(pattern=ID_PATTERN, description="The assistant message's id")
+
+
+class FeedbackRequest(msgspec.Struct):
+    rating: Rating
+    comment: Annotated[str, msgspec.Meta(max_length=MAX_COMMENT_CHARS)] | None = None
+
+
+async def find_answer(services: Services, client_id: str, message_id: str) -> RatedAnswer | None:
+    """The visitor's answer with this message id, None when they have none: its trace row names its
+    conversation (one index lookup), which must still hold it (a regenerated answer is gone from it)."""
+    conversation_id = await services.observability.traces.conversation_of(client_id, message_id)
+    if conversation_id is None:
+        return None
+    conversation = await load(services.graph, thread_of(client_id, conversation_id))
+    if (question := conversation.question_answered_by(message_id)) is None:
+        return None
+    return RatedAnswer(message_id, conversation_id, conversation.records[question].get("trace_id"))
+
+
+class FeedbackController(Controller):
+    path = "/api/messages/{message_id:str}/feedback"
+
+    @put(
+        "/",
+        guards=[json_only],
+        responses=error_responses(400, 404, 413, 503),
+        summary="Rate an answer (thumbs up or down, with an optional comment); again to change it",
+    )
+    async def set_feedback(
+        self,
+        data: JSONBody[FeedbackRequest],
+        services: AppServices,
+        client_id: NamedDependency[str],
+        message_id: str = MessageId,
+    ) -> Feedback:
+        comment = storable((data.comment or "").strip(), "comment", "comment") or None
+        answer = await find_answer(services, client_id, message_id)
+        if answer is None:
+            raise not_found("Message")
+        return await services.storage.feedback.set(client_id, answer, data.rating, comment)
+
+    @delete("/", responses=error_responses(400, 404, 503), summary="Take back an answer's rating")
+    async def clear_feedback(
+        self, services: AppServices, client_id: NamedDependency[str], message_id: str = MessageId
+    ) -> None:
+        if await find_answer(services, client_id, message_id) is None:
+            raise not_found("Message")
+        await services.storage.feedback.clear(client_id, message_id)

@@ -1,0 +1,115 @@
+"""Request and response bodies, validated by msgspec as Litestar decodes them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+# `(?!\n)$`: in Python's regex `$` alone also matches before a final newline, and an id ends up in headers.
+ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}(?!\n)$"
+Id = Annotated[str, msgspec.Meta(pattern=ID_PATTERN, description="letters, digits, _ and -")]
+MAX_MESSAGE_CHARS = 10_000
+MAX_BODY_BYTES = 1_048_576  # 1 MB
+
+
+class ApprovalIn(msgspec.Struct):
+    """A tool part's `approval` once the person answered (`addToolApprovalResponse`)."""
+
+    id: Annotated[str, msgspec.Meta(max_length=128)]
+    approved: bool | None = None
+    reason: Annotated[str, msgspec.Meta(max_length=2_000)] | None = None
+
+
+class UIMessagePart(msgspec.Struct, rename="camel"):
+    """A part of a `UIMessage`. The server reads text parts of the new user message, and tool parts in
+    `approval-responded` state of the assistant message that answers approvals; the rest is ignored."""
+
+    type: str
+    text: str | None = None
+    tool_call_id: str | None = None
+    state: str | None = None
+    approval: ApprovalIn | None = None
+
+
+class UIMessageIn(msgspec.Struct):
+    """A `UIMessage` from today's `useChat`, or an ai@4 message with `content` (and maybe `parts`)."""
+
+    role: Literal["system", "user", "assistant", "data"]
+    parts: list[UIMessagePart] = []
+    id: Id | None = None
+    content: str | None = None
+
+    @property
+    def text(self) -> str:
+        text = "".join(part.text or "" for part in self.parts if part.type == "text")
+        return text or self.content or ""
+
+
+class ChatRequest(msgspec.Struct, rename="camel"):
+    """The body `useChat`'s DefaultChatTransport sends; only the last message is read."""
+
+    messages: Annotated[list[UIMessageIn], msgspec.Meta(min_length=1)]
+    id: Id | None = None
+    trigger: Literal["submit-message", "regenerate-message"] = "submit-message"
+    message_id: Id | None = None
+    stream_mode: Literal["messages", "events"] | None = None  # overrides CHAT_STREAM_MODE for this answer
+    profile_id: Id | None = None  # the model profile (GET /api/profiles); else the conversation's, else the default
+    # What to do when an answer is already running in this conversation (double-texting); else the server's.
+    multitask_strategy: Literal["reject", "interrupt", "enqueue", "rollback"] | None = None
+    # Two profiles: an A/B comparison of their answers (conversations/comparisons.py).
+    compare_profiles: list[Id] | None = None
+    # Whether the answer goes on when the response's reader goes away (a reload); else CHAT_ON_DISCONNECT.
+    on_disconnect: Literal["cancel", "continue"] | None = None
+
+
+class ChatStreamRequest(msgspec.Struct, rename="camel"):
+    """Seed 004's body: one message, and the conversation to continue (a UUID) unless it starts one."""
+
+    message: str = ""  # missing is empty: refused with the document's own "Message cannot be empty"
+    conversation_id: str | None = None
+
+
+class ErrorDetail(msgspec.Struct):
+    field: str
+    message: str
+
+
+class ErrorInfo(msgspec.Struct, omit_defaults=True):
+    code: str
+    message: str
+    details: list[ErrorDetail] = []
+    retry_after: int | None = msgspec.field(default=None, name="retryAfter")
+
+
+class ErrorBody(msgspec.Struct):
+    error: ErrorInfo
+
+
+class CancelRequest(msgspec.Struct):
+    """`{"conversationId"}`, or seed 002's snake case `{"conversation_id"}`."""
+
+    camel: Id | None = msgspec.field(default=None, name="conversationId")
+    snake: Id | None = msgspec.field(default=None, name="conversation_id")
+
+    def __post_init__(self) -> None:
+        if self.camel is None and self.snake is None:
+            raise ValueError("Object missing required field `conversationId`")
+
+    @property
+    def conversation_id(self) -> str:
+        return self.camel or self.snake or ""
+
+
+class CancelResult(msgspec.Struct, rename="camel"):
+    cancelled: bool
+    conversation_id: str
+
+
+class ConversationDetail(msgspec.Struct, rename="camel"):
+    id: str
+    title: str
+    created_at: datetime
+    last_message_at: datetime
+    messages: list[dict[str, Any]]

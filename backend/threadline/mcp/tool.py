@@ -1,0 +1,114 @@
+"""One MCP tool as the graph's tools node calls it: bounded, reporting progress, never raising.
+
+A failed call (unreachable server, timeout, JSON-RPC error, malformed reply, or the tool's own
+`isError`) becomes a ToolException, which LangChain turns into an error tool result for the model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from contextvars import ContextVar
+from typing import Any
+
+from langchain_core.tools import BaseTool, ToolException
+from mcp import types
+
+from threadline.current_answer import current_turn
+from threadline.mcp.calls import McpCallError
+
+log = logging.getLogger("threadline.mcp")
+
+_tool_call_id: ContextVar[str | None] = ContextVar("tool_call_id", default=None)
+
+
+def result_text(result: types.CallToolResult) -> str:
+    """What the model reads: the text blocks, a note for each other block, or the structured content."""
+    parts = []
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            parts.append(block.text)
+        elif isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
+            parts.append(block.resource.text)
+        else:
+            mime_type = getattr(block, "mimeType", None)
+            parts.append(f"[{block.type} content{' ' + mime_type if mime_type else ''}]")
+    if not parts and result.structuredContent is not None:
+        parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+class McpTool(BaseTool):
+    """One MCP tool; its input schema is the server's JSON schema, passed to the model unchanged."""
+
+    server: str
+    remote_name: str
+    connection: Any
+    timeout: float
+    on_unreachable: Any = None
+    handle_tool_error: bool = True  # a ToolException becomes an error tool result, not a failed answer
+    needs_approval: bool = False  # a call waits for the person's approval before it runs (agent/approvals.py)
+    title: str | None = None  # the server's human-readable name for it, shown on the tool's card
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        # The tool call's id is needed to tag progress events; LangChain only injects it into pydantic schemas.
+        token = _tool_call_id.set(input.get("id") if isinstance(input, dict) else None)
+        try:
+            return await super().ainvoke(input, config, **kwargs)
+        finally:
+            _tool_call_id.reset(token)
+
+    def _run(self, *args: Any, **kwargs: Any) -> str:
+        raise NotImplementedError("MCP tools are called asynchronously")
+
+    async def _arun(self, **arguments: Any) -> str:  # no run_manager or config: a tool may have such arguments
+        turn, tool_call_id = current_turn.get(), _tool_call_id.get()
+        on_progress = None
+        if turn is not None and tool_call_id and self.connection.supports_progress:
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                turn.progress(tool_call_id, progress, total, message)
+
+        started = time.perf_counter()
+        context = {
+            "mcp_server": self.server,
+            "tool": self.remote_name,
+            "conversation_id": turn.conversation_id if turn else None,
+        }
+        try:
+            result = await self.connection.call_tool(
+                self.remote_name, arguments, timeout=self.timeout, on_progress=on_progress
+            )
+        except McpCallError as error:
+            log.warning(
+                "MCP tool call failed: %s",
+                error,
+                extra=context
+                | {
+                    "request_id": error.request_id,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                    "rpc_code": error.code,
+                    "rpc_data": error.data,
+                    "http_status": error.status,
+                },
+            )
+            if error.unreachable and self.on_unreachable:
+                self.on_unreachable(str(error))
+            # Seed 003 names the code of a tool that timed out or could not be reached in its result.
+            if error.timed_out:
+                raise ToolException(
+                    f"SERVICE_UNAVAILABLE: The tool {self.name} did not answer within {self.timeout:g} s "
+                    "and was cancelled."
+                ) from None
+            if error.unreachable:
+                raise ToolException(f"SERVICE_UNAVAILABLE: The tool {self.name} failed: {error}") from None
+            raise ToolException(f"The tool {self.name} failed: {error}") from None
+        finally:
+            if turn is not None and tool_call_id:
+                turn.tool_called(tool_call_id, self.server, started)
+        text = result_text(result)
+        if result.isError:
+            log.info("MCP tool reported an error: %s", text[:200], extra=context)
+            raise ToolException(text or f"The tool {self.name} failed without saying why.")
+        return text

@@ -1,1 +1,0 @@
-"""Connecting the graph to MCP servers: configuration, the two kinds of connection, and the toolbox."""

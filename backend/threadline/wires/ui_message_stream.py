@@ -1,0 +1,115 @@
+"""The AI SDK UI Message Stream, what `useChat` from `@ai-sdk/react` reads: one JSON chunk per event.
+
+Most canonical events already have the chunk's shape and are encoded as they are; the few that differ
+are rebuilt here. Only chunk types the client knows are sent: ours travel as `data-*` chunks. The
+same chunks go out as SSE (`encode`) or as NDJSON (see ndjson.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Any
+
+import msgspec
+
+from threadline.answers import events as ev
+
+MEDIA_TYPE = "text/event-stream"
+HEADERS = {
+    "cache-control": "no-cache",
+    "connection": "keep-alive",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+DONE = b"data: [DONE]\n\n"
+
+_encode = msgspec.json.Encoder().encode
+
+
+def start_metadata(event: ev.Start) -> dict[str, Any]:
+    """What the answer's metadata says from its start (the AI SDK 4 data stream sends it as an annotation)."""
+    metadata = {
+        "conversationId": event.conversation_id,
+        "model": event.model,
+        "createdAt": event.created_at,
+        "traceId": event.trace_id,
+        "profile": event.profile,
+    }
+    if event.comparison_id:
+        metadata["comparisonId"] = event.comparison_id
+    return metadata
+
+
+def _start(event: ev.Start) -> Any:
+    return {"type": "start", "messageId": event.message_id, "messageMetadata": start_metadata(event)}
+
+
+def _finish(event: ev.Finish) -> Any:
+    metadata = {"usage": event.usage, "finishedAt": event.finished_at, "traceId": event.trace_id}
+    if event.interrupted:
+        metadata["interrupted"] = event.interrupted
+    return {"type": "finish", "finishReason": event.finish_reason, "messageMetadata": metadata}
+
+
+def _error(event: ev.Error) -> Any:
+    return {"type": "error", "errorText": event.message}
+
+
+def _tool_output(event: ev.ToolOutput) -> Any:
+    return {"type": "tool-output-available", "toolCallId": event.tool_call_id, "output": event.output}
+
+
+def _tool_error(event: ev.ToolOutputError) -> Any:
+    return {"type": "tool-output-error", "toolCallId": event.tool_call_id, "errorText": event.error_text}
+
+
+def _tool_denied(event: ev.ToolOutputDenied) -> Any:
+    return {"type": "tool-output-denied", "toolCallId": event.tool_call_id}
+
+
+def _metadata(event: ev.MessageMetadata) -> Any:
+    return {"type": "message-metadata", "messageMetadata": {"usage": event.usage}}
+
+
+def suggestions_data(event: ev.Suggestions) -> dict[str, Any]:
+    return {"values": event.values, "actions": event.actions}
+
+
+def _suggestions(event: ev.Suggestions) -> Any:
+    """A persistent part (not transient): it stays in the message, as in a reloaded conversation's history."""
+    return {"type": "data-suggestions", "id": "suggestions", "data": suggestions_data(event)}
+
+
+def _data(name: str) -> Callable[[Any], dict[str, Any]]:
+    return lambda event: {"type": f"data-{name}", "data": event, "transient": True}
+
+
+_REBUILT: dict[type[ev.Event], Callable[[Any], Any]] = {
+    ev.Start: _start,
+    ev.Finish: _finish,
+    ev.Error: _error,
+    ev.ToolOutput: _tool_output,  # without our duration, which the protocol has no field for
+    ev.ToolOutputError: _tool_error,
+    ev.ToolOutputDenied: _tool_denied,
+    ev.MessageMetadata: _metadata,
+    ev.ToolProgress: _data("tool-progress"),
+    ev.Status: _data("status"),
+    ev.Warning: _data("warning"),
+    ev.Suggestions: _suggestions,
+}
+
+
+def chunk_json(event: ev.Event) -> bytes:
+    """The chunk for one event as JSON; events shaped like their chunk skip the rebuild."""
+    rebuild = _REBUILT.get(type(event))
+    return _encode(event if rebuild is None else rebuild(event))
+
+
+def encode_event(event: ev.Event) -> bytes:
+    return b"data: " + chunk_json(event) + b"\n\n"
+
+
+async def encode(batches: AsyncIterable[list[ev.Event]]) -> AsyncIterator[bytes]:
+    async for batch in batches:
+        yield b"".join([encode_event(event) for event in batch])
+    yield DONE
