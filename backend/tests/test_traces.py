@@ -211,10 +211,10 @@ async def test_metrics_count_answers_tokens_tools_and_latency(make_settings, ope
 
 
 async def test_the_answer_is_logged_with_its_latency(make_settings, caplog):
-    caplog.set_level(logging.INFO, logger="threadline.answers")
+    caplog.set_level(logging.INFO, logger="threadline.observability.answers")
     async with running(make_settings()) as client:
         _, _, chunks = await chat(client, new_conversation_id(), "calculate 3*3")
-    [line] = [record for record in caplog.records if record.name == "threadline.answers"]
+    [line] = [record for record in caplog.records if record.name == "threadline.observability.answers"]
     assert line.trace_id == trace_id_of(chunks) and line.outcome == "completed" and line.tool_calls == 1
     assert 0 < line.first_token_ms <= line.total_ms and line.output_tokens > 0 and line.model == "demo:demo"
 

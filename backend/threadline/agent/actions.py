@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from threadline.agent.tool_inputs import schema_checker
 
-log = logging.getLogger("threadline.agent.actions")
+log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "threadline.actions"
 NO_DATA: Mapping[str, Any] = {"type": "object", "additionalProperties": False}

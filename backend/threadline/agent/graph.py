@@ -1,7 +1,7 @@
 """The conversation graph: input → process ⇄ approve → tools → respond, checkpointed per conversation.
 
 `process` is one model call that decides whether tools are needed; `approve` waits for the person's
-approval of the calls that need it (agent/approvals.py); `tools` runs them and injects the results; `respond`
+approval of the calls that need it (conversations/approvals.py); `tools` runs them and injects the results; `respond`
 closes the turn (and answers plainly when the model-call budget ran out), with suggestions for what comes
 next when the profile wants them (agent/suggestions.py).
 """
@@ -33,10 +33,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send, interrupt
 
-from threadline.agent.approvals import NOT_INTERACTIVE, SUPERSEDED, ApprovalResponse, ask, denial, waits
 from threadline.agent.compression import Compressor, ContextState
 from threadline.agent.suggestions import Suggester
 from threadline.answers.events import timestamp
+from threadline.conversations.approvals import NOT_INTERACTIVE, SUPERSEDED, ApprovalResponse, ask, denial, waits
 from threadline.conversations.state import (
     AnswerRecord,
     clean_message,

@@ -21,7 +21,7 @@ from threadline.agent.actions import ActionRegistry
 from threadline.answers.events import SuggestedAction, SuggestedValue, Suggestions
 from threadline.conversations.state import text_and_reasoning
 
-log = logging.getLogger("threadline.agent.suggestions")
+log = logging.getLogger(__name__)
 
 MAX_VALUES = 4
 MAX_ACTIONS = 3

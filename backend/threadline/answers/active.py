@@ -30,7 +30,7 @@ from threadline.refusals import Refused, busy
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth
 from threadline.storage.saver import Pool
 
-log = logging.getLogger("threadline.answers.active")
+log = logging.getLogger(__name__)
 
 CHANNEL = "threadline_cancel"
 SESSION = "pid::text || '@' || extract(epoch FROM backend_start)::text"  # a session, even when its pid is reused

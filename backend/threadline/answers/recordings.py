@@ -29,7 +29,7 @@ from threadline.storage.fallback import CONNECTION_ERRORS
 from threadline.storage.saver import Pool
 from threadline.wires.ui_message_stream import DONE, encode_event
 
-log = logging.getLogger("threadline.answers.recordings")
+log = logging.getLogger(__name__)
 
 FLUSH_EVERY = 0.1  # seconds between writes of what a running answer added
 POLL_EVERY = 0.1  # seconds between reads of another process's recording

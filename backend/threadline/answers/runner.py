@@ -13,10 +13,10 @@ import msgspec
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langgraph.types import Command, StreamMode
 
-from threadline.agent.approvals import pending_of
 from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers import events as ev
+from threadline.conversations.approvals import pending_of
 from threadline.conversations.state import AnswerRecord, clean_text, config_of, text_and_reasoning, tool_output
 
 STREAM_MODES: list[StreamMode] = ["messages", "updates"]

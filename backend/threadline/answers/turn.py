@@ -19,12 +19,12 @@ import msgspec
 from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from threadline.agent.approvals import CANCELLED, denial
 from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers import events as ev
 from threadline.answers.failures import TIMEOUT, Failure, classify
 from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.conversations.approvals import CANCELLED, denial
 from threadline.conversations.state import (
     AnswerRecord,
     Usage,
@@ -39,7 +39,7 @@ from threadline.observability.answers import Observability
 from threadline.observability.trace import Status
 from threadline.settings import DEFAULTS, Settings
 
-log = logging.getLogger("threadline.answers.turn")
+log = logging.getLogger(__name__)
 
 _END = object()
 _STRUCTURE = (ev.Start, ev.StepStart, ev.StepFinish)  # frame an answer but show nothing by themselves

@@ -1,4 +1,5 @@
-"""A conversation as data: what its checkpoint holds (`state`), the `UIMessage` view a page reloads
-(`history`), the ratings its answers get (`feedback`) and its A/B comparisons (`comparisons`)."""
+"""A conversation as data: what its checkpoint holds (`state`), the tool calls that wait for a person's
+approval (`approvals`), the `UIMessage` view a page reloads (`history`), the ratings its answers get
+(`feedback`) and its A/B comparisons (`comparisons`)."""
 
-__all__ = ["comparisons", "feedback", "history", "state"]
+__all__ = ["approvals", "comparisons", "feedback", "history", "state"]

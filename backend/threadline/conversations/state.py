@@ -24,8 +24,8 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from threadline.agent.approvals import is_denied, pending_of
 from threadline.answers import events as ev
+from threadline.conversations.approvals import is_denied, pending_of
 
 
 class Usage(TypedDict):

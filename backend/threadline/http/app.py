@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from litestar.plugins import PluginProtocol
     from opentelemetry.sdk.trace import TracerProvider
 
-log = logging.getLogger("threadline")
+log = logging.getLogger(__name__)
 
 
 @get("/health", summary="Liveness and what this server runs with")

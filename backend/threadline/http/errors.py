@@ -20,7 +20,7 @@ from threadline.refusals import Refused
 
 AnyRequest = Request[Any, Any, Any]
 
-log = logging.getLogger("threadline.http.errors")
+log = logging.getLogger(__name__)
 
 _CODES = {
     400: "VALIDATION_ERROR",

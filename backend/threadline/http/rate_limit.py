@@ -17,7 +17,7 @@ from limits.storage import storage_from_string
 
 from threadline.refusals import Refused
 
-log = logging.getLogger("threadline.http.rate_limit")
+log = logging.getLogger(__name__)
 
 
 class RateLimit:

@@ -38,7 +38,7 @@ from threadline.agent.suggestions import Suggester
 from threadline.agent.tool_inputs import ToolInfo, tool_infos
 from threadline.answers.turn import Timeouts, Turn, recover_turn
 
-log = logging.getLogger("threadline")
+log = logging.getLogger(__name__)
 
 
 class GraphSwitch:

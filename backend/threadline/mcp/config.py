@@ -18,7 +18,7 @@ BUILTIN = "builtin"
 class McpServerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
     """One server. `jwt` is sent as `Authorization: Bearer …`; `headers` are sent as they are.
     `require_approval` / `auto_approve`: tool names or globs that do, or do not, wait for the person's approval
-    (agent/approvals.py), whatever the server's annotations say."""
+    (conversations/approvals.py), whatever the server's annotations say."""
 
     name: str
     transport: Transport

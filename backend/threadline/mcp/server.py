@@ -32,7 +32,7 @@ from threadline.http.services import Services
 from threadline.mcp.builtin_tools import calculate, time_in
 from threadline.mcp.tokens import Caller, InvalidToken, McpTokens
 
-log = logging.getLogger("threadline.mcp.server")
+log = logging.getLogger(__name__)
 
 CALLER = "threadline.mcp_caller"  # the ASGI scope key carrying the verified caller to the tools
 _rpc_caller: ContextVar[Caller | None] = ContextVar("rpc_caller", default=None)

@@ -24,7 +24,7 @@ from threadline import __version__
 from threadline.mcp.calls import McpCallError, bounded
 from threadline.mcp.config import McpServerConfig
 
-log = logging.getLogger("threadline.mcp")
+log = logging.getLogger(__name__)
 CLIENT_INFO = types.Implementation(name="threadline", version=__version__)
 
 

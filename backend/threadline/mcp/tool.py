@@ -18,7 +18,7 @@ from mcp import types
 from threadline.current_answer import current_turn
 from threadline.mcp.calls import McpCallError
 
-log = logging.getLogger("threadline.mcp")
+log = logging.getLogger(__name__)
 
 _tool_call_id: ContextVar[str | None] = ContextVar("tool_call_id", default=None)
 
@@ -48,7 +48,7 @@ class McpTool(BaseTool):
     timeout: float
     on_unreachable: Any = None
     handle_tool_error: bool = True  # a ToolException becomes an error tool result, not a failed answer
-    needs_approval: bool = False  # a call waits for the person's approval before it runs (agent/approvals.py)
+    needs_approval: bool = False  # a call waits for the person's approval before it runs (conversations/approvals.py)
     title: str | None = None  # the server's human-readable name for it, shown on the tool's card
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:

@@ -24,7 +24,7 @@ from threadline.mcp.jsonrpc import HttpMcpTransport, JsonRpcConnection
 from threadline.mcp.standard import StandardConnection, transport_for
 from threadline.mcp.tool import McpTool
 
-log = logging.getLogger("threadline.mcp")
+log = logging.getLogger(__name__)
 
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64  # what OpenAI and Gemini accept for a function name

@@ -23,7 +23,7 @@ from threadline.observability.trace_store import TraceStore
 if TYPE_CHECKING:
     from threadline.observability.langfuse_callbacks import LangfuseCallbacks
 
-log = logging.getLogger("threadline.answers")
+log = logging.getLogger(__name__)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from psycopg.types.json import Jsonb
 from threadline.observability.trace import Trace, TraceRecorder
 from threadline.storage.saver import Pool
 
-log = logging.getLogger("threadline.traces")
+log = logging.getLogger(__name__)
 
 _decode = msgspec.json.Decoder(Trace).decode
 KEEP_REPLACED = 5  # traces of replaced answers a conversation keeps, newest first

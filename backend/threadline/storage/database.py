@@ -33,7 +33,7 @@ from threadline.settings import Settings
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, SaveRetries, save_each
 from threadline.storage.saver import Pool, PooledPostgresSaver
 
-log = logging.getLogger("threadline.storage.database")
+log = logging.getLogger(__name__)
 
 # Applied in order, each step once; append steps, never edit a released one.
 MIGRATIONS = [

@@ -33,7 +33,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from threadline.current_answer import current_turn
 
-log = logging.getLogger("threadline.storage.fallback")
+log = logging.getLogger(__name__)
 
 # The database cannot be reached: everything waits for it (see DatabaseHealth). Any other psycopg.Error
 # is about what was written (a value PostgreSQL refuses) and concerns that one conversation only.

@@ -26,7 +26,7 @@ from threadline.http.schemas import ErrorDetail, Id
 from threadline.http.services import Services
 from threadline.wires import UI_MESSAGE_STREAM
 
-log = logging.getLogger("threadline.agent.actions")
+log = logging.getLogger(__name__)
 
 
 class ActionRequest(msgspec.Struct, rename="camel"):

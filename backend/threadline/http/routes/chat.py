@@ -21,12 +21,12 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
 
-from threadline.agent import approvals
-from threadline.agent.approvals import ApprovalResponse
 from threadline.agent.graph import TurnRequest
 from threadline.agent.profiles import Profile
 from threadline.answers import events as ev
 from threadline.answers.turn import Stop, Turn, decline_waiting, roll_back
+from threadline.conversations import approvals
+from threadline.conversations.approvals import ApprovalResponse
 from threadline.conversations.comparisons import ComparedAnswer, Comparison, Side, kept_answer
 from threadline.conversations.state import answer_messages, answer_text, branch_of, copy_conversation, load, thread_of
 from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
@@ -43,7 +43,7 @@ from threadline.http.schemas import (
 from threadline.http.services import Services
 from threadline.wires import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 
-log = logging.getLogger("threadline.chat")
+log = logging.getLogger(__name__)
 
 PRE_STREAM_FAILURE = 500
 
