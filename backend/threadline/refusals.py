@@ -1,16 +1,31 @@
-"""Refusals the services raise without knowing about HTTP; http/errors.py answers each with its status and code."""
+"""Refusals the services raise without knowing about HTTP; the HTTP edge (http/errors.py) gives each code its
+status, and the docs' error table is generated from both."""
 
 from __future__ import annotations
+
+from typing import Literal
+
+RefusalCode = Literal[
+    "VALIDATION_ERROR",
+    "NOT_FOUND",
+    "CONFLICT",
+    "VOTE_REQUIRED",
+    "CONVERSATION_FULL",
+    "TOO_MANY_CONVERSATIONS",
+    "REQUEST_TIMEOUT",
+    "RATE_LIMITED",
+    "OVER_CAPACITY",
+    "STOP_UNCONFIRMED",
+]
 
 
 class Refused(Exception):
     """A request this server will not carry out, with a stable code and a message meant for people."""
 
     def __init__(
-        self, status: int, code: str, message: str, field: str | None = None, *, retry_after: int | None = None
+        self, code: RefusalCode, message: str, field: str | None = None, *, retry_after: int | None = None
     ) -> None:
         super().__init__(message)
-        self.status = status
         self.code = code
         self.message = message
         self.field = field
@@ -19,5 +34,14 @@ class Refused(Exception):
 
 def busy() -> Refused:
     return Refused(
-        409, "CONFLICT", "An answer is already streaming for you. Stop it or wait for it to finish, then send again."
+        "CONFLICT", "An answer is already streaming for you. Stop it or wait for it to finish, then send again."
     )
+
+
+def not_found(what: str = "Conversation") -> Refused:
+    """Another's conversation (or message, or comparison) is answered exactly like one that does not exist."""
+    return Refused("NOT_FOUND", f"{what} not found")
+
+
+def invalid(field: str, message: str) -> Refused:
+    return Refused("VALIDATION_ERROR", f"Invalid request: {message}", field)

@@ -18,7 +18,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
-from typing import Any
 
 import psycopg
 from psycopg.rows import DictRow
@@ -66,30 +65,23 @@ class ActiveTurns:
         # Called with a thread whose running answer a reader in another process wants (answers/recordings.py).
         self.on_resume: Callable[[str], None] | None = None
 
-    async def begin(
-        self, turn: Turn, touch: Callable[[], Awaitable[bool]], discard: Callable[[], Awaitable[object]]
-    ) -> None:
-        """Register the answer and start it once `touch()` has recorded the turn in its conversation.
-
-        Refused (409) when the client already has an answer running, and whatever `touch` refuses.
-        Recording the conversation and the running answer are separate writes, made at once; when the
-        answer is refused, a conversation the touch created is removed again with `discard()`.
-        """
+    def claim(self, turn: Turn) -> None:
+        """Hold the client's one running answer for `turn` in this process: refused (CONFLICT) when the client
+        already has one here. Then `record` it for every process, and `launch` it, or `release` it."""
         if turn.client_id in self.by_client or turn.thread_id in self.by_thread:
             raise busy()
         self.by_thread[turn.thread_id] = turn
         self.by_client[turn.client_id] = turn
-        steps: list[Awaitable[Any]] = [touch()]
+
+    async def record(self, turn: Turn) -> None:
+        """Write the claimed answer's row, which every process sees (refused when another process runs one for
+        the client); while the database is down, the claim in this process is all there is."""
         if self.pool is not None and not self.health.down:
-            steps.append(self._record(turn))
-        created, *recorded = await asyncio.gather(*steps, return_exceptions=True)
-        failure = next((outcome for outcome in (created, *recorded) if isinstance(outcome, BaseException)), None)
-        if failure is not None:
-            await self._end(turn)  # forget it, and its row if one was written
-            if created is True:
-                await discard()
-            raise failure
-        task = turn.start(self._end)
+            await self._record(turn)
+
+    def launch(self, turn: Turn) -> None:
+        """Start the claimed answer's task; it releases its claim when it ends."""
+        task = turn.start(self.release)
         self.tasks[turn.thread_id] = task
         task.add_done_callback(partial(self._forget_task, turn.thread_id))
 
@@ -97,9 +89,7 @@ class ActiveTurns:
         """Start the second answer of an A/B comparison beside the visitor's first, which was begun (and
         recorded) as usual: it is stopped with its conversation's answer and at shutdown, in this process."""
         self.by_thread[turn.thread_id] = turn
-        task = turn.start(self._end)
-        self.tasks[turn.thread_id] = task
-        task.add_done_callback(partial(self._forget_task, turn.thread_id))
+        self.launch(turn)
 
     def _forget_task(self, thread_id: str, task: asyncio.Task[None]) -> None:
         if self.tasks.get(thread_id) is task:
@@ -163,7 +153,8 @@ class ActiveTurns:
         cursor = await conn.execute("SELECT 1 FROM active_turns WHERE thread_id = %s", (thread_id,))
         return await cursor.fetchone() is not None
 
-    async def _end(self, turn: Turn) -> None:
+    async def release(self, turn: Turn) -> None:
+        """Forget an answer that ended or was refused, and its row if one was written."""
         if self.by_thread.get(turn.thread_id) is turn:
             del self.by_thread[turn.thread_id]
         if self.by_client.get(turn.client_id) is turn:
@@ -181,7 +172,7 @@ class ActiveTurns:
     async def cancel(self, thread_id: str, client_id: str) -> bool:
         """Stop the client's running answer in this conversation and wait until it is saved; False if none runs.
 
-        Refused (503) when the answer runs in another process that did not confirm the stop in time.
+        Refused (STOP_UNCONFIRMED) when the answer runs in another process that did not confirm the stop in time.
         """
         branches = [
             turn
@@ -251,9 +242,7 @@ class ActiveTurns:
             async with self.pool.connection() as conn:
                 if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
                     return True
-        raise Refused(
-            503, "STOP_UNCONFIRMED", "The server running this answer did not confirm the stop. Please try again."
-        )
+        raise Refused("STOP_UNCONFIRMED", "The server running this answer did not confirm the stop. Please try again.")
 
     async def stop_all(self) -> None:
         """At shutdown: end every running answer the way a stop does, and wait until each is saved."""

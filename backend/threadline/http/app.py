@@ -20,9 +20,9 @@ from litestar.types import ControllerRouterHandler
 
 from threadline.current_answer import current_turn
 from threadline.http.connection_limits import RequestLimits
+from threadline.http.dependencies import AppServices, chat_allowance, owned_conversation
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
-from threadline.http.routes import AppServices
 from threadline.http.routes.actions import ActionController
 from threadline.http.routes.chat import ChatController
 from threadline.http.routes.comparisons import ComparisonController
@@ -172,6 +172,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         dependencies={
             "client_id": Provide(client_id_of, sync_to_thread=False),
             "services": Provide(services_of, sync_to_thread=False),
+            "conversation": Provide(owned_conversation),
+            "allowance": Provide(chat_allowance, sync_to_thread=False),
         },
         cors_config=cors_config(settings.cors_origins),
         lifespan=[lifespan],

@@ -80,9 +80,9 @@ class RequestLimits:
             await self.app(scope, receive, send)
             return
         if scope.get("state", {}).get(OVER_CAPACITY):
-            raise Refused(503, "OVER_CAPACITY", "The server is busy. Please try again in a moment.", retry_after=1)
+            raise Refused("OVER_CAPACITY", "The server is busy. Please try again in a moment.", retry_after=1)
         if "\x00" in scope["path"]:
-            raise Refused(400, "VALIDATION_ERROR", "Invalid request: the path contains a NUL character.", "path")
+            raise Refused("VALIDATION_ERROR", "Invalid request: the path contains a NUL character.", "path")
         deadline: float | None = None
         complete = False
 
@@ -96,7 +96,7 @@ class RequestLimits:
                     message = await receive()
             except TimeoutError:
                 raise Refused(
-                    408, "REQUEST_TIMEOUT", f"The request body did not arrive within {self.seconds:g} s."
+                    "REQUEST_TIMEOUT", f"The request body did not arrive within {self.seconds:g} s."
                 ) from None
             complete = message["type"] != "http.request" or not message.get("more_body", False)
             return message

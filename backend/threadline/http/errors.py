@@ -16,7 +16,7 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from litestar.types import ExceptionHandlersMap
 
 from threadline.http.schemas import MAX_BODY_BYTES, ErrorBody, ErrorDetail, ErrorInfo
-from threadline.refusals import Refused
+from threadline.refusals import RefusalCode, Refused
 
 AnyRequest = Request[Any, Any, Any]
 
@@ -132,12 +132,28 @@ def handle_http_exception(request: AnyRequest, exc: HTTPException) -> Response[E
     return _response(status, ErrorInfo(code, message), exc.headers)
 
 
+STATUS_OF: dict[RefusalCode, int] = {
+    "VALIDATION_ERROR": 400,
+    "NOT_FOUND": 404,
+    "CONFLICT": 409,
+    "VOTE_REQUIRED": 409,
+    "CONVERSATION_FULL": 413,
+    "TOO_MANY_CONVERSATIONS": 413,
+    "REQUEST_TIMEOUT": 408,
+    "RATE_LIMITED": 429,
+    "OVER_CAPACITY": 503,
+    "STOP_UNCONFIRMED": 503,
+}
+
+
 def handle_refused(request: AnyRequest, exc: Refused) -> Response[ErrorBody]:
+    """A refusal's code gives its status: the services below know nothing of HTTP."""
+    status = STATUS_OF[exc.code]
     details = [ErrorDetail(exc.field, exc.message.removeprefix("Invalid request: "))] if exc.field else []
     headers = {"retry-after": str(exc.retry_after)} if exc.retry_after is not None else {}
-    if exc.status == 408:
+    if status == 408:
         headers["connection"] = "close"  # the rest of a late body must not be read as the next request
-    return _response(exc.status, ErrorInfo(exc.code, exc.message, details, exc.retry_after), headers)
+    return _response(status, ErrorInfo(exc.code, exc.message, details, exc.retry_after), headers)
 
 
 def handle_undecodable_body(request: AnyRequest, exc: Exception) -> Response[ErrorBody]:

@@ -47,7 +47,7 @@ class RateLimit:
         return max(1.0, math.ceil(reset_at - time.time()))
 
     async def check(self, address: str) -> None:
-        """Count one request; Refused (429, with the seconds to wait) when over the limit."""
+        """Count one request; Refused (RATE_LIMITED, with the seconds to wait) when over the limit."""
         if (retry_after := await self.hit(address)) is not None:
             seconds = int(retry_after)
-            raise Refused(429, "RATE_LIMITED", f"Too many requests. Try again in {seconds} s.", retry_after=seconds)
+            raise Refused("RATE_LIMITED", f"Too many requests. Try again in {seconds} s.", retry_after=seconds)

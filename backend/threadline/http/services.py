@@ -8,21 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import httpx
-from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from threadline.agent.actions import load_actions
-from threadline.agent.graph import Graph, build_graph
-from threadline.agent.models import build_chat_model, profiles_of
-from threadline.agent.profiles import Profile, default_of
+from threadline.agent.graph import Graph
+from threadline.agent.graphs import GraphSwitch
+from threadline.agent.models import profiles_of
+from threadline.agent.profiles import Profile
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
+from threadline.answers.service import AnswerService
+from threadline.answers.turn import recover_turn
 from threadline.conversations.state import branch_of, thread_of
 from threadline.http.client_address import ClientAddress
 from threadline.http.rate_limit import RateLimit
@@ -34,59 +34,8 @@ from threadline.storage.database import Conversations, Storage, open_storage
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
-from threadline.agent.suggestions import Suggester
-from threadline.agent.tool_inputs import ToolInfo, tool_infos
-from threadline.answers.turn import Timeouts, Turn, recover_turn
 
 log = logging.getLogger(__name__)
-
-
-class GraphSwitch:
-    """A compiled conversation graph per model profile, compiled again whenever the tool servers' tools change.
-
-    All share the checkpointer and the state's shape, so any of them reads and closes any conversation;
-    they differ in the model and the system prompt."""
-
-    def __init__(
-        self, profiles: tuple[Profile, ...], checkpointer: BaseCheckpointSaver[Any], settings: Settings
-    ) -> None:
-        self.profiles = {profile.id: profile for profile in profiles}
-        self.default = default_of(profiles)
-        self.models = {profile.id: build_chat_model(profile, settings) for profile in profiles}
-        self.actions = load_actions(settings.actions, [profile.id for profile in profiles])
-        self.checkpointer = checkpointer
-        self.settings = settings
-        self.graphs: dict[str, Graph] = {}
-        self.tools: dict[str, ToolInfo] = {}  # each tool's title and input check, for the wires
-        self.titles: dict[str, str] = {}  # the tools that have a title, for a conversation's history
-
-    @property
-    def current(self) -> Graph:
-        """The default profile's graph (every graph reads and writes conversations alike)."""
-        return self.of(self.default.id)
-
-    def of(self, profile_id: str) -> Graph:
-        assert self.graphs, "compiled when the tool servers are first listed, before serving starts"
-        return self.graphs[profile_id]
-
-    def use_tools(self, tools: Sequence[BaseTool]) -> None:
-        """An answer already running keeps the graph it started with; the next one gets the new tools."""
-        self.tools = tool_infos(tools)
-        self.titles = {name: info.title for name, info in self.tools.items() if info.title}
-        self.graphs = {
-            profile.id: build_graph(
-                self.models[profile.id],
-                tools,
-                self.checkpointer,
-                system_prompt=profile.system_prompt or self.settings.system_prompt,
-                max_model_calls=self.settings.max_model_calls,
-                context_limit=profile.context_limit,
-                require_approval=profile.require_approval,
-                auto_approve=profile.auto_approve,
-                suggester=Suggester(self.models[profile.id], self.actions) if profile.suggests else None,
-            )
-            for profile in self.profiles.values()
-        }
 
 
 @dataclass(frozen=True)
@@ -117,27 +66,16 @@ class Services:
     storage: Storage
     graphs: GraphSwitch
     toolbox: McpToolbox
-    active_turns: ActiveTurns
+    answers: AnswerService
     limits: Limits
-    timeouts: Timeouts
     observability: Observability
-    recordings: Recordings  # running answers' streams, for readers that resume them
-    # The second answers of A/B comparisons, by comparison id, until their stream is read
-    # (conversations/comparisons.py).
-    second_answers: dict[str, Turn] = field(default_factory=dict)
-    chores: set[asyncio.Task[None]] = field(default_factory=set)  # work an answer leaves behind, kept alive
-
-    def keep(self, chore: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(chore)
-        self.chores.add(task)
-        task.add_done_callback(self.chores.discard)
 
     async def delete_conversation(self, client_id: str, conversation_id: str) -> bool:
         """Delete a visitor's conversation and all that belongs to it; False when they have none by that id.
         An answer still streaming is stopped first (in whichever process runs it) and its last writes are
         awaited, so nothing it saves can bring the conversation back."""
         thread_id = thread_of(client_id, conversation_id)
-        await self.active_turns.cancel(thread_id, client_id)
+        await self.answers.active.cancel(thread_id, client_id)
         if not await self.conversations.delete(conversation_id, client_id):
             return False
         await self.storage.checkpointer.adelete_thread(thread_id)
@@ -204,19 +142,20 @@ async def running_services(
             stale_after=settings.total_timeout + 30,
             recover=lambda thread_id, why: recover_turn(graphs.current, thread_id, why),
         )
+        observability = observability_of(settings, storage, tracer_provider)
+        recordings = Recordings(storage.pool, active_turns.runs_in_a_live_process)
+        active_turns.on_resume = recordings.share
+        answers = AnswerService(settings, graphs, storage, active_turns, recordings, observability)
         services = Services(
             settings=settings,
             model_label=graphs.default.model_label,
             storage=storage,
             graphs=graphs,
             toolbox=toolbox,
-            active_turns=active_turns,
+            answers=answers,
             limits=limits,
-            timeouts=Timeouts.of(settings),
-            observability=observability_of(settings, storage, tracer_provider),
-            recordings=Recordings(storage.pool, active_turns.runs_in_a_live_process),
+            observability=observability,
         )
-        active_turns.on_resume = services.recordings.share
         background = [
             asyncio.create_task(storage.keep_saving()),
             asyncio.create_task(services.observability.keep_pruning()),
@@ -234,8 +173,8 @@ async def running_services(
             yield services
         finally:
             await active_turns.stop_all()
-            await asyncio.gather(*services.chores, return_exceptions=True)
-            for task in services.recordings.tasks:  # their rows go with the next process's clean-up
+            await asyncio.gather(*answers.chores, return_exceptions=True)
+            for task in recordings.tasks:  # their rows go with the next process's clean-up
                 task.cancel()
             for task in background:
                 task.cancel()

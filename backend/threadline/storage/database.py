@@ -164,7 +164,6 @@ class StorageLimits(msgspec.Struct, frozen=True):
 
     def too_many_turns(self) -> Refused:
         return Refused(
-            413,
             "CONVERSATION_FULL",
             f"This conversation has reached its limit of "
             f"{self.turns_per_conversation} messages. Start a new conversation to go on.",
@@ -172,7 +171,6 @@ class StorageLimits(msgspec.Struct, frozen=True):
 
     def too_many_conversations(self) -> Refused:
         return Refused(
-            413,
             "TOO_MANY_CONVERSATIONS",
             f"You have reached the limit of "
             f"{self.conversations_per_visitor} conversations. Delete one to start another.",
@@ -181,7 +179,7 @@ class StorageLimits(msgspec.Struct, frozen=True):
 
 def unstorable(exc: BaseException) -> Refused:
     log.warning("PostgreSQL refused a conversation's record: %s", exc)
-    return Refused(400, "VALIDATION_ERROR", "Invalid request: this message cannot be stored.", "messages")
+    return Refused("VALIDATION_ERROR", "Invalid request: this message cannot be stored.", "messages")
 
 
 # One statement: continue the visitor's conversation if it has room for a turn, else create it if the

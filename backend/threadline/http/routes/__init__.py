@@ -1,33 +1,7 @@
-"""The HTTP routes. Each handler declares what it needs; `services: AppServices` brings the app's services."""
+"""The HTTP routes: threadline's own API and wires here, the seed contracts in `contracts`.
 
-from __future__ import annotations
+Each handler checks its request, declares what it needs (`services: AppServices`, `client_id`, the
+visitor's `conversation`) and hands the answer to the answer service; none imports another as a library.
+"""
 
-from dataclasses import dataclass
-from typing import TypeAlias
-
-from litestar.openapi.spec import OpenAPIType, Operation, Schema
-from litestar.params import SkipValidation
-
-from threadline.http.services import Services
-
-# Injected as they are: msgspec has nothing to validate in the services themselves.
-AppServices: TypeAlias = SkipValidation[Services]
-
-
-@dataclass
-class SseOperation(Operation):
-    """The OpenAPI operation of a route answering with a stream of SSE events whose `data` is JSON.
-
-    Give the route `ResponseSpec(<union of event Structs>, media_type="text/event-stream")`: Litestar
-    documents the event types from it, and this moves their schema to where tools read it for SSE,
-    each event's `data`, as its `contentSchema` (`contentMediaType: application/json`).
-    """
-
-    def __post_init__(self) -> None:
-        for response in (self.responses or {}).values():
-            for media_type, content in (getattr(response, "content", None) or {}).items():
-                if media_type.startswith("text/event-stream") and content.schema is not None:
-                    data = Schema(
-                        type=OpenAPIType.STRING, content_media_type="application/json", content_schema=content.schema
-                    )
-                    content.schema = Schema(type=OpenAPIType.OBJECT, properties={"data": data}, required=["data"])
+__all__ = ["actions", "chat", "comparisons", "contracts", "conversations", "feedback", "traces"]

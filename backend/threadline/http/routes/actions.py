@@ -17,13 +17,15 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 
 from threadline.agent.actions import ActionCall, ActionResult, ContinueConversation
+from threadline.answers.service import AnswerOptions, NewMessage, new_id
 from threadline.answers.turn import Turn
 from threadline.conversations.state import Conversation, answer_text, load, thread_of
+from threadline.http.dependencies import Allowance, AppServices
 from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
-from threadline.http.routes import AppServices
-from threadline.http.routes.chat import choose_wire, new_id, start_turn, storable, stream_answer
+from threadline.http.messages import storable
 from threadline.http.schemas import ErrorDetail, Id
 from threadline.http.services import Services
+from threadline.http.streams import choose_wire, stream_answer
 from threadline.wires import UI_MESSAGE_STREAM
 
 log = logging.getLogger(__name__)
@@ -82,27 +84,20 @@ async def _continue(
     services: Services, client_id: str, data: ActionRequest, conversation: Conversation, outcome: ContinueConversation
 ) -> Turn:
     question = conversation.last_question()
-    assistant_id = new_id()
-    text: str
     if outcome.regenerate:
         latest = conversation.records.get(question.id or "", {}) if question is not None else {}
         if question is None or latest.get("assistant_id") != data.message_id:
             raise ApiError(409, "CONFLICT", "Only the latest answer can be written again.")
-        text, user_message_id = question.text, question.id or new_id()
+        message = NewMessage(question.text, question.id or new_id())
     else:
-        text, user_message_id = storable(outcome.text, "action"), data.user_message_id or new_id()
-    return await start_turn(
-        services,
-        client_id,
-        data.conversation_id,
-        text,
-        user_message_id=user_message_id,
-        assistant_message_id=assistant_id,
-        regenerate=outcome.regenerate,
-        stream_mode=data.stream_mode or services.settings.stream_mode,
+        message = NewMessage(storable(outcome.text, "action"), data.user_message_id or new_id())
+    options = AnswerOptions(
+        stream_mode=data.stream_mode or services.settings.stream_mode,  # type: ignore[arg-type]
         profile_id=outcome.profile_id,
+        regenerate=outcome.regenerate,
         resumable=True,
     )
+    return await services.answers.start(client_id, data.conversation_id, message, options)
 
 
 class ActionController(Controller):
@@ -125,13 +120,13 @@ class ActionController(Controller):
         data: JSONBody[ActionRequest],
         services: AppServices,
         client_id: NamedDependency[str],
+        allowance: Allowance,
     ) -> Response[Any]:
         """Annotated as a Response, so each answer keeps its own media type (a stream's, or JSON)."""
         wire = UI_MESSAGE_STREAM if data.detach else choose_wire(request)
-        await services.limits.chat.check(services.limits.client_address.of(request.scope))
+        await allowance.spend()
         _check(services, data)
-        if await services.conversations.get(data.conversation_id, client_id) is None:
-            raise not_found()
+        await services.answers.owned(client_id, data.conversation_id)
         conversation = await load(services.graph, thread_of(client_id, data.conversation_id))
         answered = answer_text(conversation, data.message_id)
         if answered is None:

@@ -1,7 +1,7 @@
 """A/B comparisons: the second answer's stream, the record, the vote, and the counts for operators.
 
 A comparison starts at POST /api/chat (`compareProfiles`, or CHAT_AB_PROFILES), whose response carries
-answer A; see `routes.chat.start_comparison`.
+answer A; see `AnswerService.compare` (answers/service.py).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from litestar.response import Stream
 
 from threadline.conversations.comparisons import Comparison, PairResult, Preference, Side, kept_answer, results
 from threadline.conversations.state import answer_messages, branch_of, load, replace_answer, thread_of
+from threadline.http.dependencies import AppServices
 from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
-from threadline.http.routes import AppServices
-from threadline.http.routes.chat import choose_wire
 from threadline.http.schemas import ID_PATTERN
 from threadline.http.services import Services
+from threadline.http.streams import choose_wire
 
 ComparisonId = Parameter(pattern=ID_PATTERN, description="The comparison id (from the answer's start metadata)")
 ProfileFilter = Parameter(required=False, description="Only this profile's pairs, from its side")
@@ -113,12 +113,12 @@ class ComparisonController(Controller):
     ) -> Stream | Response[None]:
         """One reader: it takes the answer's events from their queue. Closing it stops answer B."""
         wire = choose_wire(request)
-        turn = services.second_answers.get(comparison_id)
+        turn = services.answers.second_answers.get(comparison_id)
         if turn is None or turn.client_id != client_id:
             if await services.storage.comparisons.get(client_id, comparison_id) is None:
                 raise _not_found()
             return Response(None, status_code=204)
-        del services.second_answers[comparison_id]
+        del services.answers.second_answers[comparison_id]
         return Stream(wire.encode(turn.events([])), media_type=wire.media_type, headers=wire.headers)
 
     @post(

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from litestar import Controller, delete, get
 from litestar.di import NamedDependency
-from litestar.params import Parameter
 
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load, thread_of
+from threadline.http.dependencies import AppServices, ConversationId, OwnedConversation
 from threadline.http.errors import error_responses, not_found
-from threadline.http.routes import AppServices
-from threadline.http.schemas import ID_PATTERN, ConversationDetail
+from threadline.http.schemas import ConversationDetail
 from threadline.storage.database import Conversation
-
-ConversationId = Parameter(pattern=ID_PATTERN, description="The conversation id (yours: ids are scoped per visitor)")
 
 
 class ConversationController(Controller):
@@ -29,11 +26,12 @@ class ConversationController(Controller):
         responses=error_responses(400, 404, 503),
     )
     async def get_conversation(
-        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
+        self,
+        services: AppServices,
+        client_id: NamedDependency[str],
+        conversation: OwnedConversation,
+        conversation_id: str = ConversationId,
     ) -> ConversationDetail:
-        conversation = await services.conversations.get(conversation_id, client_id)
-        if conversation is None:
-            raise not_found()
         history = await load(services.graph, thread_of(client_id, conversation_id))
         feedback = await services.storage.feedback.of_conversation(client_id, conversation_id)
         messages = ui_messages(history, conversation_id, feedback, services.graphs.titles)

@@ -11,9 +11,9 @@ from litestar.params import JSONBody, Parameter
 
 from threadline.conversations.feedback import Feedback, RatedAnswer, Rating
 from threadline.conversations.state import load, thread_of
+from threadline.http.dependencies import AppServices
 from threadline.http.errors import error_responses, json_only, not_found
-from threadline.http.routes import AppServices
-from threadline.http.routes.chat import storable
+from threadline.http.messages import storable
 from threadline.http.schemas import ID_PATTERN
 from threadline.http.services import Services
 

@@ -7,8 +7,8 @@ from litestar import Controller, get
 from litestar.di import NamedDependency
 from litestar.params import Parameter
 
+from threadline.http.dependencies import AppServices
 from threadline.http.errors import error_responses, not_found
-from threadline.http.routes import AppServices
 from threadline.http.schemas import ID_PATTERN
 from threadline.http.services import Services
 from threadline.observability.trace import Trace

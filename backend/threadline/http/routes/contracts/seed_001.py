@@ -15,9 +15,10 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
 
-from threadline.http.errors import AnyRequest, error_responses, json_only
-from threadline.http.routes import AppServices, SseOperation
-from threadline.http.routes.contracts.seed_002 import contract_turn
+from threadline.http.dependencies import Allowance, AppServices
+from threadline.http.errors import error_responses, json_only
+from threadline.http.openapi import SseOperation
+from threadline.http.routes.contracts.common import contract_turn
 from threadline.http.schemas import Id
 from threadline.wires.seed_001 import HEADERS, MEDIA_TYPE, AnySeed001Event, GeneralChatEncoder
 
@@ -47,13 +48,13 @@ class GeneralChatController(Controller):
     )
     async def stream(
         self,
-        request: AnyRequest,
         data: JSONBody[GeneralChatRequest],
         services: AppServices,
         client_id: NamedDependency[str],
+        allowance: Allowance,
     ) -> Stream:
         conversation_id, turn = await contract_turn(
-            request, services, client_id, data.message, data.conversation_id, stream_mode="events"
+            services, client_id, allowance, data.message, data.conversation_id, stream_mode="events"
         )  # events mode: for the statuses and the tools' progress
         return Stream(
             GeneralChatEncoder().encode(turn.events(await turn.opening())),

@@ -17,13 +17,13 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody, QueryParameter
 from litestar.response import Stream
 
-from threadline.answers.turn import Turn
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load, thread_of
-from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
-from threadline.http.routes import AppServices, SseOperation
-from threadline.http.routes.chat import empty_message, new_id, start_turn, storable
-from threadline.http.schemas import ID_PATTERN, MAX_MESSAGE_CHARS, ErrorDetail, Id
+from threadline.http.dependencies import Allowance, AppServices
+from threadline.http.errors import AnyRequest, error_responses, json_only
+from threadline.http.openapi import SseOperation
+from threadline.http.routes.contracts.common import contract_turn
+from threadline.http.schemas import ID_PATTERN, Id
 from threadline.http.services import Services
 from threadline.wires.seed_002 import HEADERS, MEDIA_TYPE, AnySeed002Event, ChatResponseEncoder
 
@@ -61,46 +61,6 @@ class ListedConversation(msgspec.Struct):
     last_message_at: datetime
 
 
-def checked_message(message: str) -> str:
-    """A seed contract's `message`, refused (400) when it is empty, too long or not storable."""
-    text = message.strip()
-    if not text:
-        raise empty_message("message")
-    if len(text) > MAX_MESSAGE_CHARS:
-        why = f"the message is longer than {MAX_MESSAGE_CHARS} characters"
-        raise ApiError(400, "VALIDATION_ERROR", f"Invalid request: {why}", [ErrorDetail("message", why)])
-    return storable(text, "message")
-
-
-async def contract_turn(
-    request: AnyRequest,
-    services: Services,
-    client_id: str,
-    message: str,
-    conversation_id: str | None,
-    *,
-    stream_mode: str,
-) -> tuple[str, Turn]:
-    """Start an answer for a seed contract's `{message, conversation_id?}`: checked, rate limited, owned. The
-    seeds have no approvals, so a call that needs one is declined at once."""
-    text = checked_message(message)
-    await services.limits.chat.check(services.limits.client_address.of(request.scope))
-    if conversation_id and await services.conversations.get(conversation_id, client_id) is None:
-        raise not_found()
-    conversation_id = conversation_id or new_id()
-    turn = await start_turn(
-        services,
-        client_id,
-        conversation_id,
-        text,
-        user_message_id=new_id(),
-        assistant_message_id=new_id(),
-        stream_mode=stream_mode,
-        interactive=False,
-    )
-    return conversation_id, turn
-
-
 def _stored(message: dict[str, Any]) -> StoredMessage:
     metadata = message.get("metadata") or {}
     text = "".join(part.get("text", "") for part in message["parts"] if part["type"] == "text")
@@ -115,9 +75,7 @@ def _stored(message: dict[str, Any]) -> StoredMessage:
 
 
 async def _load(services: Services, client_id: str, conversation_id: str) -> LoadedConversation:
-    conversation = await services.conversations.get(conversation_id, client_id)
-    if conversation is None:
-        raise not_found()
+    conversation = await services.answers.owned(client_id, conversation_id)
     history = await load(services.graph, thread_of(client_id, conversation_id))
     feedback = await services.storage.feedback.of_conversation(client_id, conversation_id)
     return LoadedConversation(
@@ -149,13 +107,13 @@ class Seed002Controller(Controller):
     )
     async def get_chat_response_stream(
         self,
-        request: AnyRequest,
         data: JSONBody[ChatResponseRequest],
         services: AppServices,
         client_id: NamedDependency[str],
+        allowance: Allowance,
     ) -> Stream:
         conversation_id, turn = await contract_turn(
-            request, services, client_id, data.message, data.conversation_id, stream_mode="messages"
+            services, client_id, allowance, data.message, data.conversation_id, stream_mode="messages"
         )
         encoder = ChatResponseEncoder(preview=services.settings.tool_output_preview)
         return Stream(

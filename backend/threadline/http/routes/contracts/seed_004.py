@@ -18,9 +18,11 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
 
-from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
-from threadline.http.routes import AppServices, SseOperation
-from threadline.http.routes.chat import empty_message, start_turn, storable
+from threadline.answers.service import AnswerOptions, NewMessage
+from threadline.http.dependencies import Allowance, AppServices
+from threadline.http.errors import ApiError, error_responses, json_only
+from threadline.http.messages import empty_message, storable
+from threadline.http.openapi import SseOperation
 from threadline.http.schemas import MAX_MESSAGE_CHARS, ChatStreamRequest, ErrorDetail
 from threadline.refusals import Refused
 from threadline.wires import SEED_004
@@ -69,30 +71,25 @@ def _conversation_id(data: ChatStreamRequest) -> str | None:
     summary="Seed 004: send a message, the answer streams back as its SSE events",
 )
 async def chat_stream_route(
-    request: AnyRequest, data: JSONBody[ChatStreamRequest], services: AppServices, client_id: NamedDependency[str]
+    data: JSONBody[ChatStreamRequest],
+    services: AppServices,
+    client_id: NamedDependency[str],
+    allowance: Allowance,
 ) -> Stream:
     text, conversation_id = _message(data), _conversation_id(data)
-    await services.limits.chat.check(services.limits.client_address.of(request.scope))
+    await allowance.spend()
     await services.limits.chat_stream_per_visitor.check(client_id)
-    if conversation_id is not None and await services.conversations.get(conversation_id, client_id) is None:
-        raise not_found()
+    if conversation_id is not None:
+        await services.answers.owned(client_id, conversation_id)
+    message = NewMessage(text, str(uuid.uuid4()), str(uuid.uuid4()))
+    # Seed 004 has no approvals (a call that needs one is declined) and keeps no failed answer.
+    options = AnswerOptions(interactive=False, keep_failed_answer=False)
     try:
-        turn = await start_turn(
-            services,
-            client_id,
-            conversation_id or str(uuid.uuid4()),
-            text,
-            user_message_id=str(uuid.uuid4()),
-            assistant_message_id=str(uuid.uuid4()),
-            stream_mode="messages",
-            keep_failed_answer=False,
-            interactive=False,  # seed 004 has no approvals: a call that needs one is declined
-        )
+        turn = await services.answers.start(client_id, conversation_id or str(uuid.uuid4()), message, options)
     except Refused as refused:
-        if refused.status != 409:
+        if refused.code != "CONFLICT":
             raise
         raise Refused(
-            429,
             "RATE_LIMITED",
             "You already have a response streaming: one at a time. Wait for it to finish, or stop it.",
             retry_after=ONE_STREAM_RETRY_AFTER,

@@ -1,0 +1,369 @@
+"""Answers for every route and wire: start, compare, regenerate, resume after approval, replay and stop.
+
+A route checks its request and picks its wire; everything else about an answer is decided here, from one
+`AnswerOptions`: the profile that answers, what happens to an answer already running, whether its stream is
+recorded for a reader who comes back, and whether it goes on when its reader leaves. Refusals carry a code
+(threadline.refusals); the HTTP edge gives each its status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import uuid
+from collections.abc import AsyncIterator, Coroutine
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import msgspec
+
+from threadline.agent.graph import TurnRequest
+from threadline.agent.graphs import GraphSwitch
+from threadline.agent.profiles import Profile
+from threadline.answers import events as ev
+from threadline.answers.active import ActiveTurns
+from threadline.answers.recordings import Recordings
+from threadline.answers.turn import Stop, Timeouts, Turn, decline_waiting, roll_back
+from threadline.conversations import approvals
+from threadline.conversations.approvals import ApprovalResponse
+from threadline.conversations.comparisons import ComparedAnswer, Comparison, Side, kept_answer
+from threadline.conversations.state import answer_messages, answer_text, branch_of, copy_conversation, load, thread_of
+from threadline.observability.answers import Observability
+from threadline.refusals import Refused, invalid, not_found
+from threadline.settings import Settings
+from threadline.storage.database import Conversation, Storage
+
+log = logging.getLogger(__name__)
+
+StreamMode = Literal["messages", "events"]
+MultitaskStrategy = Literal["reject", "interrupt", "enqueue", "rollback"]
+OnDisconnect = Literal["cancel", "continue"]
+
+SECOND_ANSWER_KEPT = 120.0  # seconds an unread second answer's stream waits for its reader after it ended
+
+
+def new_id() -> str:
+    return secrets.token_hex(8)
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """The user message an answer answers, and the id the answer will have."""
+
+    text: str
+    id: str = field(default_factory=new_id)
+    answer_id: str = field(default_factory=new_id)
+
+
+@dataclass(frozen=True)
+class AnswerOptions:
+    """How one answer runs; each route sets what its wire needs and leaves the rest to the server's settings."""
+
+    stream_mode: StreamMode = "messages"
+    profile_id: str | None = None  # else the conversation's profile, else the default
+    regenerate: bool = False  # the message is the conversation's last question, answered again
+    strategy: MultitaskStrategy = "reject"  # what happens to the visitor's answer already running
+    on_disconnect: OnDisconnect | None = None  # a resumable answer's fate when its reader leaves; else the server's
+    resumable: bool = False  # recorded for GET /api/chat/{id}/stream (unless CHAT_RESUMABLE=false)
+    keep_failed_answer: bool = True  # False: a failed answer leaves no assistant message (seed 004)
+    interactive: bool = True  # False: the wire cannot ask for approval, so such tool calls are declined
+    comparison_id: str = ""  # set by `compare` for each of a comparison's two answers
+
+
+@dataclass
+class AnswerService:
+    settings: Settings
+    graphs: GraphSwitch
+    storage: Storage
+    active: ActiveTurns
+    recordings: Recordings
+    observability: Observability
+    # The second answers of A/B comparisons, by comparison id, until their stream is read.
+    second_answers: dict[str, Turn] = field(default_factory=dict)
+    chores: set[asyncio.Task[None]] = field(default_factory=set)  # work an answer leaves behind, kept alive
+
+    def __post_init__(self) -> None:
+        self.timeouts = Timeouts.of(self.settings)
+
+    @property
+    def several_profiles(self) -> bool:
+        return len(self.graphs.profiles) > 1
+
+    async def owned(self, client_id: str, conversation_id: str) -> Conversation:
+        """The visitor's conversation by this id; another's is not found, exactly like a missing one."""
+        conversation = await self.storage.conversations.get(conversation_id, client_id)
+        if conversation is None:
+            raise not_found()
+        return conversation
+
+    async def start(self, client_id: str, conversation_id: str, message: NewMessage, options: AnswerOptions) -> Turn:
+        """Start one answer in the visitor's conversation, on the profile `profile_for` chooses. Refused when
+        the visitor already has one running, when the conversation's A/B comparison waits for a vote, or when
+        a storage limit is reached."""
+        profile = await self.profile_for(client_id, conversation_id, options.profile_id)
+        if self.several_profiles and not options.comparison_id:  # a comparison needs two profiles
+            await self._refuse_while_unvoted(client_id, conversation_id)
+        if options.strategy != "reject":
+            await self._make_room(client_id, options.strategy)
+        turn = self._turn(thread_of(client_id, conversation_id), conversation_id, client_id, message, profile, options)
+        await self._begin(turn, new_turn=not options.regenerate, profile_id=profile.id)
+        if self.several_profiles:
+            # The conversation moves on: no vote can change the continuation of its earlier comparisons any
+            # more, so the answers they kept for that go (their texts stay in the records).
+            self.keep(self._settle(client_id, conversation_id))
+        return turn
+
+    async def regenerate(self, client_id: str, conversation_id: str, options: AnswerOptions) -> Turn:
+        """Answer the conversation's last question again; the new answer replaces the old one."""
+        await self.owned(client_id, conversation_id)
+        question = (await load(self.graphs.current, thread_of(client_id, conversation_id))).last_question()
+        if question is None:
+            raise not_found()
+        message = NewMessage(question.text, question.id or new_id())
+        return await self.start(client_id, conversation_id, message, replace(options, regenerate=True))
+
+    async def answer_approvals(
+        self,
+        client_id: str,
+        conversation_id: str,
+        responses: dict[str, tuple[str, ApprovalResponse]],
+        options: AnswerOptions,
+    ) -> Turn:
+        """Resume the answer that waits for the person's approvals (by approval id: the tool call id and the
+        response), once they are checked against what waits; it goes on as the same assistant message."""
+        await self.owned(client_id, conversation_id)
+        thread_id = thread_of(client_id, conversation_id)
+        conversation = await load(self.graphs.current, thread_id)
+        try:
+            resume = approvals.check(conversation.waiting, responses)
+        except approvals.ApprovalError as error:
+            raise Refused("CONFLICT" if error.conflict else "VALIDATION_ERROR", str(error)) from None
+        question = conversation.last_question()
+        assert question is not None and question.id, "an approval waits in a turn, which has a question"
+        record = conversation.records.get(question.id, {})
+        profile = self.graphs.profiles.get(record.get("profile", "")) or self.graphs.default
+        message = NewMessage(question.text, question.id, record.get("assistant_id") or new_id())
+        options = replace(options, resumable=True)
+        turn = self._turn(thread_id, conversation_id, client_id, message, profile, options, resume=resume)
+        await self._begin(turn, new_turn=False)
+        return turn
+
+    async def stop(self, client_id: str, conversation_id: str) -> None:
+        """Stop the answer running (or waiting for approval) in the visitor's conversation, even before the
+        conversation is recorded; not found, or a conflict when none runs. The answer is looked for again once
+        the conversation is found: it may have started while the stop was on its way."""
+        thread_id = thread_of(client_id, conversation_id)
+        if await self.active.cancel(thread_id, client_id):
+            return
+        await self.owned(client_id, conversation_id)
+        if await self.active.cancel(thread_id, client_id):
+            return
+        if await decline_waiting(self.graphs.current, thread_id):
+            return
+        raise Refused("CONFLICT", "No answer is streaming in this conversation: it has already finished.")
+
+    async def replay(self, client_id: str, conversation_id: str) -> AsyncIterator[bytes] | None:
+        """The running answer's UI Message Stream from its first chunk, then live; None when none runs."""
+        await self.owned(client_id, conversation_id)
+        return await self.recordings.resume(thread_of(client_id, conversation_id))
+
+    def comparison_pair(self, requested: list[str] | None) -> tuple[Profile, Profile] | None:
+        """The two profiles a new message is compared on: the request's, else CHAT_AB_PROFILES; None for none."""
+        ids = requested or self.settings.ab_profiles
+        if not ids:
+            return None
+        if len(ids) != 2 or ids[0] == ids[1]:
+            raise invalid("compareProfiles", "name two different profiles")
+        first, second = (self.graphs.profiles.get(profile_id) for profile_id in ids)
+        if first is None or second is None:
+            raise not_found("Profile")
+        return first, second
+
+    async def compare(
+        self,
+        client_id: str,
+        conversation_id: str,
+        message: NewMessage,
+        pair: tuple[Profile, Profile],
+        options: AnswerOptions,
+    ) -> Turn:
+        """Answer one message twice, on profile A in the conversation and on profile B on a branch forked from
+        the same state, so neither sees the other (conversations/comparisons.py). Returns A, which the
+        response carries; B is read from GET /api/comparisons/{id}/stream."""
+        comparison_id = new_id()
+        thread_id = thread_of(client_id, conversation_id)
+        await self._refuse_while_unvoted(client_id, conversation_id)
+        await self.storage.conversations.touch(conversation_id, client_id, message.text)  # B counts as a turn too
+        branch = branch_of(thread_id, comparison_id, "B")
+        await copy_conversation(self.graphs.current, thread_id, branch)
+        options = replace(options, comparison_id=comparison_id, resumable=True)
+        try:
+            first = await self.start(client_id, conversation_id, message, replace(options, profile_id=pair[0].id))
+        except BaseException:
+            await self.storage.checkpointer.adelete_thread(branch)
+            raise
+        message_b = replace(message, answer_id=new_id())
+        second = self._turn(branch, conversation_id, client_id, message_b, pair[1], replace(options, resumable=False))
+        comparison = Comparison(
+            id=comparison_id,
+            conversation_id=conversation_id,
+            user_message_id=message.id,
+            created_at=datetime.now(UTC),
+            a=compared(first.request),
+            b=compared(second.request),
+        )
+        try:
+            await self.storage.comparisons.add(client_id, comparison)
+        except BaseException:
+            first.stop(Stop.CANCELLED)
+            raise
+        self.active.begin_branch(second)
+        self.second_answers[comparison_id] = second
+        self.keep(self._keep_answer(comparison_id, "A", first))
+        self.keep(self._keep_answer(comparison_id, "B", second))
+        return first
+
+    async def profile_for(self, client_id: str, conversation_id: str, requested: str | None) -> Profile:
+        """The profile asked for (not found when there is none by that id), else the one the conversation went
+        on with, else the default. With a single profile, nothing is read."""
+        if requested is not None:
+            if (profile := self.graphs.profiles.get(requested)) is None:
+                raise not_found("Profile")
+            return profile
+        if self.several_profiles:
+            row = await self.storage.conversations.get(conversation_id, client_id)
+            if row is not None and row.profile_id in self.graphs.profiles:
+                return self.graphs.profiles[row.profile_id]
+        return self.graphs.default
+
+    def keep(self, chore: Coroutine[Any, Any, None]) -> None:
+        """Run work an answer leaves behind to its end, awaited at shutdown."""
+        task = asyncio.create_task(chore)
+        self.chores.add(task)
+        task.add_done_callback(self.chores.discard)
+
+    def _turn(
+        self,
+        thread_id: str,
+        conversation_id: str,
+        client_id: str,
+        message: NewMessage,
+        profile: Profile,
+        options: AnswerOptions,
+        resume: dict[str, ApprovalResponse] | None = None,
+    ) -> Turn:
+        request = turn_request(message, profile, options)
+        if resume is not None:
+            request["resume"] = resume
+        resumable = options.resumable and self.settings.resumable
+        on_disconnect = options.on_disconnect or self.settings.on_disconnect
+        return Turn(
+            self.graphs.of(profile.id),
+            thread_id,
+            conversation_id,
+            client_id,
+            request,
+            stream_mode=options.stream_mode,
+            timeouts=self.timeouts,
+            observability=self.observability,
+            keep_failed_answer=options.keep_failed_answer,
+            tools=self.graphs.tools,
+            recording=self.recordings.start(thread_id, message.answer_id) if resumable else None,
+            continue_on_disconnect=resumable and on_disconnect == "continue",
+        )
+
+    async def _begin(self, turn: Turn, *, new_turn: bool, profile_id: str | None = None) -> None:
+        """Claim the visitor's one running answer, record the turn in its conversation and the running answer
+        for every process (two writes at once), then start it. When either write is refused, the claim is
+        released and a conversation this turn created is removed again."""
+        conversations = self.storage.conversations
+        self.active.claim(turn)
+        touch = conversations.touch(
+            turn.conversation_id, turn.client_id, turn.request["text"], new_turn=new_turn, profile_id=profile_id
+        )
+        created, recorded = await asyncio.gather(touch, self.active.record(turn), return_exceptions=True)
+        failure = next((outcome for outcome in (created, recorded) if isinstance(outcome, BaseException)), None)
+        if failure is not None:
+            await self.active.release(turn)
+            if created is True:
+                await conversations.delete(turn.conversation_id, turn.client_id)
+            raise failure
+        self.active.launch(turn)
+
+    async def _make_room(self, client_id: str, strategy: MultitaskStrategy) -> None:
+        """Double-texting: end or wait for the visitor's running answer before the new one starts. A visitor has
+        one answer at a time, so this is their running answer in whichever conversation it runs. `interrupt`
+        stops it and keeps what it said; `rollback` stops it and takes its question out too (only when the stop
+        cut it short: an answer that ended first, in another process say, stays); `enqueue` waits for it to
+        end. (`reject`, the default, leaves it: the new message is refused as a conflict.)"""
+        running = await self.active.running_answer(client_id)
+        if running is None:
+            return
+        thread_id, answer_id = running
+        if strategy == "enqueue":
+            await self.active.wait_until_idle(thread_id, client_id, self.settings.total_timeout)
+        elif await self.active.cancel(thread_id, client_id) and strategy == "rollback":
+            await roll_back(self.graphs.current, thread_id, answer_id)
+
+    async def _refuse_while_unvoted(self, client_id: str, conversation_id: str) -> None:
+        if (pending := await self.storage.comparisons.pending(client_id, conversation_id)) is not None:
+            raise Refused(
+                "VOTE_REQUIRED",
+                f"Pick the better of the two answers first (POST /api/comparisons/{pending}/vote with "
+                '{"preference": "A" | "B" | "tie"}); the conversation goes on with the one you choose.',
+            )
+
+    async def _settle(self, client_id: str, conversation_id: str) -> None:
+        try:
+            await self.storage.comparisons.settle(client_id, conversation_id)
+        except Exception:
+            log.warning("could not let go of settled comparisons' answers", exc_info=True)
+
+    async def _keep_answer(self, comparison_id: str, side: Side, turn: Turn) -> None:
+        """Once an answer of a comparison has ended, keep its text, messages and record in the comparison's
+        record; B's branch is then deleted: a vote for B puts the kept answer in the conversation."""
+        await turn.finished()
+        if side == "B":
+            asyncio.get_running_loop().call_later(SECOND_ANSWER_KEPT, self.second_answers.pop, comparison_id, None)
+        try:
+            conversation = await load(turn.graph, turn.thread_id)
+            answer_id = turn.request["assistant_message_id"]
+            text, finish_reason = answer_text(conversation, answer_id) or ("", "error")
+            answer = msgspec.structs.replace(compared(turn.request), text=text, finish_reason=finish_reason)
+            question, messages = answer_messages(conversation, answer_id) or ("", [])
+            kept = kept_answer(messages, conversation.records.get(question, {}))
+            await self.storage.comparisons.answered(turn.client_id, comparison_id, side, answer, kept)
+            if side == "B":
+                await self.storage.checkpointer.adelete_thread(turn.thread_id)
+        except Exception:
+            log.exception("could not record an A/B answer", extra={"conversation_id": turn.conversation_id})
+
+
+def turn_request(message: NewMessage, profile: Profile, options: AnswerOptions) -> TurnRequest:
+    """The graph's input for one answer."""
+    request = TurnRequest(
+        user_message_id=message.id,
+        text=message.text,
+        regenerate=options.regenerate,
+        assistant_message_id=message.answer_id,
+        model=profile.model_label,
+        profile=profile.id,
+        created_at=ev.timestamp(),
+        trace_id=uuid.uuid4().hex,  # 32 hex digits: also a valid OpenTelemetry and Langfuse trace id
+    )
+    if options.comparison_id:
+        request["comparison_id"] = options.comparison_id
+    if not options.interactive:
+        request["interactive"] = False
+    return request
+
+
+def compared(request: TurnRequest) -> ComparedAnswer:
+    return ComparedAnswer(
+        profile=request["profile"],
+        model=request["model"],
+        message_id=request["assistant_message_id"],
+        trace_id=request["trace_id"],
+    )

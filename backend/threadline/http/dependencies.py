@@ -1,0 +1,50 @@
+"""What handlers declare instead of writing it again: the visitor's own conversation, and the chat rate limit.
+
+`conversation: OwnedConversation` (beside a `conversation_id` path parameter) is the visitor's conversation,
+a 404 for another's exactly as for a missing one; `allowance: Allowance` is the caller's CHAT_RATE_LIMIT,
+which a route that starts an answer spends once the request is valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from litestar.di import NamedDependency
+from litestar.params import Parameter, SkipValidation
+
+from threadline.http.errors import AnyRequest
+from threadline.http.rate_limit import RateLimit
+from threadline.http.schemas import ID_PATTERN
+from threadline.http.services import Services
+from threadline.storage.database import Conversation
+
+# Injected as they are: msgspec has nothing to validate in the services themselves.
+AppServices: TypeAlias = SkipValidation[Services]
+OwnedConversation: TypeAlias = SkipValidation[Conversation]
+ConversationId = Parameter(pattern=ID_PATTERN, description="The conversation id (yours: ids are scoped per visitor)")
+
+
+async def owned_conversation(
+    services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
+) -> Conversation:
+    return await services.answers.owned(client_id, conversation_id)
+
+
+@dataclass(frozen=True)
+class ChatAllowance:
+    """CHAT_RATE_LIMIT for the caller's address; a handler spends it once its request is found valid, so a
+    refused request costs nothing."""
+
+    limit: RateLimit
+    address: str
+
+    async def spend(self) -> None:
+        await self.limit.check(self.address)
+
+
+def chat_allowance(request: AnyRequest, services: AppServices) -> ChatAllowance:
+    return ChatAllowance(services.limits.chat, services.limits.client_address.of(request.scope))
+
+
+Allowance: TypeAlias = SkipValidation[ChatAllowance]

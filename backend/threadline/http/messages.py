@@ -1,0 +1,39 @@
+"""What a message must be before an answer starts: not empty, not too long, and storable by PostgreSQL.
+
+Every route that takes a message checks it here, so each wire refuses the same things in the same words
+(seeds 003 and 004 word an empty message "Message cannot be empty").
+"""
+
+from __future__ import annotations
+
+from threadline.http.errors import ApiError
+from threadline.http.schemas import MAX_MESSAGE_CHARS, ErrorDetail
+
+
+def invalid(field: str, message: str) -> ApiError:
+    return ApiError(400, "VALIDATION_ERROR", f"Invalid request: {message}", [ErrorDetail(field, message)])
+
+
+def empty_message(field: str) -> ApiError:
+    return ApiError(400, "VALIDATION_ERROR", "Message cannot be empty", [ErrorDetail(field, "Message is required")])
+
+
+def checked_text(text: str, field: str) -> str:
+    """A new message's text, stripped; refused when it is empty, too long or holds what cannot be stored."""
+    text = text.strip()
+    if not text:
+        raise empty_message(field)
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise invalid(field, f"the message is longer than {MAX_MESSAGE_CHARS} characters")
+    return storable(text, field)
+
+
+def storable(text: str, field: str, what: str = "message") -> str:
+    """`text`, refused when PostgreSQL could not store it (a NUL) or it is not valid Unicode."""
+    if "\x00" in text:
+        raise invalid(field, f"the {what} contains a NUL character (U+0000), which cannot be stored")
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        raise invalid(field, f"the {what} contains an unpaired surrogate, which is not valid Unicode") from None
+    return text
