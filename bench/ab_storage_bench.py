@@ -28,6 +28,7 @@ from litestar.testing import AsyncTestClient
 from threadline.http.app import create_app
 from threadline.settings import Settings, load_settings
 from threadline_testing.database import conversation_footprint, fresh_database
+from threadline_testing.sse import events_of
 
 DEMO = {"id": "demo", "label": "Demo", "provider": "demo", "model": "demo", "default": True}
 PROFILES = [DEMO, DEMO | {"id": "demo2", "label": "Demo 2", "default": False}]
@@ -82,7 +83,7 @@ async def conversation(url: str, turns: int, chars: int, compared: bool) -> list
                 response = await client.post("/api/chat", json=body)
                 assert response.status_code == 200, response.text
                 if compared:
-                    start = json.loads(response.text.split("\n\n")[0].removeprefix("data: "))
+                    start = next(events_of(response))
                     comparison_id = start["messageMetadata"]["comparisonId"]
                     await finished(client, comparison_id)
                     vote = await client.post(f"/api/comparisons/{comparison_id}/vote", json={"preference": "B"})

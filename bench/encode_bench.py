@@ -12,7 +12,7 @@ import asyncio
 import time
 
 from threadline.answers import events as ev
-from threadline.wires import WIRES
+from threadline.wires.registry import WIRES
 
 ANSWER = [
     ev.Start(message_id="m1", conversation_id="c1", model="demo:demo", created_at="2026-01-01T00:00:00.000Z"),

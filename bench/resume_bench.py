@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import tempfile
 import time
@@ -21,6 +20,7 @@ import uuid
 import httpx
 from stream_bench import start_server
 from threadline_testing.ports import free_port
+from threadline_testing.sse import aevents_of
 
 TOKENS = 300
 
@@ -28,11 +28,11 @@ TOKENS = 300
 async def deltas(response: httpx.Response, seen: dict[int, float]) -> None:
     """Record when each text delta arrives, by its position in the answer."""
     index = 0
-    async for line in response.aiter_lines():
-        if line.startswith('data: {"type":"text-delta"'):
+    async for chunk in aevents_of(response):
+        if chunk["type"] == "text-delta":
             seen[index] = time.perf_counter()
             index += 1
-        elif line.startswith("data: ") and json.loads(line[6:]).get("type") == "finish":
+        elif chunk["type"] == "finish":
             return
 
 

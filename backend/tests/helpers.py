@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -14,8 +13,8 @@ from litestar.testing import AsyncTestClient
 from threadline.http.app import create_app
 from threadline.http.connection_limits import server_config
 from threadline.settings import Settings
-from threadline_testing.ai_sdk import parse_sse
 from threadline_testing.ports import free_port
+from threadline_testing.sse import aevents_of, parse_sse
 
 
 @asynccontextmanager
@@ -89,10 +88,9 @@ def serving(settings: Settings) -> Iterator[str]:
 
 
 async def sse_chunks(response) -> AsyncIterator[dict]:
-    """Parse a streaming httpx response's SSE chunks as they arrive."""
-    async for line in response.aiter_lines():
-        if line.startswith("data: ") and line != "data: [DONE]":
-            yield json.loads(line.removeprefix("data: "))
+    """A streaming httpx response's SSE chunks as they arrive."""
+    async for chunk in aevents_of(response):
+        yield chunk
 
 
 async def stream_some(client: httpx.AsyncClient, conversation_id: str, deltas: int):

@@ -14,7 +14,8 @@ from threadline.http.identity import COOKIE
 from threadline.mcp.config import McpServerConfig
 from threadline.mcp.toolbox import needs_approval
 from threadline.settings import load_settings
-from threadline_testing.ai_sdk import approve_with_chat, parse_sse, read_with_ai
+from threadline_testing.ai_sdk import approve_with_chat, read_with_ai
+from threadline_testing.sse import parse_sse
 
 
 @pytest.fixture

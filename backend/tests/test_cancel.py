@@ -24,10 +24,10 @@ from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load, thread_of
 from threadline.observability.answers import Observability
 from threadline.observability.trace_store import MemoryTraces
-from threadline_testing.ai_sdk import parse_sse
 from threadline_testing.database import thread_footprint
 from threadline_testing.ports import free_port
 from threadline_testing.processes import wait_until_up
+from threadline_testing.sse import parse_sse
 from threadline_testing.turns import turn_request
 
 SLOW = {"demo_token_delay_ms": 20.0}

@@ -14,9 +14,10 @@ from threadline.client import Client, ThreadlineError
 from threadline.http.identity import COOKIE
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import standins
-from threadline_testing.ai_sdk import parse_sse, read_with_ai
+from threadline_testing.ai_sdk import read_with_ai
 from threadline_testing.database import conversation_footprint
 from threadline_testing.processes import threadline_server
+from threadline_testing.sse import parse_sse
 
 DEMO = {"id": "demo", "label": "Demo", "provider": "demo", "model": "demo", "default": True}
 PAIR = ["demo", "standin"]

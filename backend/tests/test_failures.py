@@ -8,7 +8,8 @@ import pytest
 from helpers import chat, chat_body, last_text, new_conversation_id, running, text_of
 from threadline.observability.logs import JsonFormatter
 from threadline_testing import standins
-from threadline_testing.ai_sdk import parse_sse, read_with_ai
+from threadline_testing.ai_sdk import read_with_ai
+from threadline_testing.sse import parse_sse
 
 
 @pytest.fixture(params=["openai", "gemini"])

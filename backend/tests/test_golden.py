@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from threadline.answers import events as ev
-from threadline.wires import SEED_004, WIRES
+from threadline.wires.registry import SEED_004, WIRES
 from threadline.wires.seed_001 import GeneralChatEncoder
 from threadline.wires.seed_002 import ChatResponseEncoder
 from threadline_testing.ai_sdk import check_chunks

@@ -11,6 +11,7 @@ from threadline.http.identity import COOKIE
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import standins
 from threadline_testing.ai_sdk import read_with_ai
+from threadline_testing.sse import events_of
 
 CLAUDE = {
     "id": "claude",
@@ -181,7 +182,7 @@ async def test_anthropic_overloaded_and_a_broken_stream(make_settings, claude, m
     if code is not None:  # refused before anything was shown: an HTTP error
         assert response.status_code == 500 and response.json()["error"]["code"] == code
     else:  # broken after three words: they stay, and the stream ends with an error chunk
-        chunks = [json.loads(line[6:]) for line in response.text.split("\n\n") if line.startswith("data: {")]
+        chunks = list(events_of(response))
         assert text_of(chunks).startswith("word0 word1 word2") and chunks[-1]["type"] == "error"
 
 

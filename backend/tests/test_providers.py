@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from helpers import chat, new_conversation_id, running, text_of
 from threadline_testing import standins
-from threadline_testing.ai_sdk import parse_sse, read_with_ai
+from threadline_testing.ai_sdk import read_with_ai
+from threadline_testing.sse import parse_sse
 
 
 @pytest.fixture(params=["openai", "gemini"])

@@ -10,9 +10,10 @@ import time
 import httpx
 from helpers import chat_body, first_deltas, new_conversation_id, serving, sse_chunks
 from threadline.http.identity import COOKIE
-from threadline_testing.ai_sdk import parse_sse, resume_with_chat
+from threadline_testing.ai_sdk import resume_with_chat
 from threadline_testing.ports import free_port
 from threadline_testing.processes import start_threadline
+from threadline_testing.sse import parse_sse
 
 SLOW = {"demo_token_delay_ms": 10.0}
 

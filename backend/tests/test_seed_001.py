@@ -3,7 +3,6 @@ typed events, `[[tool:N]]` markers where tools ran, the tool history, suggestion
 
 from __future__ import annotations
 
-import json
 import re
 import time
 
@@ -12,6 +11,7 @@ from helpers import serving
 from test_mcp import mcp_server_process
 from threadline.client import Client
 from threadline.settings import DEFAULT_SERVERS, McpServerConfig
+from threadline_testing.sse import events_of
 
 EVENT_TYPES = {"status", "text_delta", "tool_start", "tool_progress", "tool_complete", "complete", "error", "cancelled"}
 MARKER = re.compile(r"\[\[tool:(\d+)\]\]")
@@ -124,11 +124,10 @@ def test_a_stop_ends_with_cancelled_and_a_failure_with_error(make_settings, open
         chat = GeneralChat()
         with client.http.stream("POST", "/api/general_chat/stream", json={"message": "count to 300"}) as response:
             conversation_id = response.headers["x-conversation-id"]
-            for line in response.iter_lines():
-                if line.startswith("data: "):
-                    chat.feed(json.loads(line[6:]))
-                    if len(chat.events) == 4:
-                        assert client.cancel(conversation_id) is True
+            for event in events_of(response):
+                chat.feed(event)
+                if len(chat.events) == 4:
+                    assert client.cancel(conversation_id) is True
         deadline = time.monotonic() + 10
         while client.load_conversation(conversation_id)["messages"][-1]["role"] != "assistant":
             assert time.monotonic() < deadline, "the partial answer was not saved"

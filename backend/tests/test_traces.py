@@ -17,6 +17,7 @@ from threadline.http.identity import COOKIE
 from threadline.observability.logs import ExporterThrottle
 from threadline_testing import standins
 from threadline_testing.collectors import start_collector
+from threadline_testing.sse import events_of
 
 
 def trace_id_of(chunks: list[dict]) -> str:
@@ -230,7 +231,7 @@ async def test_spans_reach_an_otlp_collector_under_the_callers_traceparent(make_
                 json=chat_body(new_conversation_id(), "calculate 6*7"),
                 headers={"traceparent": f"00-{parent_trace}-{parent_span}-01"},
             )
-        chunks = [json.loads(line[6:]) for line in response.text.split("\n\n") if line.startswith("data: {")]
+        chunks = list(events_of(response))
         spans = await asyncio.to_thread(
             collector.wait_for, lambda spans: any(span.name == "invoke_agent threadline" for span in spans)
         )

@@ -16,7 +16,8 @@ import pytest
 from helpers import chat_body, new_conversation_id, running, serving
 from threadline.client import AsyncClient, Client, Data, ReasoningDelta, TextDelta, ToolInputDelta, parse_chunk
 from threadline_testing import standins
-from threadline_testing.ai_sdk import parse_sse, read_with_ai, read_with_ai4
+from threadline_testing.ai_sdk import read_with_ai, read_with_ai4
+from threadline_testing.sse import parse_sse
 
 ACCEPT = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
 

@@ -10,13 +10,6 @@ from pathlib import Path
 CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance"
 
 
-def parse_sse(raw: bytes) -> list[dict]:
-    """The JSON chunks of an SSE body; checks the `[DONE]` terminator is last."""
-    events = [block.removeprefix(b"data: ") for block in raw.split(b"\n\n") if block]
-    assert events[-1] == b"[DONE]", raw[-200:]
-    return [json.loads(event) for event in events[:-1]]
-
-
 def _node(script: str, raw: bytes) -> dict:
     if not (CONFORMANCE / "node_modules" / "ai").exists():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=CONFORMANCE, check=True)

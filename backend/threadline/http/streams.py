@@ -8,7 +8,7 @@ from threadline.answers import events as ev
 from threadline.answers.turn import Turn
 from threadline.http.errors import AnyRequest, ApiError
 from threadline.http.schemas import ErrorDetail
-from threadline.wires import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
+from threadline.wires.registry import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 
 PRE_STREAM_FAILURE = 500
 

@@ -1,8 +1,9 @@
 """The AI SDK UI Message Stream, what `useChat` from `@ai-sdk/react` reads: one JSON chunk per event.
 
 Most canonical events already have the chunk's shape and are encoded as they are; the few that differ
-are rebuilt here. Only chunk types the client knows are sent: ours travel as `data-*` chunks. The
-same chunks go out as SSE (`encode`) or as NDJSON (see ndjson.py).
+are rebuilt as their chunk (ui_chunks.py, which the Python client reads too). Only chunk types the
+client knows are sent: ours travel as `data-*` chunks. The same chunks go out as SSE (`encode`) or as
+NDJSON (see ndjson.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import msgspec
 
 from threadline.answers import events as ev
+from threadline.wires import ui_chunks as ui
 
 MEDIA_TYPE = "text/event-stream"
 HEADERS = {
@@ -40,35 +42,35 @@ def start_metadata(event: ev.Start) -> dict[str, Any]:
     return metadata
 
 
-def _start(event: ev.Start) -> Any:
-    return {"type": "start", "messageId": event.message_id, "messageMetadata": start_metadata(event)}
+def _start(event: ev.Start) -> ui.Start:
+    return ui.Start(event.message_id, start_metadata(event))
 
 
-def _finish(event: ev.Finish) -> Any:
+def _finish(event: ev.Finish) -> ui.Finish:
     metadata = {"usage": event.usage, "finishedAt": event.finished_at, "traceId": event.trace_id}
     if event.interrupted:
         metadata["interrupted"] = event.interrupted
-    return {"type": "finish", "finishReason": event.finish_reason, "messageMetadata": metadata}
+    return ui.Finish(event.finish_reason, metadata)
 
 
-def _error(event: ev.Error) -> Any:
-    return {"type": "error", "errorText": event.message}
+def _error(event: ev.Error) -> ui.Error:
+    return ui.Error(event.message)
 
 
-def _tool_output(event: ev.ToolOutput) -> Any:
-    return {"type": "tool-output-available", "toolCallId": event.tool_call_id, "output": event.output}
+def _tool_output(event: ev.ToolOutput) -> ui.ToolOutputAvailable:
+    return ui.ToolOutputAvailable(event.tool_call_id, event.output)
 
 
-def _tool_error(event: ev.ToolOutputError) -> Any:
-    return {"type": "tool-output-error", "toolCallId": event.tool_call_id, "errorText": event.error_text}
+def _tool_error(event: ev.ToolOutputError) -> ui.ToolOutputError:
+    return ui.ToolOutputError(event.tool_call_id, event.error_text)
 
 
-def _tool_denied(event: ev.ToolOutputDenied) -> Any:
-    return {"type": "tool-output-denied", "toolCallId": event.tool_call_id}
+def _tool_denied(event: ev.ToolOutputDenied) -> ui.ToolOutputDenied:
+    return ui.ToolOutputDenied(event.tool_call_id)
 
 
-def _metadata(event: ev.MessageMetadata) -> Any:
-    return {"type": "message-metadata", "messageMetadata": {"usage": event.usage}}
+def _metadata(event: ev.MessageMetadata) -> ui.MessageMetadata:
+    return ui.MessageMetadata({"usage": event.usage})
 
 
 def suggestions_data(event: ev.Suggestions) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from threadline.http.messages import storable
 from threadline.http.schemas import ErrorDetail, Id
 from threadline.http.services import Services
 from threadline.http.streams import choose_wire, stream_answer
-from threadline.wires import UI_MESSAGE_STREAM
+from threadline.wires.registry import UI_MESSAGE_STREAM
 
 log = logging.getLogger(__name__)
 

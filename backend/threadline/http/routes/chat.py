@@ -19,7 +19,7 @@ from threadline.http.messages import checked_text, invalid
 from threadline.http.schemas import CancelRequest, CancelResult, ChatRequest, UIMessageIn
 from threadline.http.services import Services
 from threadline.http.streams import choose_wire, stream_answer
-from threadline.wires import UI_MESSAGE_STREAM
+from threadline.wires.registry import UI_MESSAGE_STREAM
 
 
 def approval_responses(message: UIMessageIn) -> dict[str, tuple[str, ApprovalResponse]]:

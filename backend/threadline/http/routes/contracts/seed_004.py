@@ -25,7 +25,7 @@ from threadline.http.messages import empty_message, storable
 from threadline.http.openapi import SseOperation
 from threadline.http.schemas import MAX_MESSAGE_CHARS, ChatStreamRequest, ErrorDetail
 from threadline.refusals import Refused
-from threadline.wires import SEED_004
+from threadline.wires.registry import SEED_004
 from threadline.wires.seed_004 import AnySeed004Event
 
 UUID_PATTERN = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")

@@ -1,0 +1,121 @@
+"""An answer put together from its chunks the way `useChat` puts a `UIMessage` together."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from threadline.client import chunks as c
+
+
+@dataclass
+class ToolCall:
+    tool_call_id: str
+    tool_name: str
+    state: Literal[
+        "input-streaming", "input-available", "approval-requested", "output-available", "output-error", "output-denied"
+    ] = "input-streaming"
+    input_text: str = ""
+    input: Any = None
+    output: Any = None
+    error_text: str | None = None
+    approval_id: str | None = None  # set while the call waits for the person's approval
+
+
+@dataclass
+class Answer:
+    """An assistant message put together from its chunks, as `useChat` does."""
+
+    id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    parts: list[dict[str, Any] | ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+    error: str | None = None
+    suggestions: dict[str, Any] | None = None  # {"values": [{label, value}], "actions": [{label, action, …}]}
+
+    @property
+    def text(self) -> str:
+        return "".join(part["text"] for part in self.parts if isinstance(part, dict) and part["type"] == "text")
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(part["text"] for part in self.parts if isinstance(part, dict) and part["type"] == "reasoning")
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [part for part in self.parts if isinstance(part, ToolCall)]
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self.metadata.get("conversationId")
+
+    def _tool(self, tool_call_id: str) -> ToolCall:
+        return next(call for call in self.tool_calls if call.tool_call_id == tool_call_id)
+
+    def _open(self, kind: str, part_id: str) -> None:
+        self.parts.append({"type": kind, "id": part_id, "text": ""})
+
+    def _append(self, kind: str, part_id: str, delta: str) -> None:
+        part = next(
+            part
+            for part in reversed(self.parts)
+            if isinstance(part, dict) and part["type"] == kind and part["id"] == part_id
+        )
+        part["text"] += delta
+
+    def apply(self, chunk: c.Chunk) -> None:
+        match chunk:
+            case c.Start():
+                self.id = chunk.message_id or self.id
+                self.metadata |= chunk.message_metadata
+            case c.TextStart():
+                self._open("text", chunk.id)
+            case c.TextDelta():
+                self._append("text", chunk.id, chunk.delta)
+            case c.ReasoningStart():
+                self._open("reasoning", chunk.id)
+            case c.ReasoningDelta():
+                self._append("reasoning", chunk.id, chunk.delta)
+            case c.ToolInputStart():
+                self.parts.append(ToolCall(chunk.tool_call_id, chunk.tool_name))
+            case c.ToolInputDelta():
+                self._tool(chunk.tool_call_id).input_text += chunk.input_text_delta
+            case c.ToolInputAvailable():
+                if not any(call.tool_call_id == chunk.tool_call_id for call in self.tool_calls):
+                    self.parts.append(ToolCall(chunk.tool_call_id, chunk.tool_name))
+                call = self._tool(chunk.tool_call_id)
+                call.state, call.input = "input-available", chunk.input
+            case c.ToolOutputAvailable():
+                call = self._tool(chunk.tool_call_id)
+                call.state, call.output = "output-available", chunk.output
+            case c.ToolOutputError():
+                call = self._tool(chunk.tool_call_id)
+                call.state, call.error_text = "output-error", chunk.error_text
+            case c.ToolApprovalRequest():
+                call = self._tool(chunk.tool_call_id)
+                call.state, call.approval_id = "approval-requested", chunk.approval_id
+            case c.ToolOutputDenied():
+                self._tool(chunk.tool_call_id).state = "output-denied"
+            case c.ToolInputError():
+                if not any(call.tool_call_id == chunk.tool_call_id for call in self.tool_calls):
+                    self.parts.append(ToolCall(chunk.tool_call_id, chunk.tool_name))
+                call = self._tool(chunk.tool_call_id)
+                call.state, call.input, call.error_text = "output-error", chunk.input, chunk.error_text
+            case c.MessageMetadata():
+                self.metadata |= chunk.message_metadata
+            case c.Finish():
+                self.finish_reason = chunk.finish_reason
+                self.metadata |= chunk.message_metadata
+            case c.Error():
+                self.error = chunk.error_text
+            case c.Data(name="suggestions"):
+                self.suggestions = chunk.data
+
+
+@dataclass(frozen=True)
+class Compared:
+    """An A/B comparison's two answers; `b` is empty when its stream was already read elsewhere."""
+
+    comparison_id: str
+    a: Answer
+    b: Answer

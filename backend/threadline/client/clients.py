@@ -1,0 +1,270 @@
+"""`Client` and `AsyncClient`: the same methods, for plain Python and for asyncio."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Literal
+
+import httpx
+
+from threadline.client.answer import Answer, Compared
+from threadline.client.chunks import Chunk
+from threadline.client.protocol import (
+    ACCEPT,
+    IDENTITY_HEADER,
+    Contract,
+    Wire,
+    achunks_of,
+    action_request,
+    aevents_of,
+    approval_request,
+    chat_request,
+    chunks_of,
+    contract_request,
+    error_from,
+    events_of,
+    is_json,
+    json_of,
+    remember_identity,
+    stopped,
+    whole,
+)
+
+StreamMode = Literal["messages", "events"]
+Preference = Literal["A", "B", "tie"]
+
+
+class Client:
+    """Synchronous client. Keeps the anonymous identity the server issues, so conversations stay yours."""
+
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8000",
+        *,
+        wire: Wire = "ndjson",
+        token: str | None = None,
+        timeout: float = 130.0,
+    ) -> None:
+        self.wire = wire
+        self.http = httpx.Client(base_url=base_url, timeout=timeout)
+        if token:
+            self.http.headers[IDENTITY_HEADER] = token
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    @property
+    def token(self) -> str | None:
+        """The signed anonymous identity the server issued: pass it to a new client to reach your conversations."""
+        token: str | None = self.http.headers.get(IDENTITY_HEADER)
+        return token
+
+    def stream(
+        self, text: str, conversation_id: str | None = None, *, stream_mode: StreamMode | None = None
+    ) -> Iterator[Chunk]:
+        """The answer's chunks as they arrive; leaving the loop early stops the answer on the server."""
+        yield from self._chunks("POST", "/api/chat", chat_request(text, conversation_id, stream_mode))
+
+    def _chunks(self, method: str, path: str, body: dict[str, Any] | None = None) -> Iterator[Chunk]:
+        with self.http.stream(method, path, json=body, headers={"accept": ACCEPT[self.wire]}) as response:
+            remember_identity(self.http, response)
+            if response.status_code == 204:  # nothing streams there (any more)
+                return
+            if response.status_code != 200:
+                raise error_from(response, response.read())
+            yield from chunks_of(response, self.wire)
+
+    def ask(self, text: str, conversation_id: str | None = None, *, stream_mode: StreamMode | None = None) -> Answer:
+        """The whole answer; raises ThreadlineError (with the partial `answer`) when it ends in error."""
+        return whole(self.stream(text, conversation_id, stream_mode=stream_mode))
+
+    def compare(
+        self, text: str, conversation_id: str | None = None, *, profiles: tuple[str, str] | None = None
+    ) -> Compared:
+        """Two answers to one message, on `profiles` (else the server's CHAT_AB_PROFILES), to `vote` on."""
+        first = whole(self._chunks("POST", "/api/chat", chat_request(text, conversation_id, profiles=profiles)))
+        comparison_id = first.metadata["comparisonId"]
+        second = whole(self._chunks("GET", f"/api/comparisons/{comparison_id}/stream"))
+        return Compared(comparison_id, first, second)
+
+    def approve(self, answer: Answer) -> Answer:
+        """Approve every tool call of `answer` that waits; returns the answer as it goes on from there."""
+        return self._respond(answer, True, None)
+
+    def deny(self, answer: Answer, reason: str | None = None) -> Answer:
+        """Decline every tool call of `answer` that waits; the model answers without them."""
+        return self._respond(answer, False, reason)
+
+    def _respond(self, answer: Answer, approved: bool, reason: str | None) -> Answer:
+        request = approval_request(answer, approved, reason)
+        return whole(self._chunks("POST", "/api/chat", request), copy.deepcopy(answer))
+
+    def run_action(self, answer: Answer, action: str, data: dict[str, Any] | None = None) -> Answer | dict[str, Any]:
+        """Press one of `answer`'s suggested server actions: the new answer when the action continues the
+        conversation, else its result (`{"action", "result", "message"}`)."""
+        body = action_request(answer, action, data)
+        with self.http.stream("POST", "/api/actions", json=body, headers={"accept": ACCEPT[self.wire]}) as response:
+            if response.status_code != 200:
+                raise error_from(response, response.read())
+            if is_json(response):
+                done: dict[str, Any] = json.loads(response.read())
+                return done
+            return whole(chunks_of(response, self.wire))
+
+    def vote(self, comparison_id: str, preference: Preference) -> dict[str, Any]:
+        """Pick the better answer; the conversation goes on with it (A on a tie)."""
+        voted: dict[str, Any] = json_of(
+            self.http.post(f"/api/comparisons/{comparison_id}/vote", json={"preference": preference})
+        )
+        return voted
+
+    def cancel(self, conversation_id: str) -> bool:
+        """Stop the answer running in a conversation; False when none was running."""
+        return stopped(self.http.post("/api/cancel_stream", json={"conversationId": conversation_id}))
+
+    def stream_contract(
+        self, contract: Contract, message: str, conversation_id: str | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """An answer on a seed document's own wire (see the docs' seed contracts), its events as dicts;
+        a refused request raises ThreadlineError, a failure after that arrives as an `error` event."""
+        path, body = contract_request(contract, message, conversation_id)
+        with self.http.stream("POST", path, json=body) as response:
+            remember_identity(self.http, response)
+            if response.status_code != 200:
+                raise error_from(response, response.read())
+            yield from events_of(response)
+
+    def load_conversation(self, conversation_id: str) -> dict[str, Any]:
+        """Seed 002's conversation: its messages in order, each with its feedback."""
+        loaded: dict[str, Any] = json_of(
+            self.http.post("/api/load_conversation", json={"conversation_id": conversation_id})
+        )
+        return loaded
+
+    def list_conversations(self) -> list[dict[str, Any]]:
+        """Seed 002's list: your conversations, most recent message first."""
+        listed: list[dict[str, Any]] = json_of(self.http.get("/api/list_conversations"))
+        return listed
+
+
+class AsyncClient:
+    """The same as Client, for asyncio: every method is a coroutine (`stream` an async iterator)."""
+
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8000",
+        *,
+        wire: Wire = "ndjson",
+        token: str | None = None,
+        timeout: float = 130.0,
+    ) -> None:
+        self.wire = wire
+        self.http = httpx.AsyncClient(base_url=base_url, timeout=timeout)
+        if token:
+            self.http.headers[IDENTITY_HEADER] = token
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    @property
+    def token(self) -> str | None:
+        token: str | None = self.http.headers.get(IDENTITY_HEADER)
+        return token
+
+    async def stream(
+        self, text: str, conversation_id: str | None = None, *, stream_mode: StreamMode | None = None
+    ) -> AsyncIterator[Chunk]:
+        async for chunk in self._chunks("POST", "/api/chat", chat_request(text, conversation_id, stream_mode)):
+            yield chunk
+
+    async def _chunks(self, method: str, path: str, body: dict[str, Any] | None = None) -> AsyncIterator[Chunk]:
+        async with self.http.stream(method, path, json=body, headers={"accept": ACCEPT[self.wire]}) as response:
+            remember_identity(self.http, response)
+            if response.status_code == 204:
+                return
+            if response.status_code != 200:
+                raise error_from(response, await response.aread())
+            async for chunk in achunks_of(response, self.wire):
+                yield chunk
+
+    async def _whole(self, chunks: AsyncIterator[Chunk], answer: Answer | None = None) -> Answer:
+        return whole(iter([chunk async for chunk in chunks]), answer)
+
+    async def ask(
+        self, text: str, conversation_id: str | None = None, *, stream_mode: StreamMode | None = None
+    ) -> Answer:
+        return await self._whole(self.stream(text, conversation_id, stream_mode=stream_mode))
+
+    async def compare(
+        self, text: str, conversation_id: str | None = None, *, profiles: tuple[str, str] | None = None
+    ) -> Compared:
+        body = chat_request(text, conversation_id, profiles=profiles)
+        first = await self._whole(self._chunks("POST", "/api/chat", body))
+        comparison_id = first.metadata["comparisonId"]
+        second = await self._whole(self._chunks("GET", f"/api/comparisons/{comparison_id}/stream"))
+        return Compared(comparison_id, first, second)
+
+    async def approve(self, answer: Answer) -> Answer:
+        return await self._respond(answer, True, None)
+
+    async def deny(self, answer: Answer, reason: str | None = None) -> Answer:
+        return await self._respond(answer, False, reason)
+
+    async def _respond(self, answer: Answer, approved: bool, reason: str | None) -> Answer:
+        request = approval_request(answer, approved, reason)
+        return await self._whole(self._chunks("POST", "/api/chat", request), copy.deepcopy(answer))
+
+    async def run_action(
+        self, answer: Answer, action: str, data: dict[str, Any] | None = None
+    ) -> Answer | dict[str, Any]:
+        body = action_request(answer, action, data)
+        headers = {"accept": ACCEPT[self.wire]}
+        async with self.http.stream("POST", "/api/actions", json=body, headers=headers) as response:
+            if response.status_code != 200:
+                raise error_from(response, await response.aread())
+            if is_json(response):
+                done: dict[str, Any] = json.loads(await response.aread())
+                return done
+            return await self._whole(achunks_of(response, self.wire))
+
+    async def vote(self, comparison_id: str, preference: Preference) -> dict[str, Any]:
+        response = await self.http.post(f"/api/comparisons/{comparison_id}/vote", json={"preference": preference})
+        voted: dict[str, Any] = json_of(response)
+        return voted
+
+    async def cancel(self, conversation_id: str) -> bool:
+        return stopped(await self.http.post("/api/cancel_stream", json={"conversationId": conversation_id}))
+
+    async def stream_contract(
+        self, contract: Contract, message: str, conversation_id: str | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        path, body = contract_request(contract, message, conversation_id)
+        async with self.http.stream("POST", path, json=body) as response:
+            remember_identity(self.http, response)
+            if response.status_code != 200:
+                raise error_from(response, await response.aread())
+            async for event in aevents_of(response):
+                yield event
+
+    async def load_conversation(self, conversation_id: str) -> dict[str, Any]:
+        response = await self.http.post("/api/load_conversation", json={"conversation_id": conversation_id})
+        loaded: dict[str, Any] = json_of(response)
+        return loaded
+
+    async def list_conversations(self) -> list[dict[str, Any]]:
+        listed: list[dict[str, Any]] = json_of(await self.http.get("/api/list_conversations"))
+        return listed

@@ -1,0 +1,173 @@
+"""What the clients send and how they read what comes back, shared by the sync and the async client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Literal
+
+import httpx
+from httpx_sse import EventSource
+
+from threadline.client.answer import Answer
+from threadline.client.chunks import Chunk, parse_chunk
+
+IDENTITY_HEADER = "x-threadline-client"
+Wire = Literal["ndjson", "sse"]
+Contract = Literal["seed-004", "seed-002", "seed-001"]
+CONTRACT_PATHS = {
+    "seed-004": "/api/chat/stream",
+    "seed-002": "/api/get_chat_response_stream",
+    "seed-001": "/api/general_chat/stream",
+}
+ACCEPT = {"ndjson": "application/x-ndjson", "sse": "text/event-stream"}
+DONE = "[DONE]"  # the UI Message Stream's last SSE event
+
+
+class ThreadlineError(Exception):
+    """A refused request (`status`, `code`, `retry_after` from the server) or an answer that ended in error."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        retry_after: int | None = None,
+        answer: Answer | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.code, self.retry_after, self.answer = status, code, retry_after, answer
+
+
+def error_from(response: httpx.Response, body: bytes) -> ThreadlineError:
+    try:
+        info = json.loads(body)["error"]
+    except (ValueError, KeyError, TypeError):
+        info = {}
+    return ThreadlineError(
+        info.get("message") or f"HTTP {response.status_code}",
+        status=response.status_code,
+        code=info.get("code"),
+        retry_after=info.get("retryAfter"),
+    )
+
+
+def json_of(response: httpx.Response) -> Any:
+    """The body of a JSON answer; a refusal raises ThreadlineError."""
+    if response.status_code != 200:
+        raise error_from(response, response.content)
+    return response.json()
+
+
+def whole(chunks: Iterator[Chunk], answer: Answer | None = None) -> Answer:
+    """The answer the chunks make, or `answer` continued with them (after approvals, as useChat does)."""
+    answer = answer or Answer()
+    for chunk in chunks:
+        answer.apply(chunk)
+    if answer.error is not None:
+        raise ThreadlineError(answer.error, answer=answer)
+    return answer
+
+
+def stopped(response: httpx.Response) -> bool:
+    """A stop request's answer: True when an answer was stopped, False when none was running."""
+    if response.status_code == 409:
+        return False
+    if response.status_code != 200:
+        raise error_from(response, response.content)
+    return True
+
+
+def remember_identity(http: httpx.Client | httpx.AsyncClient, response: httpx.Response) -> None:
+    if issued := response.headers.get(IDENTITY_HEADER):
+        http.headers[IDENTITY_HEADER] = issued
+
+
+def chunks_of(response: httpx.Response, wire: Wire) -> Iterator[Chunk]:
+    """The chunks of a streamed answer on either wire, until SSE's `[DONE]`."""
+    if wire == "ndjson":
+        yield from (parse_chunk(line) for line in response.iter_lines() if line)
+        return
+    for event in EventSource(response).iter_sse():
+        if event.data == DONE:
+            return
+        if event.data:
+            yield parse_chunk(event.data)
+
+
+async def achunks_of(response: httpx.Response, wire: Wire) -> AsyncIterator[Chunk]:
+    if wire == "ndjson":
+        async for line in response.aiter_lines():
+            if line:
+                yield parse_chunk(line)
+        return
+    async for event in EventSource(response).aiter_sse():
+        if event.data == DONE:
+            return
+        if event.data:
+            yield parse_chunk(event.data)
+
+
+def events_of(response: httpx.Response) -> Iterator[dict[str, Any]]:
+    """The seed contracts' SSE events as dicts (their streams have no terminator)."""
+    for event in EventSource(response).iter_sse():
+        if event.data:
+            yield json.loads(event.data)
+
+
+async def aevents_of(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    async for event in EventSource(response).aiter_sse():
+        if event.data:
+            yield json.loads(event.data)
+
+
+def is_json(response: httpx.Response) -> bool:
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.startswith("application/json")
+
+
+def contract_request(contract: Contract, message: str, conversation_id: str | None) -> tuple[str, dict[str, Any]]:
+    """The path and body of a seed contract's chat request."""
+    key = "conversationId" if contract == "seed-004" else "conversation_id"
+    body: dict[str, Any] = {"message": message} | ({key: conversation_id} if conversation_id else {})
+    return CONTRACT_PATHS[contract], body
+
+
+def chat_request(
+    text: str,
+    conversation_id: str | None,
+    stream_mode: str | None = None,
+    profiles: tuple[str, str] | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"messages": [{"role": "user", "parts": [{"type": "text", "text": text}]}]}
+    if conversation_id:
+        body["id"] = conversation_id
+    if stream_mode:
+        body["streamMode"] = stream_mode
+    if profiles:
+        body["compareProfiles"] = list(profiles)
+    return body
+
+
+def approval_request(answer: Answer, approved: bool, reason: str | None) -> dict[str, Any]:
+    """The chat request `useChat` sends after addToolApprovalResponse: the answer, its waiting calls answered."""
+    response = {"approved": approved} | ({"reason": reason} if reason else {})
+    parts = [
+        {
+            "type": f"tool-{call.tool_name}",
+            "toolCallId": call.tool_call_id,
+            "state": "approval-responded",
+            "approval": {"id": call.approval_id} | response,
+        }
+        for call in answer.tool_calls
+        if call.state == "approval-requested"
+    ]
+    if not parts:
+        raise ValueError("no tool call of this answer waits for approval")
+    return {"id": answer.conversation_id, "messages": [{"id": answer.id, "role": "assistant", "parts": parts}]}
+
+
+def action_request(answer: Answer, action: str, data: dict[str, Any] | None) -> dict[str, Any]:
+    body = {"conversationId": answer.conversation_id, "messageId": answer.id, "action": action}
+    return body | ({"data": data} if data is not None else {})
