@@ -77,5 +77,5 @@ def test_the_readme_documents_every_variable_and_no_other():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     table = readme.split("## Configuration", 1)[1].split("\n\n", 3)[2]
     documented = {name for row in table.splitlines() for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1])}
-    declared = {name for variable in VARIABLES.values() for name in variable.names}
+    declared = {name for variable in VARIABLES.values() for name in variable.env.names}
     assert documented == declared

@@ -1,21 +1,33 @@
-"""Settings read once from the environment and validated, so a typo stops start-up with one clear line."""
+"""Settings read once from the environment and validated, so a typo stops start-up with one clear line.
+
+Each setting is declared once, as a field of `Settings`: its type (a `Literal` for a closed set), its
+default, its bounds and its environment variable with a line of help, in `Annotated[…, env(…)]`. The
+reader, the errors and the configuration reference in the docs (`reference_rows`) all come from there.
+"""
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import typing
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from threadline.agent.profiles import Profile, ProfileError, parse_profiles
 from threadline.mcp.config import DEFAULT_SERVERS, McpConfigError, McpServerConfig, parse_servers
 
-PROVIDERS = ("gemini", "openai", "demo")
-MEMORY_BACKENDS = ("postgres", "memory")
-STREAM_MODES = ("messages", "events")
+Provider = Literal["gemini", "openai", "demo"]
+MemoryBackend = Literal["postgres", "memory"]
+StreamMode = Literal["messages", "events"]
+MultitaskStrategy = Literal["reject", "interrupt", "enqueue", "rollback"]
+OnDisconnect = Literal["cancel", "continue"]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+LogFormat = Literal["text", "json"]
+
 # Seed 000 named gemini-1.5-flash, which Google has retired: a real key with it fails.
 DEFAULT_MODEL_NAMES = {"gemini": "gemini-2.5-flash", "openai": "gpt-4o-mini", "demo": "demo"}
 DEFAULT_FRONTEND_DIR = Path(__file__).resolve().parents[2] / "frontend" / "dist"  # built by `tasks.py serve`
@@ -27,71 +39,24 @@ class SettingsError(ValueError):
     """A setting has a bad value; the message is one line naming the variable and what it accepts."""
 
 
-class Settings(msgspec.Struct, frozen=True, kw_only=True):
-    model_provider: str = "gemini"
-    model_name: str = DEFAULT_MODEL_NAMES["gemini"]
-    profiles: tuple[Profile, ...] = ()  # CHAT_PROFILES; empty: the CHAT_MODEL_* variables make the one profile
-    memory_backend: str = "postgres"
-    database_url: str | None = None
-    data_dir: Path = Path(".threadline")
-    stream_mode: str = "messages"
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT
-    max_model_calls: int = 5
-    google_api_key: str | None = None
-    gemini_base_url: str | None = None
-    openai_api_key: str | None = None
-    openai_base_url: str | None = None
-    demo_token_delay_ms: float = 15.0
-    client_id_secret: str | None = None
-    cors_origins: tuple[str, ...] = ()
-    rate_limit: str = "10/minute"
-    chat_stream_rate_limit: str = "20/minute"
-    api_rate_limit: str = "600/minute"
-    rate_limit_storage: str = "memory://"
-    trusted_proxies: tuple[str, ...] = DEFAULT_TRUSTED_PROXIES
-    first_token_timeout: float = 10.0
-    idle_timeout: float = 30.0
-    total_timeout: float = 120.0
-    host: str = "127.0.0.1"
-    port: int = 8000
-    log_level: str = "INFO"
-    log_format: str = "text"
-    frontend_dir: Path = DEFAULT_FRONTEND_DIR
-    mcp_servers: tuple[McpServerConfig, ...] = DEFAULT_SERVERS
-    mcp_tool_timeout: float = 10.0
-    mcp_secret: str | None = None
-    max_turns_per_conversation: int = 500
-    max_conversations_per_visitor: int = 500
-    trace_retention_days: float = 30.0
-    resumable: bool = True  # CHAT_RESUMABLE: record running answers so a reload can resume them
-    multitask_strategy: str = "reject"  # CHAT_MULTITASK_STRATEGY: a message sent while an answer runs
-    on_disconnect: str = "cancel"  # CHAT_ON_DISCONNECT: a closed connection stops the answer, or it goes on
-    ab_profiles: tuple[
-        str, ...
-    ] = ()  # CHAT_AB_PROFILES: every new message answered by these two (conversations/comparisons.py)
-    admin_token: str | None = None  # CHAT_ADMIN_TOKEN: what an operator sends to read the A/B results
-    actions: tuple[str, ...] = ()  # CHAT_ACTIONS: the application's actions, as `module:attribute` (agent/actions.py)
-    tool_output_preview: int = 2_000
-    otlp_traces_endpoint: str | None = None
-    langfuse_public_key: str | None = None
-    langfuse_secret_key: str | None = None
-    langfuse_host: str = "https://cloud.langfuse.com"
-    max_connections: int = 1000
-    header_timeout: float = 10.0
-    body_timeout: float = 30.0
-    shutdown_grace: float = 30.0  # THREADLINE_SHUTDOWN_GRACE: seconds running answers get to finish on SIGTERM
-
-
-DEFAULTS = Settings()
-
-
-# How each environment variable is read. A reader gets the stripped value (never empty: an empty or
-# missing variable means the default) and the variable's name for its error message.
+# How a variable's text becomes a value: the stripped text (never empty: an empty or missing variable
+# means the default) and the variable's name for the error message.
 Reader = Callable[[str, str], Any]
 
 
-def text(raw: str, name: str) -> str:
-    return raw
+@dataclass(frozen=True)
+class Env:
+    """Where a setting comes from: its variables (the first one set is read) and what the docs say of it."""
+
+    names: tuple[str, ...]
+    help: str
+    read: Reader | None = None  # None: read by the field's type
+    default: str | None = None  # the docs' words for the default, when its value alone says too little
+    empty_is_a_value: bool = False  # an empty variable is read (TRUSTED_PROXIES= for none), not a default
+
+
+def env(*names: str, help: str, read: Reader | None = None, default: str | None = None, empty: bool = False) -> Env:
+    return Env(names, help, read, default, empty)
 
 
 def choice(*allowed: str, upper: bool = False) -> Reader:
@@ -117,6 +82,15 @@ def number(kind: type[int] | type[float], minimum: float, maximum: float) -> Rea
     return read
 
 
+def boolean(raw: str, name: str) -> bool:
+    value: str = choice("true", "false")(raw.lower(), name)
+    return value == "true"
+
+
+def comma_list(raw: str, name: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
 def database_url(raw: str, name: str) -> str:
     if not raw.startswith(("postgresql://", "postgres://")):
         raise SettingsError(f"{name} must start with postgresql:// (got {raw.split(':')[0]!r}...)")
@@ -124,7 +98,7 @@ def database_url(raw: str, name: str) -> str:
 
 
 def origins(raw: str, name: str) -> tuple[str, ...]:
-    values = tuple(origin.strip() for origin in raw.split(",") if origin.strip())
+    values = comma_list(raw, name)
     for origin in values:
         if not origin.startswith(("http://", "https://")) or origin.endswith("/") or origin.count("/") > 2:
             raise SettingsError(
@@ -150,7 +124,7 @@ def rate_storage(raw: str, name: str) -> str:
 
 
 def networks(raw: str, name: str) -> tuple[str, ...]:
-    values = tuple(item.strip() for item in raw.split(",") if item.strip())
+    values = comma_list(raw, name)
     for network in values:
         try:
             ipaddress.ip_network(network, strict=False)
@@ -174,109 +148,416 @@ def otlp(raw: str, name: str) -> str:
     return raw.rstrip("/") + "/v1/traces" if name == "OTEL_EXPORTER_OTLP_ENDPOINT" else raw
 
 
-class Variable(NamedTuple):
-    names: tuple[str, ...]  # the first one set is read
-    read: Reader = text
-    empty_is_a_value: bool = False  # an empty variable is read (e.g. TRUSTED_PROXIES= for none), not a default
+def _unread(raw: str, name: str) -> Any:
+    raise AssertionError(f"{name} is read with the whole environment")  # pragma: no cover
 
 
-# Every setting once: its environment variable(s) and how it is read; its default is Settings' own.
-VARIABLES: dict[str, Variable] = {
-    "model_provider": Variable(("CHAT_MODEL_PROVIDER",), choice(*PROVIDERS)),
-    "model_name": Variable(("CHAT_MODEL_NAME",)),
-    "memory_backend": Variable(("CHAT_MEMORY_BACKEND",), choice(*MEMORY_BACKENDS)),
-    "database_url": Variable(("DATABASE_URL",), database_url),
-    "data_dir": Variable(("THREADLINE_DATA_DIR",), lambda raw, name: Path(raw)),
-    "stream_mode": Variable(("CHAT_STREAM_MODE",), choice(*STREAM_MODES)),
-    "system_prompt": Variable(("CHAT_SYSTEM_PROMPT",)),
-    "max_model_calls": Variable(("CHAT_MAX_MODEL_CALLS",), number(int, 1, 50)),
-    "google_api_key": Variable(("GOOGLE_API_KEY", "GEMINI_API_KEY")),
-    "gemini_base_url": Variable(("GEMINI_BASE_URL",)),
-    "openai_api_key": Variable(("OPENAI_API_KEY",)),
-    "openai_base_url": Variable(("OPENAI_BASE_URL",)),
-    "demo_token_delay_ms": Variable(("CHAT_DEMO_TOKEN_DELAY_MS",), number(float, 0.0, 10_000.0)),
-    "client_id_secret": Variable(("THREADLINE_SECRET",)),
-    "cors_origins": Variable(("CORS_ORIGINS",), origins),
-    "rate_limit": Variable(("CHAT_RATE_LIMIT",), rate),
-    "chat_stream_rate_limit": Variable(("CHAT_STREAM_RATE_LIMIT",), rate),
-    "api_rate_limit": Variable(("API_RATE_LIMIT",), rate),
-    "rate_limit_storage": Variable(("RATE_LIMIT_STORAGE",), rate_storage),
-    "trusted_proxies": Variable(("TRUSTED_PROXIES",), networks, empty_is_a_value=True),
-    "first_token_timeout": Variable(("CHAT_FIRST_TOKEN_TIMEOUT",), number(float, 0.1, 3600.0)),
-    "idle_timeout": Variable(("CHAT_IDLE_TIMEOUT",), number(float, 0.1, 3600.0)),
-    "total_timeout": Variable(("CHAT_TOTAL_TIMEOUT",), number(float, 0.1, 86400.0)),
-    "host": Variable(("THREADLINE_HOST",)),
-    "port": Variable(("THREADLINE_PORT",), number(int, 1, 65535)),
-    "log_level": Variable(("LOG_LEVEL",), choice("DEBUG", "INFO", "WARNING", "ERROR", upper=True)),
-    "log_format": Variable(("LOG_FORMAT",), choice("text", "json")),
-    "frontend_dir": Variable(("THREADLINE_FRONTEND_DIR",), lambda raw, name: Path(raw)),
-    "profiles": Variable(("CHAT_PROFILES",)),  # read with the whole environment, for its ${NAME} references
-    "mcp_servers": Variable(("MCP_SERVERS",)),  # read with the whole environment, for its ${NAME} references
-    "mcp_tool_timeout": Variable(("MCP_TOOL_TIMEOUT",), number(float, 0.1, 3600.0)),
-    "mcp_secret": Variable(("MCP_JWT_SECRET",), mcp_secret),
-    "max_turns_per_conversation": Variable(("CHAT_MAX_TURNS",), number(int, 1, 1_000_000)),
-    "max_conversations_per_visitor": Variable(("CHAT_MAX_CONVERSATIONS",), number(int, 1, 1_000_000)),
-    "tool_output_preview": Variable(("CHAT_TOOL_OUTPUT_PREVIEW",), number(int, 1, 1_000_000)),
-    "trace_retention_days": Variable(("CHAT_TRACE_RETENTION_DAYS",), number(float, 0.0, 36_500.0)),
-    "resumable": Variable(("CHAT_RESUMABLE",), lambda raw, name: choice("true", "false")(raw.lower(), name) == "true"),
-    "multitask_strategy": Variable(("CHAT_MULTITASK_STRATEGY",), choice("reject", "interrupt", "enqueue", "rollback")),
-    "on_disconnect": Variable(("CHAT_ON_DISCONNECT",), choice("cancel", "continue")),
-    "ab_profiles": Variable(("CHAT_AB_PROFILES",), lambda raw, name: tuple(part.strip() for part in raw.split(","))),
-    "admin_token": Variable(("CHAT_ADMIN_TOKEN",)),
-    "actions": Variable(
-        ("CHAT_ACTIONS",), lambda raw, name: tuple(part.strip() for part in raw.split(",") if part.strip())
-    ),
-    "otlp_traces_endpoint": Variable(("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"), otlp),
-    "langfuse_public_key": Variable(("LANGFUSE_PUBLIC_KEY",)),
-    "langfuse_secret_key": Variable(("LANGFUSE_SECRET_KEY",)),
-    "langfuse_host": Variable(("LANGFUSE_HOST", "LANGFUSE_BASE_URL")),
-    "max_connections": Variable(("THREADLINE_MAX_CONNECTIONS",), number(int, 1, 1_000_000)),
-    "header_timeout": Variable(("THREADLINE_HEADER_TIMEOUT",), number(float, 0.1, 3600.0)),
-    "shutdown_grace": Variable(("THREADLINE_SHUTDOWN_GRACE",), number(float, 0.0, 3600.0)),
-    "body_timeout": Variable(("THREADLINE_BODY_TIMEOUT",), number(float, 0.1, 3600.0)),
-}
+def seconds(maximum: float = 3600.0, minimum: float = 0.1) -> Any:
+    return msgspec.Meta(ge=minimum, le=maximum)
 
 
-def _read(env: Mapping[str, str], field: str, variable: Variable) -> Any:
-    for name in variable.names:
-        raw = env.get(name)
-        if raw is not None and (raw.strip() or variable.empty_is_a_value):
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    model_provider: Annotated[
+        Provider,
+        env(
+            "CHAT_MODEL_PROVIDER",
+            help="`gemini`, `openai` (any OpenAI-compatible server) or `demo` (offline, scripted; for trying it "
+            "out and tests)",
+            default="`gemini` (`tasks.py serve`: `demo`)",
+        ),
+    ] = "gemini"
+    model_name: Annotated[
+        str,
+        env(
+            "CHAT_MODEL_NAME",
+            help="the provider's model name",
+            default="`gemini-2.5-flash` (seed 000 names `gemini-1.5-flash`, which Google has retired); "
+            "`gpt-4o-mini` for `openai`",
+        ),
+    ] = DEFAULT_MODEL_NAMES["gemini"]
+    profiles: Annotated[
+        tuple[Profile, ...],
+        env(
+            "CHAT_PROFILES",
+            help="the model profiles a conversation may use: JSON, or a JSON/TOML file's path (see "
+            "[Model profiles](../guides/profiles.md)); when set, the `CHAT_MODEL_*` variables are not used",
+            read=_unread,
+        ),
+    ] = ()
+    ab_profiles: Annotated[
+        tuple[str, ...],
+        env(
+            "CHAT_AB_PROFILES",
+            help="two profile ids, `a,b`: every new message is answered by both, side by side, for a vote (see "
+            "[A/B comparisons](../guides/comparisons.md))",
+            read=lambda raw, name: tuple(part.strip() for part in raw.split(",")),
+        ),
+    ] = ()
+    actions: Annotated[
+        tuple[str, ...],
+        env(
+            "CHAT_ACTIONS",
+            help="the application's server actions, `module:attribute,…` (see "
+            "[Suggested replies and actions](../guides/suggestions.md))",
+        ),
+    ] = ()
+    admin_token: Annotated[
+        str | None,
+        env(
+            "CHAT_ADMIN_TOKEN",
+            help="the bearer token operators send to read the A/B results (`GET /api/comparisons`); unset, nobody can",
+        ),
+    ] = None
+    google_api_key: Annotated[str | None, env("GOOGLE_API_KEY", "GEMINI_API_KEY", help="required for `gemini`")] = None
+    gemini_base_url: Annotated[
+        str | None, env("GEMINI_BASE_URL", help="another Gemini API endpoint", default="Google's endpoint")
+    ] = None
+    openai_api_key: Annotated[str | None, env("OPENAI_API_KEY", help="key for `openai`")] = None
+    openai_base_url: Annotated[
+        str | None,
+        env(
+            "OPENAI_BASE_URL",
+            help="any OpenAI-compatible server, e.g. `http://127.0.0.1:11434/v1` for Ollama, vLLM, llama.cpp's "
+            "server, OpenRouter; any address but OpenAI's (or Azure OpenAI's) is read with the reasoning-aware "
+            "client, so a reasoning model's thinking streams as reasoning",
+            default="OpenAI's endpoint",
+        ),
+    ] = None
+    memory_backend: Annotated[
+        MemoryBackend, env("CHAT_MEMORY_BACKEND", help="`postgres` or `memory` (lost when the server stops)")
+    ] = "postgres"
+    database_url: Annotated[
+        str | None,
+        env(
+            "DATABASE_URL",
+            help="`postgresql://…`; without it, `postgres` starts an embedded PostgreSQL (the `pgserver` wheel) "
+            "in the data directory",
+            read=database_url,
+        ),
+    ] = None
+    data_dir: Annotated[
+        Path,
+        env("THREADLINE_DATA_DIR", help="where the embedded PostgreSQL keeps its files", default="`./.threadline`"),
+    ] = Path(".threadline")
+    stream_mode: Annotated[
+        StreamMode,
+        env(
+            "CHAT_STREAM_MODE",
+            help="`messages` (text, finished tool calls and their results) or `events` (also statuses, tool "
+            "arguments as generated, reasoning, tool progress); a request's `streamMode` overrides it",
+        ),
+    ] = "messages"
+    resumable: Annotated[
+        bool,
+        env(
+            "CHAT_RESUMABLE",
+            help="record each running answer so `GET /api/chat/{id}/stream` can resume it (see "
+            "[Resuming an answer](../guides/resume.md)); `false` saves those writes",
+        ),
+    ] = True
+    on_disconnect: Annotated[
+        OnDisconnect,
+        env(
+            "CHAT_ON_DISCONNECT",
+            help="`cancel`: a closed connection stops the answer and saves what it had (seed 004); `continue`: "
+            "the answer runs to its end and is saved whole; a request's `onDisconnect` overrides it",
+        ),
+    ] = "cancel"
+    multitask_strategy: Annotated[
+        MultitaskStrategy,
+        env(
+            "CHAT_MULTITASK_STRATEGY",
+            help="what a message sent while the visitor's answer still runs does: `reject` (409), `interrupt`, "
+            "`enqueue` or `rollback` (see [Resuming an answer](../guides/resume.md)); a request's "
+            "`multitaskStrategy` overrides it",
+        ),
+    ] = "reject"
+    shutdown_grace: Annotated[
+        float,
+        seconds(minimum=0.0),
+        env(
+            "THREADLINE_SHUTDOWN_GRACE",
+            help="seconds running answers get to finish after SIGTERM, before they are stopped and saved",
+        ),
+    ] = 30.0
+    system_prompt: Annotated[
+        str,
+        env(
+            "CHAT_SYSTEM_PROMPT",
+            help="the system prompt, applied to every model call",
+            default="a short helpful-assistant prompt",
+        ),
+    ] = DEFAULT_SYSTEM_PROMPT
+    max_model_calls: Annotated[
+        int,
+        msgspec.Meta(ge=1, le=50),
+        env(
+            "CHAT_MAX_MODEL_CALLS",
+            help="model calls per answer before the server stops the tool loop with a clear final message",
+        ),
+    ] = 5
+    demo_token_delay_ms: Annotated[
+        float,
+        msgspec.Meta(ge=0.0, le=10_000.0),
+        env("CHAT_DEMO_TOKEN_DELAY_MS", help="the demo model's pause between tokens"),
+    ] = 15.0
+    client_id_secret: Annotated[
+        str | None,
+        env(
+            "THREADLINE_SECRET",
+            help="the key that signs visitors' anonymous ids; set the same value on every instance behind one "
+            "load balancer",
+            default="generated once into `<data dir>/client-id-secret`",
+        ),
+    ] = None
+    cors_origins: Annotated[
+        tuple[str, ...],
+        env(
+            "CORS_ORIGINS",
+            help="comma-separated origins allowed to call the API with credentials, e.g. `http://localhost:3000`",
+            read=origins,
+            default="empty: same origin only",
+        ),
+    ] = ()
+    rate_limit: Annotated[
+        str, env("CHAT_RATE_LIMIT", help="chat requests per client address, e.g. `100/hour`", read=rate)
+    ] = "10/minute"
+    chat_stream_rate_limit: Annotated[
+        str,
+        env(
+            "CHAT_STREAM_RATE_LIMIT",
+            help="seed 004's `POST /api/chat/stream` requests per visitor, on top of `CHAT_RATE_LIMIT` (see "
+            "[Seed contracts](../wires/seeds.md))",
+            read=rate,
+        ),
+    ] = "20/minute"
+    api_rate_limit: Annotated[
+        str, env("API_RATE_LIMIT", help="requests to any endpoint per client address", read=rate)
+    ] = "600/minute"
+    max_turns_per_conversation: Annotated[
+        int,
+        msgspec.Meta(ge=1, le=1_000_000),
+        env("CHAT_MAX_TURNS", help="messages per conversation (see [Storage](../operations/storage.md))"),
+    ] = 500
+    max_conversations_per_visitor: Annotated[
+        int, msgspec.Meta(ge=1, le=1_000_000), env("CHAT_MAX_CONVERSATIONS", help="conversations per visitor")
+    ] = 500
+    header_timeout: Annotated[
+        float, seconds(), env("THREADLINE_HEADER_TIMEOUT", help="seconds a client may take to send a request's headers")
+    ] = 10.0
+    body_timeout: Annotated[
+        float, seconds(), env("THREADLINE_BODY_TIMEOUT", help="seconds a client may take to send a request's body")
+    ] = 30.0
+    max_connections: Annotated[
+        int,
+        msgspec.Meta(ge=1, le=1_000_000),
+        env("THREADLINE_MAX_CONNECTIONS", help="open connections before new requests get `503`"),
+    ] = 1000
+    rate_limit_storage: Annotated[
+        str,
+        env(
+            "RATE_LIMIT_STORAGE",
+            help="or `redis://host:6379/0` to share the limits between processes",
+            read=rate_storage,
+        ),
+    ] = "memory://"
+    trusted_proxies: Annotated[
+        tuple[str, ...],
+        env(
+            "TRUSTED_PROXIES",
+            help="proxies whose `X-Forwarded-For` is believed (addresses or CIDR ranges; empty: none)",
+            read=networks,
+            empty=True,
+        ),
+    ] = DEFAULT_TRUSTED_PROXIES
+    first_token_timeout: Annotated[
+        float, seconds(), env("CHAT_FIRST_TOKEN_TIMEOUT", help="seconds an answer may take to its first token")
+    ] = 10.0
+    idle_timeout: Annotated[
+        float, seconds(), env("CHAT_IDLE_TIMEOUT", help="seconds an answer may go without an event")
+    ] = 30.0
+    total_timeout: Annotated[
+        float, seconds(86_400.0), env("CHAT_TOTAL_TIMEOUT", help="seconds an answer may take in all")
+    ] = 120.0
+    host: Annotated[str, env("THREADLINE_HOST", help="the address the server listens on")] = "127.0.0.1"
+    port: Annotated[int, msgspec.Meta(ge=1, le=65535), env("THREADLINE_PORT", help="the port it listens on")] = 8000
+    log_level: Annotated[
+        LogLevel,
+        env(
+            "LOG_LEVEL",
+            help="`DEBUG`, `INFO`, `WARNING` or `ERROR`",
+            read=choice(*typing.get_args(LogLevel), upper=True),
+        ),
+    ] = "INFO"
+    log_format: Annotated[
+        LogFormat,
+        env(
+            "LOG_FORMAT",
+            help="`text` for people, or `json`: one object per line with the context fields (`conversation_id`, "
+            "`error_code`, the exception)",
+        ),
+    ] = "text"
+    frontend_dir: Annotated[
+        Path,
+        env(
+            "THREADLINE_FRONTEND_DIR",
+            help="where the built chat page is; without one, the API runs alone",
+            default="`frontend/dist` of this checkout",
+        ),
+    ] = DEFAULT_FRONTEND_DIR
+    mcp_servers: Annotated[
+        tuple[McpServerConfig, ...],
+        env(
+            "MCP_SERVERS",
+            help="the MCP servers whose tools the model may call: JSON or a JSON file's path (see "
+            "[Tools](../guides/tools.md)); `[]` for none",
+            read=_unread,
+            default="the built-in server",
+        ),
+    ] = DEFAULT_SERVERS
+    mcp_tool_timeout: Annotated[
+        float,
+        seconds(),
+        env(
+            "MCP_TOOL_TIMEOUT",
+            help="seconds a tool call may take before it is cancelled and the model is told it timed out",
+        ),
+    ] = 10.0
+    mcp_secret: Annotated[
+        str | None,
+        env(
+            "MCP_JWT_SECRET",
+            help="the HS256 key (32+ bytes) of the built-in MCP server's tokens",
+            read=mcp_secret,
+            default="derived from `THREADLINE_SECRET`",
+        ),
+    ] = None
+    tool_output_preview: Annotated[
+        int,
+        msgspec.Meta(ge=1, le=1_000_000),
+        env("CHAT_TOOL_OUTPUT_PREVIEW", help="characters of a tool's result in seed 002's `tool_output` event"),
+    ] = 2_000
+    trace_retention_days: Annotated[
+        float,
+        msgspec.Meta(ge=0.0, le=36_500.0),
+        env(
+            "CHAT_TRACE_RETENTION_DAYS",
+            help="days an answer's trace document is kept (traces also go with their conversation); `0` keeps "
+            "none (still served while the answer runs, logged, counted and exported)",
+        ),
+    ] = 30.0
+    otlp_traces_endpoint: Annotated[
+        str | None,
+        env(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            help="send OpenTelemetry spans over OTLP/HTTP there (`/v1/traces` is added to "
+            "`OTEL_EXPORTER_OTLP_ENDPOINT`); off when unset (see [Observability](../operations/observability.md))",
+            read=otlp,
+        ),
+    ] = None
+    langfuse_public_key: Annotated[
+        str | None, env("LANGFUSE_PUBLIC_KEY", help="with `LANGFUSE_SECRET_KEY`: each answer is a Langfuse trace")
+    ] = None
+    langfuse_secret_key: Annotated[
+        str | None, env("LANGFUSE_SECRET_KEY", help="with `LANGFUSE_PUBLIC_KEY`: each answer is a Langfuse trace")
+    ] = None
+    langfuse_host: Annotated[str, env("LANGFUSE_HOST", "LANGFUSE_BASE_URL", help="your Langfuse server")] = (
+        "https://cloud.langfuse.com"
+    )
+
+
+DEFAULTS = Settings()
+
+
+def _reader_of(annotation: Any, meta: list[msgspec.Meta]) -> Reader:
+    """How a field's variable is read when the field names no reader: by its type and its bounds."""
+    hint = annotation
+    if typing.get_origin(hint) is typing.Union:  # `X | None`: read as X
+        hint = next(arg for arg in typing.get_args(hint) if arg is not type(None))
+    if typing.get_origin(hint) is Literal:
+        return choice(*typing.get_args(hint))
+    if hint in (int, float):
+        bounds = meta[0] if meta else msgspec.Meta()
+        return number(hint, bounds.ge if bounds.ge is not None else -1e18, bounds.le if bounds.le is not None else 1e18)
+    if hint is bool:
+        return boolean
+    if hint is Path:
+        return lambda raw, name: Path(raw)
+    if typing.get_origin(hint) is tuple:
+        return comma_list
+    return lambda raw, name: raw
+
+
+@dataclass(frozen=True)
+class Variable:
+    field: str
+    env: Env
+    read: Reader
+    annotation: Any
+
+
+def _variables() -> dict[str, Variable]:
+    hints = typing.get_type_hints(Settings, include_extras=True)
+    variables = {}
+    for field, hint in hints.items():
+        annotation, *extras = typing.get_args(hint)
+        [source] = [extra for extra in extras if isinstance(extra, Env)]
+        meta = [extra for extra in extras if isinstance(extra, msgspec.Meta)]
+        variables[field] = Variable(field, source, source.read or _reader_of(annotation, meta), annotation)
+    return variables
+
+
+# Every setting once, as Settings declares it: its variable(s), how it is read, and its help.
+VARIABLES = _variables()
+
+
+def _read(env_vars: Mapping[str, str], variable: Variable) -> Any:
+    for name in variable.env.names:
+        raw = env_vars.get(name)
+        if raw is not None and (raw.strip() or variable.env.empty_is_a_value):
             return variable.read(raw.strip(), name)
-    return getattr(DEFAULTS, field)
+    return getattr(DEFAULTS, variable.field)
 
 
-def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+def _parsed(env_vars: Mapping[str, str], name: str, parse: Callable[[str, Mapping[str, str]], Any]) -> Any:
+    try:
+        return parse(env_vars[name].strip(), env_vars)
+    except (ProfileError, McpConfigError) as error:
+        raise SettingsError(str(error)) from None
+
+
+def load_settings(env_vars: Mapping[str, str] | None = None) -> Settings:
     """Build Settings from environment variables; raise SettingsError on the first bad one."""
-    env = os.environ if env is None else env
-    values = {field: _read(env, field, variable) for field, variable in VARIABLES.items()}
+    env_vars = os.environ if env_vars is None else env_vars
+    values = {field: _read(env_vars, variable) for field, variable in VARIABLES.items() if variable.read is not _unread}
     provider = values["model_provider"]
-    if not env.get("CHAT_MODEL_NAME", "").strip():
+    if not env_vars.get("CHAT_MODEL_NAME", "").strip():
         values["model_name"] = DEFAULT_MODEL_NAMES[provider]
-    values["profiles"] = ()
-    if env.get("CHAT_PROFILES", "").strip():
-        try:
-            values["profiles"] = parse_profiles(env["CHAT_PROFILES"], env)
-        except ProfileError as error:
-            raise SettingsError(str(error)) from None
-    if env.get("MCP_SERVERS", "").strip():
-        try:
-            values["mcp_servers"] = parse_servers(env["MCP_SERVERS"].strip(), env)
-        except McpConfigError as error:
-            raise SettingsError(str(error)) from None
+    if env_vars.get("CHAT_PROFILES", "").strip():
+        values["profiles"] = _parsed(env_vars, "CHAT_PROFILES", parse_profiles)
+    if env_vars.get("MCP_SERVERS", "").strip():
+        values["mcp_servers"] = _parsed(env_vars, "MCP_SERVERS", parse_servers)
+    _check_together(values)
+    return Settings(**values)
+
+
+def _check_together(values: dict[str, Any]) -> None:
+    """What no single variable can say wrong: settings that need each other."""
     if bool(values["langfuse_public_key"]) != bool(values["langfuse_secret_key"]):
         raise SettingsError(
             "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY are needed together to send traces to Langfuse"
         )
-    if values["ab_profiles"]:
-        known = [profile.id for profile in values["profiles"]]
-        pair = values["ab_profiles"]
-        if len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(known):
-            raise SettingsError(
-                f"CHAT_AB_PROFILES must name two different profiles of CHAT_PROFILES, like 'a,b' "
-                f"(profiles: {', '.join(known) or 'none'})"
-            )
-    if values["profiles"]:
-        return Settings(**values)  # the profiles name their own providers and keys
+    known = [profile.id for profile in values.get("profiles", ())]
+    pair = values["ab_profiles"]
+    if pair and (len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(known)):
+        raise SettingsError(
+            f"CHAT_AB_PROFILES must name two different profiles of CHAT_PROFILES, like 'a,b' "
+            f"(profiles: {', '.join(known) or 'none'})"
+        )
+    if known:
+        return  # the profiles name their own providers and keys
+    provider = values["model_provider"]
     if provider == "gemini" and not values["google_api_key"]:
         raise SettingsError(
             "GOOGLE_API_KEY is required when CHAT_MODEL_PROVIDER=gemini "
@@ -284,4 +565,24 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         )
     if provider == "openai" and not (values["openai_api_key"] or values["openai_base_url"]):
         raise SettingsError("OPENAI_API_KEY or OPENAI_BASE_URL is required when CHAT_MODEL_PROVIDER=openai")
-    return Settings(**values)
+
+
+def reference_rows() -> list[tuple[str, str, str]]:
+    """The configuration reference, one row per setting: its variable(s), its default and its help."""
+    rows = []
+    for variable in VARIABLES.values():
+        names = " or ".join(f"`{name}`" for name in variable.env.names)
+        default = getattr(DEFAULTS, variable.field)
+        shown = variable.env.default or ("—" if default in (None, ()) else f"`{_plain(default)}`")
+        rows.append((names, shown, variable.env.help))
+    return rows
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ",".join(str(item) for item in value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

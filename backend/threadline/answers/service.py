@@ -15,7 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -32,14 +32,10 @@ from threadline.conversations.comparisons import ComparedAnswer, Comparison, Sid
 from threadline.conversations.state import answer_messages, answer_text, branch_of, copy_conversation, load, thread_of
 from threadline.observability.answers import Observability
 from threadline.refusals import Refused, invalid, not_found
-from threadline.settings import Settings
+from threadline.settings import MultitaskStrategy, OnDisconnect, Settings, StreamMode
 from threadline.storage.database import Conversation, Storage
 
 log = logging.getLogger(__name__)
-
-StreamMode = Literal["messages", "events"]
-MultitaskStrategy = Literal["reject", "interrupt", "enqueue", "rollback"]
-OnDisconnect = Literal["cancel", "continue"]
 
 SECOND_ANSWER_KEPT = 120.0  # seconds an unread second answer's stream waits for its reader after it ended
 

@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from threadline.settings import MultitaskStrategy, OnDisconnect, StreamMode
+
 # `(?!\n)$`: in Python's regex `$` alone also matches before a final newline, and an id ends up in headers.
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}(?!\n)$"
 Id = Annotated[str, msgspec.Meta(pattern=ID_PATTERN, description="letters, digits, _ and -")]
@@ -54,14 +56,14 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     id: Id | None = None
     trigger: Literal["submit-message", "regenerate-message"] = "submit-message"
     message_id: Id | None = None
-    stream_mode: Literal["messages", "events"] | None = None  # overrides CHAT_STREAM_MODE for this answer
+    stream_mode: StreamMode | None = None  # overrides CHAT_STREAM_MODE for this answer
     profile_id: Id | None = None  # the model profile (GET /api/profiles); else the conversation's, else the default
     # What to do when an answer is already running in this conversation (double-texting); else the server's.
-    multitask_strategy: Literal["reject", "interrupt", "enqueue", "rollback"] | None = None
+    multitask_strategy: MultitaskStrategy | None = None
     # Two profiles: an A/B comparison of their answers (conversations/comparisons.py).
     compare_profiles: list[Id] | None = None
     # Whether the answer goes on when the response's reader goes away (a reload); else CHAT_ON_DISCONNECT.
-    on_disconnect: Literal["cancel", "continue"] | None = None
+    on_disconnect: OnDisconnect | None = None
 
 
 class ChatStreamRequest(msgspec.Struct, rename="camel"):

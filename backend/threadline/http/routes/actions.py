@@ -92,7 +92,7 @@ async def _continue(
     else:
         message = NewMessage(storable(outcome.text, "action"), data.user_message_id or new_id())
     options = AnswerOptions(
-        stream_mode=data.stream_mode or services.settings.stream_mode,  # type: ignore[arg-type]
+        stream_mode=data.stream_mode or services.settings.stream_mode,
         profile_id=outcome.profile_id,
         regenerate=outcome.regenerate,
         resumable=True,

@@ -45,9 +45,9 @@ def new_message(data: ChatRequest) -> NewMessage:
 def options_of(services: Services, data: ChatRequest) -> AnswerOptions:
     settings = services.settings
     return AnswerOptions(
-        stream_mode=data.stream_mode or settings.stream_mode,  # type: ignore[arg-type]
+        stream_mode=data.stream_mode or settings.stream_mode,
         profile_id=data.profile_id,
-        strategy=data.multitask_strategy or settings.multitask_strategy,  # type: ignore[arg-type]
+        strategy=data.multitask_strategy or settings.multitask_strategy,
         on_disconnect=data.on_disconnect,
         resumable=True,
     )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from threadline.answers.service import AnswerOptions, NewMessage, StreamMode, new_id
+from threadline.answers.service import AnswerOptions, NewMessage, new_id
 from threadline.answers.turn import Turn
 from threadline.http.dependencies import ChatAllowance
 from threadline.http.messages import checked_text
 from threadline.http.services import Services
+from threadline.settings import StreamMode
 
 
 async def contract_turn(
