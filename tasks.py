@@ -3,6 +3,7 @@
 
     python3 tasks.py serve   install what is missing, then run the server (demo model unless configured)
     python3 tasks.py test    install what is missing, then run every test
+    python3 tasks.py docs    install what is missing, then build the manual (docs/) into site/, strictly
     python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
                              default), compare, breakdown, capacity, load, encode, mcp, layers,
                              checkpoint, storage, ab-storage, observability, context or resume
@@ -117,7 +118,7 @@ def serve(args: list[str]) -> int:
     env = dict(os.environ)
     if "CHAT_MODEL_PROVIDER" not in env:
         env["CHAT_MODEL_PROVIDER"] = "demo"
-        say("CHAT_MODEL_PROVIDER is not set: using the offline demo model (see README to use Gemini or OpenAI)")
+        say("CHAT_MODEL_PROVIDER is not set: the offline demo model answers (docs/guides/profiles.md: others)")
     server = subprocess.Popen([str(BIN / "threadline"), "serve", *args], cwd=ROOT, env=env)
     if hasattr(signal, "SIGTERM"):  # a stop meant for this command is meant for the server it runs
         signal.signal(signal.SIGTERM, lambda signum, frame: server.send_signal(signum))
@@ -134,18 +135,35 @@ CHECKS = {  # each fails the test command; the configuration of each is in pypro
     "ruff format": ["ruff", "format", "--check", "--quiet", "."],
     "import directions": ["lint-imports", "--no-cache"],
     "types": ["mypy"],
+    "generated docs": ["python", "docs/generate.py", "--check"],
+    "docs build": ["mkdocs", "build", "--strict", "--quiet", "--site-dir", "site"],
 }
 
 
+DOCS_ENV = dict(os.environ, NO_MKDOCS_2_WARNING="1")  # mkdocs-material's notice of its successor, once a run
+
+
 def check() -> int:
-    """Lint, formatting and the direction of imports, before any test runs; says what failed."""
+    """Lint, formatting, the direction of imports, types and the docs, before any test runs; says what failed."""
     for name, command in CHECKS.items():
-        result = subprocess.run([str(BIN / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True)
+        result = subprocess.run(
+            [str(BIN / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True, env=DOCS_ENV
+        )
         if result.returncode != 0:
             print(result.stdout + result.stderr)
             say(f"{name} failed")
             return 1
     return 0
+
+
+def docs(args: list[str]) -> int:
+    """Write the generated reference pages from the code, then build the site into site/ (--strict)."""
+    ensure_python()
+    if code := subprocess.call([str(PYTHON), "docs/generate.py"], cwd=ROOT):
+        return code
+    return subprocess.call(
+        [str(BIN / "mkdocs"), "build", "--strict", "--site-dir", "site", *args], cwd=ROOT, env=DOCS_ENV
+    )
 
 
 def test(args: list[str]) -> int:
@@ -186,7 +204,7 @@ def bench(args: list[str]) -> int:
     return subprocess.call([str(PYTHON), str(ROOT / "bench" / BENCHMARKS[name]), *args], cwd=ROOT)
 
 
-COMMANDS = {"serve": serve, "test": test, "bench": bench}
+COMMANDS = {"serve": serve, "test": test, "docs": docs, "bench": bench}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

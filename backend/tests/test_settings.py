@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from threadline.settings import VARIABLES, SettingsError, load_settings
+from threadline.settings import SettingsError, load_settings
 
 
 def test_defaults_follow_the_seed():
@@ -70,12 +68,3 @@ def test_the_server_refuses_to_start_with_one_line():
     )
     assert result.returncode == 2
     assert result.stderr == "threadline: CHAT_STREAM_MODE must be one of messages, events (got 'verbose')\n"
-
-
-def test_the_readme_documents_every_variable_and_no_other():
-    """The variables are declared once (settings.VARIABLES); the README's table must keep up with them."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    table = readme.split("## Configuration", 1)[1].split("\n\n", 3)[2]
-    documented = {name for row in table.splitlines() for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1])}
-    declared = {name for variable in VARIABLES.values() for name in variable.env.names}
-    assert documented == declared

@@ -32,6 +32,7 @@ TIMEOUT = Failure("TIMEOUT", "The assistant took too long to answer. Please try 
 UNAVAILABLE = Failure(
     "AI_SERVICE_UNAVAILABLE", "The assistant is unavailable right now. Please try again in a moment.", True
 )
+FAILURES = (UNAUTHORIZED, RATE_LIMITED, NETWORK_ERROR, TIMEOUT, UNAVAILABLE)
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:

@@ -1,0 +1,73 @@
+"""Every error code a client can meet, with its status and when it happens: the docs' error table is
+generated from this list, and a test fails when the code raises one it does not hold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from threadline.answers import failures
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    status: int
+    code: str
+    when: str
+
+
+ERROR_CODES: tuple[ErrorCode, ...] = (
+    ErrorCode(
+        400,
+        "VALIDATION_ERROR",
+        "a body that is not JSON (`Content-Type` must be `application/json`), malformed JSON, a body that is not "
+        "UTF-8 or is nested too deeply, an empty or whitespace-only message, one over 10,000 characters, one "
+        "holding a NUL character (U+0000) or an unpaired surrogate (PostgreSQL cannot store them), a malformed id "
+        "(letters, digits, `_` and `-`, 1–128, nothing after), a path holding a NUL; `details` names the field",
+    ),
+    ErrorCode(400, "UNKNOWN_ACTION", "`POST /api/actions` names no server action"),
+    ErrorCode(400, "NOT_SUGGESTED", "`POST /api/actions` with an action (or data) the answer did not suggest"),
+    ErrorCode(401, "UNAUTHORIZED", "an operator endpoint without the right `Authorization: Bearer CHAT_ADMIN_TOKEN`"),
+    ErrorCode(403, "FORBIDDEN", "an operator endpoint on a server without `CHAT_ADMIN_TOKEN`"),
+    ErrorCode(404, "NOT_FOUND", "an unknown conversation (or message, comparison, trace, profile), or someone else's"),
+    ErrorCode(406, "NOT_ACCEPTABLE", "none of the wires the request asks for (`Accept`, `?protocol=`)"),
+    ErrorCode(
+        408,
+        "REQUEST_TIMEOUT",
+        "the request body did not arrive within `THREADLINE_BODY_TIMEOUT` (the connection is closed)",
+    ),
+    ErrorCode(
+        409,
+        "CONFLICT",
+        "this visitor already has an answer streaming (one at a time, across all server processes); a stop "
+        "request when no answer is running; approvals that no longer match what waits",
+    ),
+    ErrorCode(409, "VOTE_REQUIRED", "a new message while the conversation's A/B comparison waits for a vote"),
+    ErrorCode(413, "PAYLOAD_TOO_LARGE", "a body over 1 MB"),
+    ErrorCode(413, "CONVERSATION_FULL", "the conversation has `CHAT_MAX_TURNS` messages"),
+    ErrorCode(413, "TOO_MANY_CONVERSATIONS", "the visitor has `CHAT_MAX_CONVERSATIONS` conversations"),
+    ErrorCode(415, "UNSUPPORTED_MEDIA_TYPE", "a body of a media type the endpoint does not read"),
+    ErrorCode(
+        429,
+        "RATE_LIMITED",
+        "over `CHAT_RATE_LIMIT`, `CHAT_STREAM_RATE_LIMIT` or `API_RATE_LIMIT`, or a second seed 004 stream; "
+        "`Retry-After` and `retryAfter` (seconds) say when to try again",
+    ),
+    *(
+        ErrorCode(500, failure.code, f"the model failed before anything was streamed: “{failure.message}”")
+        for failure in failures.FAILURES
+    ),
+    ErrorCode(500, "ACTION_FAILED", "a server action raised an error"),
+    ErrorCode(500, "INTERNAL_ERROR", "anything unexpected (the log has the details; the client never does)"),
+    ErrorCode(503, "DATABASE_ERROR", "reading or deleting conversations while PostgreSQL is down"),
+    ErrorCode(503, "OVER_CAPACITY", "over `THREADLINE_MAX_CONNECTIONS` open connections"),
+    ErrorCode(
+        503,
+        "STOP_UNCONFIRMED",
+        "a stop request for an answer running in another server process that did not confirm the stop in time",
+    ),
+)
+
+
+def reference_rows() -> list[tuple[str, str, str]]:
+    """The docs' error table: status, code, when."""
+    return [(str(error.status), f"`{error.code}`", error.when) for error in ERROR_CODES]
