@@ -4,13 +4,16 @@
     python3 tasks.py serve   install what is missing, then run the server (demo model unless configured)
     python3 tasks.py test    install what is missing, then run every test
     python3 tasks.py docs    install what is missing, then build the manual (docs/) into site/, strictly
+    python3 tasks.py lock    compile requirements.lock again from pyproject.toml (with uv)
     python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
                              default), compare, breakdown, capacity, load, encode, mcp, layers,
                              checkpoint, storage, ab-storage, observability, context or resume
 
-Dependencies come from the lock files (requirements.lock, conformance/ and frontend/package-lock.json)
-and are installed again only when a lock file changes; the chat page in frontend/ is built again only
-when its sources change. The browser tests drive the system's Chromium, and one test runs two servers
+Dependencies come from the lock files (requirements.lock, which uv compiles from pyproject.toml with
+every extra and group, and the package-lock.json files of conformance/, frontend/ and bench/) and are
+installed again, by uv and npm, only when a lock file changes (`python3 tasks.py lock` compiles it
+again after pyproject.toml changes); the chat page in frontend/ is built again only when its sources
+change. The browser tests drive the system's Chromium, and one test runs two servers
 behind the system's nginx; both are installed through apt-get when missing.
 """
 
@@ -44,19 +47,45 @@ def _digest(*files: Path) -> str:
     return hashlib.sha256(b"".join(path.read_bytes() for path in files)).hexdigest()
 
 
+UV_VERSION = "0.13.9"
+TOOLS = ROOT / ".tools"  # uv, when the machine has none: installed here with pip, once
+
+
+def uv() -> str:
+    """uv installs the locked dependencies in seconds; found on PATH, or put into .tools with pip."""
+    if found := shutil.which("uv"):
+        return found
+    tool = TOOLS / BIN.name / "uv"
+    if not tool.exists():
+        say(f"installing uv {UV_VERSION} into .tools (it installs the locked dependencies)")
+        run(sys.executable, "-m", "venv", TOOLS)
+        run(
+            TOOLS / BIN.name / "python",
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            f"uv=={UV_VERSION}",
+        )
+    return str(tool)
+
+
 def ensure_python() -> None:
+    """.venv holds exactly requirements.lock (every extra and group, compiled by uv from pyproject.toml)."""
     if sys.version_info < (3, 11):
         sys.exit("tasks.py: threadline needs Python 3.11 or newer")
-    if not PYTHON.exists():
-        say("creating the virtual environment in .venv")
-        run(sys.executable, "-m", "venv", VENV)
     stamp = VENV / ".installed"
     wanted = _digest(ROOT / "requirements.lock", ROOT / "pyproject.toml")
-    if stamp.exists() and stamp.read_text() == wanted:
+    if PYTHON.exists() and stamp.exists() and stamp.read_text() == wanted:
         return
+    env = dict(os.environ, UV_LINK_MODE="copy")  # the cache may be on another file system
+    if not PYTHON.exists():
+        say("creating the virtual environment in .venv")
+        run(uv(), "venv", "--quiet", "--seed", "--python", sys.executable, VENV, env=env)
     say("installing Python dependencies from requirements.lock")
-    run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", "requirements.lock")
-    run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-e", ".")
+    run(uv(), "pip", "sync", "--quiet", "--python", PYTHON, "requirements.lock", env=env)
+    run(uv(), "pip", "install", "--quiet", "--python", PYTHON, "--no-deps", "-e", ".", env=env)
     stamp.write_text(wanted)
 
 
@@ -166,6 +195,15 @@ def docs(args: list[str]) -> int:
     )
 
 
+LOCK = ["--all-extras", "--group", "dev", "--group", "bench", "--group", "docs", "--python-version", "3.11"]
+
+
+def lock(args: list[str]) -> int:
+    """Compile requirements.lock from pyproject.toml again, keeping every pin that still fits."""
+    compile_lock = [uv(), "pip", "compile", "pyproject.toml", *LOCK, "--no-header", "-o", "requirements.lock"]
+    return subprocess.call([*compile_lock, *args], cwd=ROOT)
+
+
 def test(args: list[str]) -> int:
     ensure_python()
     ensure_node(ROOT / "conformance")
@@ -204,7 +242,7 @@ def bench(args: list[str]) -> int:
     return subprocess.call([str(PYTHON), str(ROOT / "bench" / BENCHMARKS[name]), *args], cwd=ROOT)
 
 
-COMMANDS = {"serve": serve, "test": test, "docs": docs, "bench": bench}
+COMMANDS = {"serve": serve, "test": test, "docs": docs, "bench": bench, "lock": lock}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

@@ -68,3 +68,23 @@ def test_the_server_refuses_to_start_with_one_line():
     )
     assert result.returncode == 2
     assert result.stderr == "threadline: CHAT_STREAM_MODE must be one of messages, events (got 'verbose')\n"
+
+
+@pytest.mark.parametrize(
+    "env, module, extra",
+    [
+        (
+            {"CHAT_MODEL_PROVIDER": "openai", "OPENAI_API_KEY": "k", "DATABASE_URL": "postgresql://x"},
+            "langchain_openai",
+            "openai",
+        ),
+        ({"CHAT_MODEL_PROVIDER": "demo"}, "pgserver", "embedded"),
+        ({"CHAT_MODEL_PROVIDER": "demo", "RATE_LIMIT_STORAGE": "redis://127.0.0.1:6379/0"}, "redis", "redis"),
+        ({"CHAT_MODEL_PROVIDER": "demo", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, "opentelemetry.sdk", "otel"),
+    ],
+)
+def test_a_configured_feature_without_its_extra_names_the_extra(monkeypatch, env, module, extra):
+    """What a plain `pip install threadline` lacks is said at start-up, not met mid-answer."""
+    monkeypatch.setitem(sys.modules, module, None)  # Python's own mark for a module that cannot be imported
+    with pytest.raises(SettingsError, match=rf"needs threadline's {extra} extra: pip install 'threadline\[{extra}\]'"):
+        load_settings(env)

@@ -7,6 +7,7 @@ reader, the errors and the configuration reference in the docs (`reference_rows`
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import os
 import typing
@@ -539,7 +540,48 @@ def load_settings(env_vars: Mapping[str, str] | None = None) -> Settings:
     if env_vars.get("MCP_SERVERS", "").strip():
         values["mcp_servers"] = _parsed(env_vars, "MCP_SERVERS", parse_servers)
     _check_together(values)
+    _check_extras(values)
     return Settings(**values)
+
+
+# The package extra that brings each provider's chat model (pip install 'threadline[<extra>]'), for
+# CHAT_MODEL_PROVIDER and for the profiles' `provider`.
+_GOOGLE = ("google", ("langchain_google_genai",))
+_OPENAI = ("openai", ("langchain_openai", "langchain_deepseek"))
+PROVIDER_EXTRAS = {
+    "gemini": _GOOGLE,
+    "google": _GOOGLE,
+    "openai": _OPENAI,
+    "openrouter": _OPENAI,
+    "ollama": _OPENAI,
+    "custom": _OPENAI,
+    "anthropic": ("anthropic", ("langchain_anthropic",)),
+}
+
+
+def _installed(*modules: str) -> bool:
+    return all(importlib.util.find_spec(module) is not None for module in modules)
+
+
+def _check_extras(values: dict[str, Any]) -> None:
+    """A configured feature whose package is not installed stops start-up naming the extra that brings it."""
+    providers = {profile.provider for profile in values.get("profiles", ())} or {values["model_provider"]}
+    needs = [
+        (f"the {provider} provider", *PROVIDER_EXTRAS[provider])
+        for provider in sorted(providers)
+        if provider in PROVIDER_EXTRAS
+    ]
+    if values["otlp_traces_endpoint"]:
+        needs.append(("OTEL_EXPORTER_OTLP_ENDPOINT", "otel", ("opentelemetry.sdk", "opentelemetry.exporter.otlp")))
+    if values["langfuse_public_key"]:
+        needs.append(("LANGFUSE_PUBLIC_KEY", "langfuse", ("langfuse",)))
+    if values["rate_limit_storage"].startswith("redis"):
+        needs.append(("RATE_LIMIT_STORAGE=redis://", "redis", ("redis",)))
+    if values["memory_backend"] == "postgres" and not values["database_url"]:
+        needs.append(("the embedded PostgreSQL (no DATABASE_URL)", "embedded", ("pgserver",)))
+    for feature, extra, modules in needs:
+        if not _installed(*modules):
+            raise SettingsError(f"{feature} needs threadline's {extra} extra: pip install 'threadline[{extra}]'")
 
 
 def _check_together(values: dict[str, Any]) -> None:
