@@ -10,9 +10,9 @@ import {
   loadConversation,
   newConversationId,
   type Profile,
-} from './api';
-import { Chat } from './Chat';
-import { Sidebar } from './Sidebar';
+} from './lib/api';
+import { Chat } from './components/Chat';
+import { Sidebar } from './components/Sidebar';
 
 function idFromUrl(): string | null {
   return new URLSearchParams(window.location.search).get('c');

@@ -12,7 +12,7 @@ import {
   describeError,
   getComparison,
   voteComparison,
-} from './api';
+} from '../lib/api';
 import { Message, type ToolProgress } from './Message';
 
 type Props = {

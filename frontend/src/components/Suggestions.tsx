@@ -1,5 +1,5 @@
 // Under the last answer: its suggested replies as chips (a click sends one) and its actions as buttons.
-import type { SuggestedAction, Suggestions as SuggestionsData } from './api';
+import type { SuggestedAction, Suggestions as SuggestionsData } from '../lib/api';
 
 type Props = {
   suggestions: SuggestionsData;

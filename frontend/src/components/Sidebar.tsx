@@ -1,4 +1,4 @@
-import type { ConversationSummary } from './api';
+import type { ConversationSummary } from '../lib/api';
 
 type Props = {
   open: boolean; // shown, on a narrow screen where it is a drawer

@@ -1,7 +1,7 @@
 // One message: text as Markdown (raw HTML is never rendered), reasoning, and tool calls as cards.
 import { useState } from 'react';
 import Markdown, { type Components } from 'react-markdown';
-import type { ChatMessage } from './api';
+import type { ChatMessage } from '../lib/api';
 import { Rating } from './Rating';
 
 export type ToolProgress = { toolCallId: string; progress: number; total?: number; message?: string };

@@ -1,7 +1,7 @@
 // Thumbs up / down under a finished answer, with an optional comment on a thumbs-down; pressing the
 // chosen thumb again takes the rating back. The rating shown is the server's (it survives a reload).
 import { useState } from 'react';
-import { type Feedback, type Rating as Choice, clearRating, rateAnswer } from './api';
+import { type Feedback, type Rating as Choice, clearRating, rateAnswer } from '../lib/api';
 
 // A thumb drawn inline, so it shows wherever the page does (no emoji font needed); down is up turned over.
 function Thumb({ down = false }: { down?: boolean }) {

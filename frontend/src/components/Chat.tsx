@@ -13,7 +13,7 @@ import {
   type SuggestedAction,
   stopAnswers,
   suggestionsOf,
-} from './api';
+} from '../lib/api';
 import { Comparison } from './Comparison';
 import { Composer } from './Composer';
 import { Message, type ToolProgress } from './Message';
