@@ -23,7 +23,7 @@ import uvloop
 from layers_bench import request
 from stream_bench import database_url
 from threadline.agent.demo_model import DemoChatModel
-from threadline.agent.graph import build_graph
+from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers.runner import TurnTranslator, graph_events
 from threadline.gc_tuning import tune_for_serving
 from threadline.settings import Settings
@@ -80,7 +80,10 @@ async def main(answers: int, rounds: int) -> None:
                 storage = await stack.enter_async_context(open_storage(settings))
                 counter = WriteCounter(storage.checkpointer)
                 graph = build_graph(
-                    DemoChatModel(token_delay=0), [], storage.checkpointer, system_prompt="", max_model_calls=2
+                    DemoChatModel(token_delay=0),
+                    [],
+                    storage.checkpointer,
+                    GraphOptions(system_prompt="", max_model_calls=2),
                 )
                 await measure(graph, counter, 30)  # warm-up
                 graphs[backend] = graph, counter

@@ -72,7 +72,8 @@ def peers(data_dir: str) -> list[Peer]:
         Peer("AI SDK 7 (Node)", [supported_node(), str(BENCH / "peers" / "aisdk_server.mjs")]),
         Peer("bare Litestar", [sys.executable, str(BENCH / "peers" / "bare_server.py")]),
         Peer("threadline", [sys.executable, "-m", "threadline", "serve"], threadline_env),
-    ] + equal_work_peer(threadline_env.get("DATABASE_URL"))
+        *equal_work_peer(threadline_env.get("DATABASE_URL")),
+    ]
 
 
 NODE_MAJOR = 22  # what ai@7 declares (engines: node >= 22): an older Node runs it slower, flattering the ratios

@@ -18,7 +18,7 @@ import uuid
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from threadline.agent.demo_model import DemoChatModel
-from threadline.agent.graph import TurnRequest, build_graph
+from threadline.agent.graph import GraphOptions, TurnRequest, build_graph
 from threadline.answers.runner import STREAM_MODES, TurnTranslator, graph_events
 from threadline.gc_tuning import tune_for_serving
 from threadline.wires.ui_message_stream import encode_event
@@ -26,7 +26,7 @@ from threadline_testing.turns import turn_request
 
 PROMPT = "count to 200"
 model = DemoChatModel(token_delay=0)
-graph = build_graph(model, [], InMemorySaver(), system_prompt="", max_model_calls=2)
+graph = build_graph(model, [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=2))
 
 
 def request() -> TurnRequest:

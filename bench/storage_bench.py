@@ -22,7 +22,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 from threadline.agent.demo_model import DemoChatModel
-from threadline.agent.graph import build_graph
+from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers.runner import TurnTranslator, graph_events
 from threadline.settings import Settings
 from threadline.storage.database import open_storage
@@ -40,7 +40,10 @@ async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
         settings = Settings(model_provider="demo", database_url=url, data_dir=Path(data_dir))
         async with open_storage(settings) as storage:
             graph = build_graph(
-                DemoChatModel(token_delay=0), [], storage.checkpointer, system_prompt="", max_model_calls=1
+                DemoChatModel(token_delay=0),
+                [],
+                storage.checkpointer,
+                GraphOptions(system_prompt="", max_model_calls=1),
             )
             thread_id = uuid.uuid4().hex
             words = random.Random(7)

@@ -132,7 +132,7 @@ def test_forged_replayed_and_strangers_responses_are_refused_and_nothing_runs(se
 def test_an_approval_survives_a_restart(make_settings):
     settings = make_settings()
     with serving(settings) as base_url:
-        client, cookie = visitor(base_url)
+        client, _cookie = visitor(base_url)
         victim = conversation(client)
         here, request, answer = ask_for_approval(client, f"delete conversation {victim}")
     with serving(settings) as base_url:

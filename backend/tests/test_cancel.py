@@ -18,8 +18,8 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from threadline.agent.demo_model import DemoChatModel
-from threadline.agent.graph import build_graph
-from threadline.answers.turn import Stop, Timeouts, Turn
+from threadline.agent.graph import GraphOptions, build_graph
+from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load, thread_of
 from threadline.observability.answers import Observability
@@ -52,7 +52,7 @@ async def test_a_stop_request_ends_the_stream_with_finish_and_keeps_the_partial(
     conversation_id = new_conversation_id()
     with serving(make_settings(**SLOW)) as base_url:
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
-            response, chunks, shown = await stream_some(client, conversation_id, deltas=3)
+            _response, chunks, shown = await stream_some(client, conversation_id, deltas=3)
             stop = await client.post("/api/cancel_stream", json={"conversationId": conversation_id})
             rest = [chunk async for chunk in chunks]
             again = await client.delete(f"/api/chat/{conversation_id}/stream")
@@ -89,7 +89,7 @@ async def test_another_visitor_using_a_streaming_conversations_id_gets_a_convers
             httpx.AsyncClient(base_url=base_url, timeout=30) as stranger,
         ):
             conversation_id = new_conversation_id()
-            response, chunks, _ = await stream_some(owner, conversation_id, deltas=1)
+            _response, chunks, _ = await stream_some(owner, conversation_id, deltas=1)
             _, _, theirs = await chat(stranger, conversation_id, "hello")
             stop = await stranger.delete(f"/api/chat/{conversation_id}/stream")
             rest = [chunk async for chunk in chunks]
@@ -97,7 +97,7 @@ async def test_another_visitor_using_a_streaming_conversations_id_gets_a_convers
     assert theirs[-1]["type"] == "finish", "not 409: that would tell the stranger the id is in use"
     assert stop.status_code == 409, "the stranger cannot stop the owner's answer: theirs has finished"
     assert rest[-1]["type"] == "finish" and "interrupted" not in rest[-1].get("messageMetadata", {})
-    assert [last_text(message) for message in owners][0] == "count to 300"
+    assert next(last_text(message) for message in owners) == "count to 300"
 
 
 def _server_process(database_url: str, tmp_path, port: int) -> subprocess.Popen:
@@ -140,7 +140,7 @@ async def one_visitor_on(first: str, second: str) -> AsyncIterator[tuple[httpx.A
 async def test_a_stop_request_reaches_an_answer_running_in_another_process(two_servers):
     conversation_id = new_conversation_id()
     async with one_visitor_on(*two_servers) as (a, b):
-        response, chunks, shown = await stream_some(a, conversation_id, deltas=3)
+        _response, chunks, shown = await stream_some(a, conversation_id, deltas=3)
         busy = await b.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
         stop = await b.delete(f"/api/chat/{conversation_id}/stream")
         rest = [chunk async for chunk in chunks]
@@ -156,7 +156,7 @@ async def test_deleting_a_conversation_while_another_process_streams_its_answer_
 ):
     conversation_id = new_conversation_id()
     async with one_visitor_on(*two_servers) as (a, b):
-        response, chunks, _ = await stream_some(a, conversation_id, deltas=3)
+        _response, chunks, _ = await stream_some(a, conversation_id, deltas=3)
         deleted = await b.delete(f"/api/conversations/{conversation_id}")
         rest = [chunk async for chunk in chunks]
         await asyncio.sleep(0.5)  # time for any late write to land, were there one
@@ -223,7 +223,9 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
         return "never"
 
     strict = InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=None))  # what LangGraph will enforce
-    graph = build_graph(DemoChatModel(token_delay=0), [calculator], strict, system_prompt="", max_model_calls=3)
+    graph = build_graph(
+        DemoChatModel(token_delay=0), [calculator], strict, GraphOptions(system_prompt="", max_model_calls=3)
+    )
 
     def turn(text: str) -> Turn:
         return Turn(
@@ -232,9 +234,7 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
             "conversation",
             "client",
             turn_request(text),
-            stream_mode="messages",
-            timeouts=Timeouts(),
-            observability=Observability(MemoryTraces()),
+            TurnSetup("messages", Timeouts(), Observability(MemoryTraces())),
         )
 
     async def events(running_turn: Turn) -> list:

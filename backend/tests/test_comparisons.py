@@ -4,6 +4,7 @@ chosen answer the conversation's continuation, and the counts operators read."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 
@@ -211,7 +212,7 @@ async def test_a_comparison_costs_its_two_answers_not_a_copy_of_the_conversation
         history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
     assert len(history) == 16 and all(message["metadata"]["profile"] == "demo2" for message in history[1::2])
     assert {threads for _, threads in sizes} == {1}, "only the conversation's own thread: B's branch is gone"
-    growth = [later - earlier for (earlier, _), (later, _) in zip(sizes, sizes[1:])]
+    growth = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(sizes)]
     early, late = sorted(growth[:3])[1], sorted(growth[-3:])[1]  # medians: a turn's settling may land late
     assert late < 1.5 * early, f"each turn adds about the same: {growth}"
 

@@ -3,6 +3,8 @@ context limit, the summary is made once and reused, and the history keeps every 
 
 from __future__ import annotations
 
+import itertools
+
 from helpers import chat, new_conversation_id, running, text_of
 from threadline.agent.compression import SUMMARIZE, THRESHOLD
 from threadline.agent.graph import SUMMARIZING
@@ -65,6 +67,6 @@ async def test_three_hundred_turns_fit_a_4000_token_context_and_keep_every_messa
     assert 1 <= len(summaries) < TURNS / 5, "a summary is made once and reused for many turns"
     assert summarizing_turns == len(summaries), "events mode says so while it summarizes, and only then"
     systems = [request["messages"][0]["content"] for request in answers]
-    assert any(a == b and "Summary of the earlier conversation" in a for a, b in zip(systems, systems[1:]))
+    assert any(a == b and "Summary of the earlier conversation" in a for a, b in itertools.pairwise(systems))
     assert len(history) == 2 * TURNS, "compression changes what the model sees, never the history"
     assert history[0]["parts"][0]["text"].startswith("turn 1: ")

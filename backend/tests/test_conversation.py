@@ -6,7 +6,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from threadline.agent.demo_model import DemoChatModel
-from threadline.agent.graph import build_graph
+from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers import events as ev
 from threadline.answers.runner import TurnTranslator, graph_events
 from threadline.conversations.history import ui_messages
@@ -33,7 +33,9 @@ EARLIER_RECORD = {  # as threadline stored a record before its keys were its own
 
 
 async def test_a_checkpoint_written_with_the_earlier_record_keys_still_loads_and_goes_on():
-    graph = build_graph(DemoChatModel(token_delay=0), [], InMemorySaver(), system_prompt="", max_model_calls=1)
+    graph = build_graph(
+        DemoChatModel(token_delay=0), [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=1)
+    )
     old = {
         "messages": [HumanMessage(id="u1", content="hi"), AIMessage(id="m1", content="hello")],
         "turns": {"u1": EARLIER_RECORD},
@@ -56,7 +58,9 @@ async def test_a_checkpoint_written_with_the_earlier_record_keys_still_loads_and
 
 
 async def test_a_regenerated_answer_starts_a_record_of_its_own():
-    graph = build_graph(DemoChatModel(token_delay=0), [], InMemorySaver(), system_prompt="", max_model_calls=1)
+    graph = build_graph(
+        DemoChatModel(token_delay=0), [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=1)
+    )
     async for _ in graph_events(graph, "t", turn_request("hello", created_at="now"), TurnTranslator(events_mode=False)):
         pass
     first = await load(graph, "t")

@@ -62,7 +62,7 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
             _, _, before = await chat(client, "kept", "one")
             identity = client.cookies["threadline_client"]
             stop(own_postgres)
-            _, raw, during = await chat(client, "kept", "two")
+            _, _raw, during = await chat(client, "kept", "two")
             _, _, started_during = await chat(client, "begun-while-down", "three")
             unavailable = await client.get("/api/conversations/kept")
             intruder = await client.post(

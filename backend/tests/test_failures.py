@@ -106,7 +106,7 @@ async def test_a_connection_dropped_mid_answer_ends_with_an_error_chunk_and_keep
 async def test_an_answer_that_stalls_times_out_and_keeps_what_arrived(provider_settings):
     conversation_id = new_conversation_id()
     async with running(provider_settings(idle_timeout=0.5)) as client:
-        _, raw, chunks = await chat(client, conversation_id, "stall after 3")
+        _, _raw, chunks = await chat(client, conversation_id, "stall after 3")
         messages = await history(client, conversation_id)
     assert text_of(chunks).startswith("word0 word1")
     assert chunks[-1] == {"type": "error", "errorText": "The assistant took too long to answer. Please try again."}

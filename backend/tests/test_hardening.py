@@ -4,6 +4,7 @@ the square of a conversation, limits per visitor, and requests refused without l
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import socket
 import time
@@ -132,7 +133,7 @@ async def test_stored_bytes_per_turn_stay_flat_as_a_conversation_grows(make_sett
             if turn % 10 == 0:
                 await asyncio.sleep(0.2)  # the answer prunes its old checkpoints once it has ended
                 sizes.append((await thread_footprint(database_url, thread_of(client_id, conversation_id)))[1])
-    growth = [later - earlier for earlier, later in zip(sizes, sizes[1:])]
+    growth = [later - earlier for earlier, later in itertools.pairwise(sizes)]
     assert growth[1] < growth[0] * 1.3, f"bytes stored after 10, 20, 30 turns: {sizes}"
     assert sizes[0] < 10 * 4000, "about one copy of each message, not one per checkpoint"
 

@@ -273,7 +273,7 @@ async def test_a_stdio_server(make_settings):
     )
     async with running(settings) as client:
         assert (await client.get("/health")).json()["toolServers"]["local"]["status"] == "up"
-        _, raw, chunks = await chat(client, None, 'use the add tool with {"a": 2, "b": 3}')
+        _, _raw, chunks = await chat(client, None, 'use the add tool with {"a": 2, "b": 3}')
         assert only_tool(chunks)[-1]["output"] == "5"
         assert "`add` returned **5**" in text_of(chunks)
 

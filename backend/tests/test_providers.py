@@ -31,7 +31,7 @@ def provider(request, make_settings):
 
 
 async def test_text_streams_token_by_token(provider):
-    name, settings, standin = provider
+    _name, settings, _standin = provider
     async with running(settings) as client:
         _, raw, chunks = await chat(client, new_conversation_id(), "Hello from the test")
     assert text_of(chunks) == "Echo: Hello from the test (user messages seen: 1)"
@@ -43,7 +43,7 @@ async def test_text_streams_token_by_token(provider):
 
 
 async def test_tool_calls_run_and_their_results_reach_the_model(provider):
-    name, settings, standin = provider
+    _name, settings, standin = provider
     async with running(settings) as client:
         _, raw, chunks = await chat(client, new_conversation_id(), "calculate 6*7", streamMode="events")
     types = [chunk["type"] for chunk in chunks]
@@ -58,7 +58,7 @@ async def test_tool_calls_run_and_their_results_reach_the_model(provider):
 
 
 async def test_only_the_last_client_message_reaches_the_model(provider):
-    name, settings, standin = provider
+    _name, settings, standin = provider
     forged_history = [
         {"id": f"m{i}", "role": role, "parts": [{"type": "text", "text": f"forged {role} message {i}"}]}
         for i, role in enumerate(["user", "assistant"] * 3)

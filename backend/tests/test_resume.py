@@ -114,7 +114,7 @@ async def test_a_replay_ends_with_the_partial_when_the_answering_process_is_kill
                 answer = await a.send(
                     a.build_request("POST", "/api/chat", json=chat_body(conversation_id, "count to 300")), stream=True
                 )
-                _, rest = await first_deltas(answer, 3)  # kept: dropping it would close the response
+                _, _rest = await first_deltas(answer, 3)  # kept: dropping it would close the response
                 reader = await b.send(b.build_request("GET", f"/api/chat/{conversation_id}/stream"), stream=True)
                 assert reader.status_code == 200, reader.status_code
                 replay = reader.aiter_raw()

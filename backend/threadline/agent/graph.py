@@ -11,7 +11,9 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Annotated, Any, NotRequired, TypedDict
+from dataclasses import dataclass
+from functools import partial
+from typing import Annotated, Any, NotRequired, TypedDict, cast
 
 import msgspec
 from langchain_core.language_models import BaseChatModel
@@ -25,7 +27,7 @@ from langchain_core.messages import (
     ToolCall,
     ToolMessage,
 )
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph, add_messages
@@ -78,169 +80,207 @@ class ChatState(TypedDict, total=False):
     interactive: bool  # whether this turn may wait for the person's approval of a tool call
 
 
+@dataclass(frozen=True)
+class GraphOptions:
+    """How a profile's graph answers: its prompt, its budget of model calls, its context window, which
+    tools wait for a person's approval, and who suggests what comes next."""
+
+    system_prompt: str
+    max_model_calls: int
+    context_limit: int | None = None
+    require_approval: Sequence[str] = ()
+    auto_approve: Sequence[str] = ()
+    suggester: Suggester | None = None
+
+
+@dataclass(frozen=True)
+class Agent:
+    """What the nodes answer with, fixed when the graph is compiled."""
+
+    model: Runnable[Any, BaseMessage]  # the chat model, with the tools bound
+    system: SystemMessage
+    asking: frozenset[str]  # the tools whose calls wait for approval
+    max_model_calls: int
+    compressor: Compressor | None
+    suggester: Suggester | None
+
+
 def build_graph(
-    model: BaseChatModel,
-    tools: Sequence[BaseTool],
-    checkpointer: BaseCheckpointSaver[Any],
-    *,
-    system_prompt: str,
-    max_model_calls: int,
-    context_limit: int | None = None,
-    require_approval: Sequence[str] = (),
-    auto_approve: Sequence[str] = (),
-    suggester: Suggester | None = None,
+    model: BaseChatModel, tools: Sequence[BaseTool], checkpointer: BaseCheckpointSaver[Any], options: GraphOptions
 ) -> Graph:
     """Compile the graph once at start-up; each conversation is a thread of the checkpointer."""
-    model_with_tools = model.bind_tools(tools) if tools else model
-    asking = {tool.name for tool in tools if waits(tool, require_approval, auto_approve)}
-    system = SystemMessage(content=system_prompt)
-    compressor = Compressor(model, context_limit) if context_limit else None
+    agent = Agent(
+        model=model.bind_tools(tools) if tools else model,
+        system=SystemMessage(content=options.system_prompt),
+        asking=frozenset(tool.name for tool in tools if waits(tool, options.require_approval, options.auto_approve)),
+        max_model_calls=options.max_model_calls,
+        compressor=Compressor(model, options.context_limit) if options.context_limit else None,
+        suggester=options.suggester,
+    )
     # Every node is `async def`: LangGraph would run a plain function in a worker thread.
-
-    def tool_calls_of(state: ChatState) -> list[ToolCall]:
-        last = state["messages"][-1]
-        return last.tool_calls if isinstance(last, AIMessage) else []
-
-    async def input_node(state: ChatState) -> dict[str, Any]:
-        request = state["request"]
-        assert request is not None, "every run starts with a request"
-        messages = state.get("messages", [])
-        update: list[BaseMessage] = []
-        superseded: dict[str, AnswerRecord] = {}
-        unanswered = [] if request["regenerate"] else unanswered_calls(messages)
-        if unanswered:  # an approval left waiting: a new message declines it
-            declined = [denial(call, None, SUPERSEDED) for call in unanswered]
-            update = list(declined)
-            start = last_user_index(messages) or 0
-            superseded[messages[start].id or ""] = AnswerRecord(
-                finished_at=timestamp(), finish_reason="other", interrupted="superseded"
-            )
-            messages = [*messages, *declined]
-        if request["regenerate"]:
-            index = last_user_index(messages)
-            assert index is not None, "the route regenerates only a conversation with a question"
-            user_id = messages[index].id or ""
-            update = [RemoveMessage(id=message.id or "") for message in messages[index + 1 :]]
-            turn = AnswerRecord()
-        else:
-            user_id = request["user_message_id"]
-            answers = (record.get("assistant_id") for record in state.get("turns", {}).values())
-            if any(message.id == user_id for message in messages) or user_id in answers:
-                # add_messages would overwrite the earlier message with this id, and an answer's id would be
-                # shown twice: keep both under ids of their own instead.
-                user_id = f"{user_id}-{uuid.uuid4().hex[:8]}"
-            update = [*update, HumanMessage(id=user_id, content=request["text"])]
-            turn = AnswerRecord(user_created_at=request["created_at"])
-        turn |= AnswerRecord(
-            assistant_id=request["assistant_message_id"],
-            created_at=request["created_at"],
-            model=request["model"],
-            trace_id=request["trace_id"],
-            profile=request["profile"],
-        )
-        if request.get("comparison_id"):
-            turn["comparison_id"] = request["comparison_id"]
-        return {
-            "messages": update,
-            "turns": superseded | {user_id: turn},
-            "model_calls": 0,
-            "request": None,
-            "interactive": request.get("interactive", True),
-        }
-
-    async def process(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
-        turn = current_turn.get()
-        update: dict[str, Any] = {}
-        messages: list[BaseMessage] = [system, *state["messages"]]
-        if compressor is not None:
-            context = state.get("context")
-            messages, kept = await compressor.prompt(
-                system, state["messages"], context, lambda: turn.status(SUMMARIZING) if turn else None
-            )
-            if kept != context:
-                update["context"] = kept
-        started = time.perf_counter()
-        try:
-            response = await model_with_tools.ainvoke(messages, config)
-        except BaseException as error:  # a failed or stopped call is part of the trace too
-            if turn is not None:
-                turn.model_called(started, messages, None, error)
-            raise
-        response = clean_message(response)
-        if turn is not None:
-            turn.model_called(started, messages, response, None)
-        # A call whose arguments are not even JSON gets an error result at once, so the model can try again
-        # (and the provider, which wants a result for every call it sees, accepts the next request).
-        unparsed = [
-            ToolMessage(content=UNPARSED_ARGUMENTS, tool_call_id=call["id"], name=call["name"] or "", status="error")
-            for call in response.invalid_tool_calls
-            if call["id"]
-        ]
-        calls = state.get("model_calls", 0) + 1
-        return update | {"messages": [response, *unparsed], "model_calls": calls}
-
-    async def after_process(state: ChatState) -> str:
-        calls = tool_calls_of(state)
-        if isinstance(state["messages"][-1], ToolMessage) and state["model_calls"] < max_model_calls:
-            return "process"  # the model's call could not be read: it is told so, and tries again
-        if not calls or state["model_calls"] >= max_model_calls:
-            return "respond"
-        return "approve" if any(call["name"] in asking for call in calls) else "tools"
-
-    async def approve(state: ChatState) -> Command[Any]:
-        """Run the calls that need no approval; stop for those that do, until the person answers. Resumed,
-        `interrupt` returns their responses: approved calls run, declined ones get a result saying so."""
-        calls = tool_calls_of(state)
-        waiting = [call for call in calls if call["name"] in asking]
-        if not waiting:
-            return Command(goto="tools")
-        if state.get("interactive", True):
-            responses: dict[str, ApprovalResponse] = interrupt(ask(waiting))
-        else:
-            responses = {call["id"] or "": ApprovalResponse(approved=False, reason=NOT_INTERACTIVE) for call in waiting}
-        declined = []
-        for call in waiting:
-            response = responses.get(call["id"] or "") or ApprovalResponse(approved=False)
-            if not response["approved"]:
-                declined.append(denial(call, response.get("approval_id"), response.get("reason")))
-        declined_ids = {message.tool_call_id for message in declined}
-        running = [call for call in calls if call["id"] not in declined_ids]
-        goto: Any = Send("tools", [call | {"type": "tool_call"} for call in running]) if running else "process"
-        return Command(update={"messages": declined}, goto=goto)
-
-    async def respond(state: ChatState) -> dict[str, Any]:
-        messages = state["messages"]
-        update: list[AnyMessage] = []
-        if unanswered := tool_calls_of(state):
-            update = [
-                ToolMessage(content=LIMIT_TOOL_RESULT, tool_call_id=call["id"], name=call["name"], status="error")
-                for call in unanswered
-            ]
-            update.append(
-                AIMessage(
-                    content=(
-                        f"I stopped after {max_model_calls} model calls without reaching a final answer. "
-                        "Please try again, perhaps with a more specific question."
-                    )
-                )
-            )
-        start = last_user_index(messages) or 0
-        turn = AnswerRecord(finished_at=timestamp(), finish_reason="stop", usage=usage_since(messages, start))
-        if suggester is not None:
-            suggestions = await suggester.suggest(messages[start].text, [*messages[start + 1 :], *update])
-            if suggestions is not None and (suggestions.values or suggestions.actions):
-                turn["suggestions"] = msgspec.to_builtins(suggestions)
-        return {"messages": update, "turns": {messages[start].id: turn}}
-
     builder = StateGraph(ChatState)
     builder.add_node("input", input_node)
-    builder.add_node("process", process)
-    builder.add_node("approve", approve, destinations=("tools", "process"))
+    builder.add_node("process", partial(process, agent=agent))
+    builder.add_node("approve", partial(approve, agent=agent), destinations=("tools", "process"))
     builder.add_node("tools", ToolNode(tools, handle_tool_errors=True))
-    builder.add_node("respond", respond)
+    builder.add_node("respond", partial(respond, agent=agent))
     builder.add_edge(START, "input")
     builder.add_edge("input", "process")
-    builder.add_conditional_edges("process", after_process, ["process", "approve", "tools", "respond"])
+    builder.add_conditional_edges(
+        "process", partial(after_process, agent=agent), ["process", "approve", "tools", "respond"]
+    )
     builder.add_edge("tools", "process")
     builder.add_edge("respond", END)
     return builder.compile(checkpointer=checkpointer)
+
+
+def tool_calls_of(state: ChatState) -> list[ToolCall]:
+    last = state["messages"][-1]
+    return last.tool_calls if isinstance(last, AIMessage) else []
+
+
+async def input_node(state: ChatState) -> dict[str, Any]:
+    """The new question (or, to regenerate, the last one again) enters the conversation with its record."""
+    request = state["request"]
+    assert request is not None, "every run starts with a request"
+    messages = state.get("messages", [])
+    update: list[BaseMessage] = []
+    superseded: dict[str, AnswerRecord] = {}
+    if not request["regenerate"] and (unanswered := unanswered_calls(messages)):
+        declined, superseded = _decline_waiting(messages, unanswered)
+        update, messages = list(declined), [*messages, *declined]
+    if request["regenerate"]:
+        index = last_user_index(messages)
+        assert index is not None, "the route regenerates only a conversation with a question"
+        user_id = messages[index].id or ""
+        update = [RemoveMessage(id=message.id or "") for message in messages[index + 1 :]]
+        turn = AnswerRecord()
+    else:
+        user_id = _fresh_id(request["user_message_id"], messages, state.get("turns", {}))
+        update = [*update, HumanMessage(id=user_id, content=request["text"])]
+        turn = AnswerRecord(user_created_at=request["created_at"])
+    turn |= AnswerRecord(
+        assistant_id=request["assistant_message_id"],
+        created_at=request["created_at"],
+        model=request["model"],
+        trace_id=request["trace_id"],
+        profile=request["profile"],
+    )
+    if request.get("comparison_id"):
+        turn["comparison_id"] = request["comparison_id"]
+    return {
+        "messages": update,
+        "turns": superseded | {user_id: turn},
+        "model_calls": 0,
+        "request": None,
+        "interactive": request.get("interactive", True),
+    }
+
+
+def _decline_waiting(
+    messages: Sequence[AnyMessage], unanswered: list[ToolCall]
+) -> tuple[list[ToolMessage], dict[str, AnswerRecord]]:
+    """An approval left waiting: a new message declines it, and the answer that waited is marked superseded."""
+    start = last_user_index(messages) or 0
+    record = AnswerRecord(finished_at=timestamp(), finish_reason="other", interrupted="superseded")
+    return [denial(call, None, SUPERSEDED) for call in unanswered], {messages[start].id or "": record}
+
+
+def _fresh_id(user_id: str, messages: Sequence[AnyMessage], turns: dict[str, AnswerRecord]) -> str:
+    """add_messages would overwrite an earlier message with this id, and an answer's id would be shown twice:
+    a reused id gets a suffix of its own."""
+    answers = (record.get("assistant_id") for record in turns.values())
+    if any(message.id == user_id for message in messages) or user_id in answers:
+        return f"{user_id}-{uuid.uuid4().hex[:8]}"
+    return user_id
+
+
+async def process(state: ChatState, config: RunnableConfig, *, agent: Agent) -> dict[str, Any]:
+    """One model call, which decides whether tools are needed; the prompt is compressed when it grows long."""
+    turn = current_turn.get()
+    update: dict[str, Any] = {}
+    messages: list[BaseMessage] = [agent.system, *state["messages"]]
+    if agent.compressor is not None:
+        context = state.get("context")
+        messages, kept = await agent.compressor.prompt(
+            agent.system, state["messages"], context, lambda: turn.status(SUMMARIZING) if turn else None
+        )
+        if kept != context:
+            update["context"] = kept
+    started = time.perf_counter()
+    try:
+        response = await agent.model.ainvoke(messages, config)
+    except BaseException as error:  # a failed or stopped call is part of the trace too
+        if turn is not None:
+            turn.model_called(started, messages, None, error)
+        raise
+    response = clean_message(cast(AIMessage, response))
+    if turn is not None:
+        turn.model_called(started, messages, response, None)
+    # A call whose arguments are not even JSON gets an error result at once, so the model can try again
+    # (and the provider, which wants a result for every call it sees, accepts the next request).
+    unparsed = [
+        ToolMessage(content=UNPARSED_ARGUMENTS, tool_call_id=call["id"], name=call["name"] or "", status="error")
+        for call in response.invalid_tool_calls
+        if call["id"]
+    ]
+    calls = state.get("model_calls", 0) + 1
+    return update | {"messages": [response, *unparsed], "model_calls": calls}
+
+
+async def after_process(state: ChatState, *, agent: Agent) -> str:
+    calls = tool_calls_of(state)
+    if isinstance(state["messages"][-1], ToolMessage) and state["model_calls"] < agent.max_model_calls:
+        return "process"  # the model's call could not be read: it is told so, and tries again
+    if not calls or state["model_calls"] >= agent.max_model_calls:
+        return "respond"
+    return "approve" if any(call["name"] in agent.asking for call in calls) else "tools"
+
+
+async def approve(state: ChatState, *, agent: Agent) -> Command[Any]:
+    """Run the calls that need no approval; stop for those that do, until the person answers. Resumed,
+    `interrupt` returns their responses: approved calls run, declined ones get a result saying so."""
+    calls = tool_calls_of(state)
+    waiting = [call for call in calls if call["name"] in agent.asking]
+    if not waiting:
+        return Command(goto="tools")
+    if state.get("interactive", True):
+        responses: dict[str, ApprovalResponse] = interrupt(ask(waiting))
+    else:
+        responses = {call["id"] or "": ApprovalResponse(approved=False, reason=NOT_INTERACTIVE) for call in waiting}
+    declined = []
+    for call in waiting:
+        response = responses.get(call["id"] or "") or ApprovalResponse(approved=False)
+        if not response["approved"]:
+            declined.append(denial(call, response.get("approval_id"), response.get("reason")))
+    declined_ids = {message.tool_call_id for message in declined}
+    running = [call for call in calls if call["id"] not in declined_ids]
+    goto: Any = Send("tools", [call | {"type": "tool_call"} for call in running]) if running else "process"
+    return Command(update={"messages": declined}, goto=goto)
+
+
+async def respond(state: ChatState, *, agent: Agent) -> dict[str, Any]:
+    """Close the turn with its record (and a plain answer when the model-call budget ran out), and the
+    suggestions for what comes next when the profile wants them."""
+    messages = state["messages"]
+    update: list[AnyMessage] = []
+    if unanswered := tool_calls_of(state):
+        update = [
+            ToolMessage(content=LIMIT_TOOL_RESULT, tool_call_id=call["id"], name=call["name"], status="error")
+            for call in unanswered
+        ]
+        update.append(
+            AIMessage(
+                content=(
+                    f"I stopped after {agent.max_model_calls} model calls without reaching a final answer. "
+                    "Please try again, perhaps with a more specific question."
+                )
+            )
+        )
+    start = last_user_index(messages) or 0
+    turn = AnswerRecord(finished_at=timestamp(), finish_reason="stop", usage=usage_since(messages, start))
+    if agent.suggester is not None:
+        suggestions = await agent.suggester.suggest(messages[start].text, [*messages[start + 1 :], *update])
+        if suggestions is not None and (suggestions.values or suggestions.actions):
+            turn["suggestions"] = msgspec.to_builtins(suggestions)
+    return {"messages": update, "turns": {messages[start].id: turn}}

@@ -13,7 +13,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline.agent.actions import load_actions
-from threadline.agent.graph import Graph, build_graph
+from threadline.agent.graph import Graph, GraphOptions, build_graph
 from threadline.agent.models import build_chat_model
 from threadline.agent.profiles import Profile, default_of
 from threadline.agent.suggestions import Suggester
@@ -58,12 +58,14 @@ class GraphSwitch:
                 self.models[profile.id],
                 tools,
                 self.checkpointer,
-                system_prompt=profile.system_prompt or self.settings.system_prompt,
-                max_model_calls=self.settings.max_model_calls,
-                context_limit=profile.context_limit,
-                require_approval=profile.require_approval,
-                auto_approve=profile.auto_approve,
-                suggester=Suggester(self.models[profile.id], self.actions) if profile.suggests else None,
+                GraphOptions(
+                    system_prompt=profile.system_prompt or self.settings.system_prompt,
+                    max_model_calls=self.settings.max_model_calls,
+                    context_limit=profile.context_limit,
+                    require_approval=profile.require_approval,
+                    auto_approve=profile.auto_approve,
+                    suggester=Suggester(self.models[profile.id], self.actions) if profile.suggests else None,
+                ),
             )
             for profile in self.profiles.values()
         }

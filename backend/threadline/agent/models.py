@@ -41,35 +41,47 @@ def build_chat_model(profile: Profile, settings: Settings) -> BaseChatModel:
     if profile.provider == "demo":
         return DemoChatModel(token_delay=settings.demo_token_delay_ms / 1000)
     if profile.provider == "google":
-        from langchain_google_genai import ChatGoogleGenerativeAI
-
-        if profile.enable_thinking:
-            sampling |= {"thinking_budget": profile.thinking_budget, "include_thoughts": True}
-        return ChatGoogleGenerativeAI(
-            model=profile.model,
-            google_api_key=profile.api_key or settings.google_api_key,
-            base_url=profile.base_url or settings.gemini_base_url,
-            max_output_tokens=profile.max_tokens,
-            max_retries=2,
-            **sampling,
-        )
+        return _gemini(profile, settings, sampling)
     if profile.provider == "anthropic":
-        from langchain_anthropic import ChatAnthropic
+        return _claude(profile, sampling)
+    return _openai_compatible(profile, settings, sampling)
 
-        max_tokens = profile.max_tokens or ANTHROPIC_MAX_TOKENS
-        if profile.enable_thinking:  # the API allows no temperature with thinking, and wants room for both
-            sampling = {"thinking": {"type": "enabled", "budget_tokens": profile.thinking_budget}}
-            max_tokens = profile.max_tokens or ANTHROPIC_MAX_TOKENS + profile.thinking_budget
-        return ChatAnthropic(  # type: ignore[call-arg]
-            model_name=profile.model,
-            api_key=SecretStr(profile.api_key or "unused"),
-            base_url=profile.base_url,
-            max_tokens=max_tokens,
-            max_retries=2,
-            streaming=True,
-            stream_usage=True,
-            **sampling,
-        )
+
+def _gemini(profile: Profile, settings: Settings, sampling: dict[str, Any]) -> BaseChatModel:
+    from langchain_google_genai import ChatGoogleGenerativeAI
+
+    if profile.enable_thinking:
+        sampling |= {"thinking_budget": profile.thinking_budget, "include_thoughts": True}
+    return ChatGoogleGenerativeAI(
+        model=profile.model,
+        google_api_key=profile.api_key or settings.google_api_key,
+        base_url=profile.base_url or settings.gemini_base_url,
+        max_output_tokens=profile.max_tokens,
+        max_retries=2,
+        **sampling,
+    )
+
+
+def _claude(profile: Profile, sampling: dict[str, Any]) -> BaseChatModel:
+    from langchain_anthropic import ChatAnthropic
+
+    max_tokens = profile.max_tokens or ANTHROPIC_MAX_TOKENS
+    if profile.enable_thinking:  # the API allows no temperature with thinking, and wants room for both
+        sampling = {"thinking": {"type": "enabled", "budget_tokens": profile.thinking_budget}}
+        max_tokens = profile.max_tokens or ANTHROPIC_MAX_TOKENS + profile.thinking_budget
+    return ChatAnthropic(  # type: ignore[call-arg]
+        model_name=profile.model,
+        api_key=SecretStr(profile.api_key or "unused"),
+        base_url=profile.base_url,
+        max_tokens=max_tokens,
+        max_retries=2,
+        streaming=True,
+        stream_usage=True,
+        **sampling,
+    )
+
+
+def _openai_compatible(profile: Profile, settings: Settings, sampling: dict[str, Any]) -> BaseChatModel:
     assert profile.provider in OPENAI_COMPATIBLE, profile.provider
     base_url = profile.base_url or DEFAULT_BASE_URLS.get(profile.provider)
     if profile.provider == "openai" and base_url is None:
@@ -91,7 +103,7 @@ def build_chat_model(profile: Profile, settings: Settings) -> BaseChatModel:
     assert base_url is not None  # a custom profile must name one; the others have a default
     # vLLM, DeepSeek, Ollama and OpenRouter stream reasoning beside the content (`reasoning_content`, or
     # `reasoning` on OpenRouter), which ChatOpenAI drops; langchain-deepseek's subclass keeps it. So does an
-    # `openai` profile whose base URL points at such a server (the README's "any OpenAI-compatible server").
+    # `openai` profile whose base URL points at such a server ("any OpenAI-compatible server").
     from langchain_deepseek import ChatDeepSeek
 
     return ChatDeepSeek(base_url=base_url, **options)

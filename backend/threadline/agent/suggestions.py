@@ -110,7 +110,7 @@ class Suggester:
             # "nostream": LangGraph keeps this call's tokens out of the answer it streams.
             reply = await self.model.ainvoke(request, config={"tags": ["nostream"]})
             raw = _json_object(reply.text)
-        except Exception as error:  # a stop still ends the answer: CancelledError is not an Exception
+        except Exception as error:  # noqa: BLE001 - suggestions are extras: any failure means none (a stop still ends the answer: CancelledError is not an Exception)
             log.warning("no suggestions: %s", error)
             return None
         return checked(raw, self.actions)

@@ -127,7 +127,7 @@ class Status(Event, tag="status", frozen=True):
     text: str
 
 
-class Warning(Event, tag="warning", frozen=True):  # noqa: A001 - the event's name on every wire
+class Warning(Event, tag="warning", frozen=True):
     code: str
     message: str
 

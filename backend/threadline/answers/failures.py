@@ -63,7 +63,7 @@ def classify(exc: BaseException) -> Failure:
     unreachable: tuple[type, ...] = (httpx.TransportError, ConnectionError)
     for library in ("openai", "anthropic"):  # both name their timeout and connection errors alike
         if module := sys.modules.get(library):
-            timeouts, unreachable = timeouts + (module.APITimeoutError,), unreachable + (module.APIConnectionError,)
+            timeouts, unreachable = (*timeouts, module.APITimeoutError), (*unreachable, module.APIConnectionError)
     for cause in _chain(exc):
         status = _status(cause)
         if status in (401, 403):

@@ -25,7 +25,7 @@ from threadline.agent.profiles import Profile
 from threadline.answers import events as ev
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
-from threadline.answers.turn import Stop, Timeouts, Turn, decline_waiting, roll_back
+from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup, decline_waiting, roll_back
 from threadline.conversations import approvals
 from threadline.conversations.approvals import ApprovalResponse
 from threadline.conversations.comparisons import ComparedAnswer, Comparison, Side, kept_answer
@@ -255,20 +255,16 @@ class AnswerService:
             request["resume"] = resume
         resumable = options.resumable and self.settings.resumable
         on_disconnect = options.on_disconnect or self.settings.on_disconnect
-        return Turn(
-            self.graphs.of(profile.id),
-            thread_id,
-            conversation_id,
-            client_id,
-            request,
-            stream_mode=options.stream_mode,
-            timeouts=self.timeouts,
-            observability=self.observability,
+        setup = TurnSetup(
+            options.stream_mode,
+            self.timeouts,
+            self.observability,
             keep_failed_answer=options.keep_failed_answer,
             tools=self.graphs.tools,
             recording=self.recordings.start(thread_id, message.answer_id) if resumable else None,
             continue_on_disconnect=resumable and on_disconnect == "continue",
         )
+        return Turn(self.graphs.of(profile.id), thread_id, conversation_id, client_id, request, setup)
 
     async def _begin(self, turn: Turn, *, new_turn: bool, profile_id: str | None = None) -> None:
         """Claim the visitor's one running answer, record the turn in its conversation and the running answer

@@ -37,7 +37,7 @@ from threadline.conversations.state import (
 from threadline.current_answer import current_turn
 from threadline.observability.answers import Observability
 from threadline.observability.trace import Status
-from threadline.settings import DEFAULTS, Settings
+from threadline.settings import DEFAULTS, Settings, StreamMode
 
 log = logging.getLogger(__name__)
 
@@ -73,30 +73,31 @@ class Timeouts:
         return cls(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout)
 
 
+@dataclass(frozen=True)
+class TurnSetup:
+    """How an answer runs, beside what it answers: its wire's stream mode, its limits and watchers, and what
+    happens to it when it fails or loses its reader."""
+
+    stream_mode: StreamMode
+    timeouts: Timeouts
+    observability: Observability
+    keep_failed_answer: bool = True  # False: a failed answer leaves no assistant message
+    tools: Mapping[str, ToolInfo] | None = None  # each tool's title and input check, for the wires
+    recording: StreamRecording | None = None  # the answer's stream, kept for readers that resume it
+    continue_on_disconnect: bool = False  # CHAT_ON_DISCONNECT=continue
+
+
 class Turn:
     def __init__(
-        self,
-        graph: Graph,
-        thread_id: str,
-        conversation_id: str,
-        client_id: str,
-        request: TurnRequest,
-        *,
-        stream_mode: str,
-        timeouts: Timeouts,
-        observability: Observability,
-        keep_failed_answer: bool = True,
-        tools: Mapping[str, ToolInfo] | None = None,
-        recording: StreamRecording | None = None,
-        continue_on_disconnect: bool = False,
+        self, graph: Graph, thread_id: str, conversation_id: str, client_id: str, request: TurnRequest, setup: TurnSetup
     ) -> None:
         self.graph = graph
         self.thread_id = thread_id
         self.conversation_id = conversation_id
         self.client_id = client_id
         self.request = request
-        self.timeouts = timeouts
-        self.translator = TurnTranslator(events_mode=stream_mode == "events", tools=tools)
+        self.timeouts = setup.timeouts
+        self.translator = TurnTranslator(events_mode=setup.stream_mode == "events", tools=setup.tools)
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.stop_reason: Stop | None = None
         self.task: asyncio.Task[None] | None = None
@@ -106,15 +107,15 @@ class Turn:
         self._warned: set[str] = set()
         self._started = self._last_event = 0.0
         self._timers: list[asyncio.TimerHandle] = []
-        self.observability = observability
-        self.keep_failed_answer = keep_failed_answer  # False: a failed answer leaves no assistant message
-        self.watch = observability.watch(
+        self.observability = setup.observability
+        self.keep_failed_answer = setup.keep_failed_answer
+        self.watch = setup.observability.watch(
             request["trace_id"], conversation_id, request["assistant_message_id"], request["model"], client_id
         )
         self.watch.question_id, self.watch.replaces = request["user_message_id"], request["regenerate"]
         self.recorder = self.watch.recorder
-        self.recording = recording  # the answer's stream, kept for readers that resume it (answers/recordings.py)
-        self.continue_on_disconnect = continue_on_disconnect  # CHAT_ON_DISCONNECT=continue
+        self.recording = setup.recording
+        self.continue_on_disconnect = setup.continue_on_disconnect
 
     def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> asyncio.Task[None]:
         context = contextvars.copy_context()
@@ -213,68 +214,22 @@ class Turn:
             loop.call_later(self.timeouts.total, self.stop, Stop.TIMEOUT),
             loop.call_later(min(self.timeouts.first_token, self.timeouts.idle), self._check_idle),
         ]
-        put = self._emit
-        request = self.request
         self.observability.started(self.watch)
-        put(
-            ev.Start(
-                message_id=request["assistant_message_id"],
-                conversation_id=self.conversation_id,
-                model=request["model"],
-                created_at=request["created_at"],
-                trace_id=request["trace_id"],
-                profile=request["profile"],
-                comparison_id=request.get("comparison_id", ""),
-            )
-        )
+        self._emit(self._start())
         try:
             if self.stop_reason is not None:
                 raise asyncio.CancelledError
-            events = graph_events(
-                self.graph, self.thread_id, request, self.translator, self.watch.callbacks, self.watch.metadata
-            )
-            observe = self.recorder.observe  # _emit, inlined for the token loop
-            send = self.queue.put_nowait if self.recording is None else self._send
-            async for event in events:
-                self._last_event = loop.time()
-                if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
-                    self._output_seen = True
-                observe(event)
-                if event.__class__ in _TOOL_RESULTS:
-                    event = msgspec.structs.replace(event, duration_ms=self.recorder.duration_of(event.tool_call_id))
-                send(event)
+            await self._stream(loop)
             self._interruptible = False
-            put(self._finish())
+            self._emit(self._finish())
             self.recorder.end("completed")
         except asyncio.CancelledError:
             if self.stop_reason is None:
                 self.recorder.end("cancelled", interrupted=Stop.SHUTDOWN.value)
                 raise  # the server is shutting down
-            self._interruptible = False
-            status: Status = "timeout" if self.stop_reason is Stop.TIMEOUT else "cancelled"
-            self.recorder.end(
-                status, error_code=TIMEOUT.code if status == "timeout" else None, interrupted=self.stop_reason.value
-            )
-            log.log(
-                logging.WARNING if self.stop_reason is Stop.TIMEOUT else logging.INFO,
-                "answer stopped: %s",
-                self.stop_reason.value,
-                extra={"conversation_id": self.conversation_id},
-            )
-            # The plain string, not the enum: the checkpoint stores it, and LangGraph will refuse to load
-            # types it does not know.
-            await self._interrupt(self.stop_reason.value, TIMEOUT if self.stop_reason is Stop.TIMEOUT else None)
-        except Exception as exc:
-            self._interruptible = False
-            failure = classify(exc)
-            log.error(
-                "turn failed: %s",
-                failure.code,
-                exc_info=exc,
-                extra={"conversation_id": self.conversation_id, "error_code": failure.code},
-            )
-            self.recorder.end("error", error_code=failure.code)
-            await self._interrupt("error", failure)
+            await self._stopped(self.stop_reason)
+        except Exception as exc:  # noqa: BLE001 - whatever failed, the answer ends with a code and its partial saved
+            await self._failed(exc)
         finally:
             for timer in self._timers:
                 timer.cancel()
@@ -284,6 +239,61 @@ class Turn:
             await on_done(self)
             await self.observability.ended(self.watch)
             await self._keep_latest_checkpoint()
+
+    def _start(self) -> ev.Start:
+        request = self.request
+        return ev.Start(
+            message_id=request["assistant_message_id"],
+            conversation_id=self.conversation_id,
+            model=request["model"],
+            created_at=request["created_at"],
+            trace_id=request["trace_id"],
+            profile=request["profile"],
+            comparison_id=request.get("comparison_id", ""),
+        )
+
+    async def _stream(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The graph run's events, watched and passed on as they come: the loop every token goes through."""
+        events = graph_events(
+            self.graph, self.thread_id, self.request, self.translator, self.watch.callbacks, self.watch.metadata
+        )
+        observe = self.recorder.observe  # _emit, inlined for the token loop
+        send = self.queue.put_nowait if self.recording is None else self._send
+        async for event in events:
+            self._last_event = loop.time()
+            if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
+                self._output_seen = True
+            observe(event)
+            if event.__class__ in _TOOL_RESULTS:
+                event = msgspec.structs.replace(event, duration_ms=self.recorder.duration_of(event.tool_call_id))
+            send(event)
+
+    async def _stopped(self, reason: Stop) -> None:
+        """A stop, a disconnect or a timeout: the answer ends with what it had shown, saved."""
+        self._interruptible = False
+        status: Status = "timeout" if reason is Stop.TIMEOUT else "cancelled"
+        self.recorder.end(status, error_code=TIMEOUT.code if status == "timeout" else None, interrupted=reason.value)
+        log.log(
+            logging.WARNING if reason is Stop.TIMEOUT else logging.INFO,
+            "answer stopped: %s",
+            reason.value,
+            extra={"conversation_id": self.conversation_id},
+        )
+        # The plain string, not the enum: the checkpoint stores it, and LangGraph will refuse to load
+        # types it does not know.
+        await self._interrupt(reason.value, TIMEOUT if reason is Stop.TIMEOUT else None)
+
+    async def _failed(self, exc: Exception) -> None:
+        self._interruptible = False
+        failure = classify(exc)
+        log.error(
+            "turn failed: %s",
+            failure.code,
+            exc_info=exc,
+            extra={"conversation_id": self.conversation_id, "error_code": failure.code},
+        )
+        self.recorder.end("error", error_code=failure.code)
+        await self._interrupt("error", failure)
 
     async def _keep_latest_checkpoint(self) -> None:
         """Drop the conversation's older checkpoints: each holds every message again, so keeping them all

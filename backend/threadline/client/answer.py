@@ -63,7 +63,7 @@ class Answer:
         )
         part["text"] += delta
 
-    def apply(self, chunk: c.Chunk) -> None:
+    def apply(self, chunk: c.Chunk) -> None:  # noqa: C901 - one case per chunk type, as useChat's reader
         match chunk:
             case c.Start():
                 self.id = chunk.message_id or self.id

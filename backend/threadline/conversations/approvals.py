@@ -26,9 +26,9 @@ NOT_INTERACTIVE = "this client cannot ask the person for approval"
 class PendingApproval(TypedDict):
     """One call waiting, as the interrupt stores it."""
 
-    approvalId: str  # noqa: N815 - the wire's name, stored as it is sent
-    toolCallId: str  # noqa: N815
-    toolName: str  # noqa: N815
+    approvalId: str
+    toolCallId: str
+    toolName: str
 
 
 class ApprovalResponse(TypedDict):

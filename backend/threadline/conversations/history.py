@@ -65,53 +65,17 @@ def ui_messages(
     for message in conversation.messages:
         if isinstance(message, HumanMessage):
             record = conversation.records.get(message.id or "", AnswerRecord())
-            result.append(
-                {
-                    "id": message.id,
-                    "role": "user",
-                    "metadata": {"createdAt": record.get("user_created_at")},
-                    "parts": [{"type": "text", "text": message.text}],
-                }
-            )
             answer_id = record.get("assistant_id")
             assistant = _assistant(message.id or "", record, conversation_id, feedback.get(answer_id or ""))
-            result.append(assistant)
+            result += [_user_message(message, record), assistant]
             if "suggestions" in record:  # the answer's last part, whatever it shows before it
                 suggested.append((assistant, record["suggestions"]))
         elif assistant is None:
             continue
         elif isinstance(message, AIMessage):
-            assistant["parts"].append({"type": "step-start"})
-            text, reasoning = text_and_reasoning(message)
-            if reasoning:
-                assistant["parts"].append({"type": "reasoning", "text": reasoning, "state": "done"})
-            if text:
-                assistant["parts"].append({"type": "text", "text": text, "state": "done"})
-            for call in message.tool_calls:
-                part = {
-                    "type": f"tool-{call['name']}",
-                    "toolCallId": call["id"],
-                    "state": "input-available",
-                    "input": call["args"],
-                }
-                if title := titles.get(call["name"]):
-                    part["title"] = title
-                tool_parts[call["id"] or ""] = part
-                assistant["parts"].append(part)
+            assistant["parts"] += _answer_parts(message, titles, tool_parts)
         elif isinstance(message, ToolMessage) and message.tool_call_id in tool_parts:
-            part = tool_parts[message.tool_call_id]
-            outcome = tool_output(message)
-            if isinstance(outcome, ev.ToolOutputDenied):
-                declined = message.artifact if isinstance(message.artifact, dict) else {}
-                approval_id = declined.get("approval_id") or f"declined-{message.tool_call_id}"
-                approval = {"id": approval_id, "approved": False} | (
-                    {"reason": declined["reason"]} if declined.get("reason") else {}
-                )
-                part.update(state="output-denied", approval=approval)
-            elif isinstance(outcome, ev.ToolOutputError):
-                part.update(state="output-error", errorText=outcome.error_text)
-            else:
-                part.update(state="output-available", output=outcome.output)
+            _settle(tool_parts[message.tool_call_id], message)
     for tool_call_id, approval_id in conversation.waiting.items():  # calls waiting for the person's approval
         waiting = tool_parts.get(tool_call_id)
         if waiting is not None and waiting["state"] == "input-available":
@@ -125,3 +89,53 @@ def ui_messages(
         for message in result
         if message["role"] == "user" or message["parts"] or message["metadata"].get("interrupted")
     ]
+
+
+def _user_message(message: HumanMessage, record: AnswerRecord) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "role": "user",
+        "metadata": {"createdAt": record.get("user_created_at")},
+        "parts": [{"type": "text", "text": message.text}],
+    }
+
+
+def _answer_parts(
+    message: AIMessage, titles: Mapping[str, str], tool_parts: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One model call's parts: a step, its reasoning and text, and its tool calls (kept in `tool_parts` by id,
+    for their results to settle)."""
+    parts: list[dict[str, Any]] = [{"type": "step-start"}]
+    text, reasoning = text_and_reasoning(message)
+    if reasoning:
+        parts.append({"type": "reasoning", "text": reasoning, "state": "done"})
+    if text:
+        parts.append({"type": "text", "text": text, "state": "done"})
+    for call in message.tool_calls:
+        part = {
+            "type": f"tool-{call['name']}",
+            "toolCallId": call["id"],
+            "state": "input-available",
+            "input": call["args"],
+        }
+        if title := titles.get(call["name"]):
+            part["title"] = title
+        tool_parts[call["id"] or ""] = part
+        parts.append(part)
+    return parts
+
+
+def _settle(part: dict[str, Any], message: ToolMessage) -> None:
+    """A tool part with its result: its output, its error, or the person's refusal to run it."""
+    outcome = tool_output(message)
+    if isinstance(outcome, ev.ToolOutputDenied):
+        declined = message.artifact if isinstance(message.artifact, dict) else {}
+        approval_id = declined.get("approval_id") or f"declined-{message.tool_call_id}"
+        approval = {"id": approval_id, "approved": False} | (
+            {"reason": declined["reason"]} if declined.get("reason") else {}
+        )
+        part.update(state="output-denied", approval=approval)
+    elif isinstance(outcome, ev.ToolOutputError):
+        part.update(state="output-error", errorText=outcome.error_text)
+    else:
+        part.update(state="output-available", output=outcome.output)

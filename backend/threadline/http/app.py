@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from litestar.plugins.prometheus import PrometheusController
 from litestar.static_files import create_static_files_router
 from litestar.types import ControllerRouterHandler
 
+from threadline import __version__
 from threadline.current_answer import current_turn
 from threadline.http.connection_limits import RequestLimits
 from threadline.http.dependencies import AppServices, chat_allowance, owned_conversation
@@ -123,6 +124,38 @@ def http_spans(tracer_provider: TracerProvider) -> PluginProtocol:
     return OpenTelemetryPlugin(OpenTelemetryConfig(tracer_provider=tracer_provider, exclude_spans=["receive", "send"]))
 
 
+DEPENDENCIES = {  # what handlers declare by name
+    "client_id": Provide(client_id_of, sync_to_thread=False),
+    "services": Provide(services_of, sync_to_thread=False),
+    "conversation": Provide(owned_conversation),
+    "allowance": Provide(chat_allowance, sync_to_thread=False),
+}
+
+
+def routes(settings: Settings, builtin: Sequence[ControllerRouterHandler]) -> list[ControllerRouterHandler]:
+    """Every route: the API, the seed contracts, the built-in MCP server's, and the chat page when built."""
+    route_handlers: list[ControllerRouterHandler] = [
+        ChatController,
+        chat_stream_route,
+        Seed002Controller,
+        GeneralChatController,
+        ActionController,
+        ConversationController,
+        FeedbackController,
+        ComparisonController,
+        TraceController,
+        MetricsController,
+        health,
+        profiles,
+        *builtin,
+    ]
+    if (settings.frontend_dir / "index.html").exists():
+        route_handlers.append(create_static_files_router("/", [settings.frontend_dir], html_mode=True))
+    else:
+        log.warning("no chat page: %s has no index.html (tasks.py serve builds it)", settings.frontend_dir)
+    return route_handlers
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or load_settings()
     signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
@@ -144,44 +177,20 @@ def create_app(settings: Settings | None = None) -> Litestar:
             app.state.services = services
             yield
 
-    route_handlers: list[ControllerRouterHandler] = [
-        ChatController,
-        chat_stream_route,
-        Seed002Controller,
-        GeneralChatController,
-        ActionController,
-        ConversationController,
-        FeedbackController,
-        ComparisonController,
-        TraceController,
-        MetricsController,
-        health,
-        profiles,
-        *builtin_routes(mcp_server, tokens),
-    ]
-    if (settings.frontend_dir / "index.html").exists():
-        route_handlers.append(create_static_files_router("/", [settings.frontend_dir], html_mode=True))
-    else:
-        log.warning("no chat page: %s has no index.html (tasks.py serve builds it)", settings.frontend_dir)
     app = Litestar(
-        route_handlers=route_handlers,
+        route_handlers=routes(settings, builtin_routes(mcp_server, tokens)),
         middleware=[
             DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
             DefineMiddleware(ClientIdentityMiddleware, signer=signer),
         ],
-        dependencies={
-            "client_id": Provide(client_id_of, sync_to_thread=False),
-            "services": Provide(services_of, sync_to_thread=False),
-            "conversation": Provide(owned_conversation),
-            "allowance": Provide(chat_allowance, sync_to_thread=False),
-        },
+        dependencies=DEPENDENCIES,
         cors_config=cors_config(settings.cors_origins),
         lifespan=[lifespan],
         state=State({"limits": limits, "signer": signer}),
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=limit_every_request,
         before_send=[SecurityHeaders(settings.cors_origins)],
-        openapi_config=OpenAPIConfig(title="threadline", version="0.1.0", path="/schema"),
+        openapi_config=OpenAPIConfig(title="threadline", version=__version__, path="/schema"),
         plugins=[http_spans(tracer_provider)] if tracer_provider else [],
         request_max_body_size=MAX_BODY_BYTES,
         logging_config=None,  # threadline.observability.logs configures logging; Litestar's own would replace it

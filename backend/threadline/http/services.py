@@ -114,6 +114,23 @@ def observability_of(settings: Settings, storage: Storage, tracer_provider: Trac
     )
 
 
+def answer_service(
+    settings: Settings, storage: Storage, graphs: GraphSwitch, tracer_provider: TracerProvider | None
+) -> AnswerService:
+    """The answer service, with the running answers shared by every process and their recordings."""
+    active_turns = ActiveTurns(
+        storage.pool,
+        storage.database_url,
+        storage.health,
+        stale_after=settings.total_timeout + 30,
+        recover=lambda thread_id, why: recover_turn(graphs.current, thread_id, why),
+    )
+    recordings = Recordings(storage.pool, active_turns.runs_in_a_live_process)
+    active_turns.on_resume = recordings.share
+    observability = observability_of(settings, storage, tracer_provider)
+    return AnswerService(settings, graphs, storage, active_turns, recordings, observability)
+
+
 @asynccontextmanager
 async def running_services(
     settings: Settings,
@@ -135,17 +152,7 @@ async def running_services(
             builtin_token=builtin_token,
         )
         await toolbox.start()
-        active_turns = ActiveTurns(
-            storage.pool,
-            storage.database_url,
-            storage.health,
-            stale_after=settings.total_timeout + 30,
-            recover=lambda thread_id, why: recover_turn(graphs.current, thread_id, why),
-        )
-        observability = observability_of(settings, storage, tracer_provider)
-        recordings = Recordings(storage.pool, active_turns.runs_in_a_live_process)
-        active_turns.on_resume = recordings.share
-        answers = AnswerService(settings, graphs, storage, active_turns, recordings, observability)
+        answers = answer_service(settings, storage, graphs, tracer_provider)
         services = Services(
             settings=settings,
             model_label=graphs.default.model_label,
@@ -154,14 +161,14 @@ async def running_services(
             toolbox=toolbox,
             answers=answers,
             limits=limits,
-            observability=observability,
+            observability=answers.observability,
         )
         background = [
             asyncio.create_task(storage.keep_saving()),
             asyncio.create_task(services.observability.keep_pruning()),
         ]
         if storage.pool is not None:
-            background.append(asyncio.create_task(active_turns.listen()))
+            background.append(asyncio.create_task(answers.active.listen()))
         log.info(
             "threadline ready: model %s, storage %s, stream mode %s, rate limit %s per client address",
             services.model_label,
@@ -172,9 +179,9 @@ async def running_services(
         try:
             yield services
         finally:
-            await active_turns.stop_all()
+            await answers.active.stop_all()
             await asyncio.gather(*answers.chores, return_exceptions=True)
-            for task in recordings.tasks:  # their rows go with the next process's clean-up
+            for task in answers.recordings.tasks:  # their rows go with the next process's clean-up
                 task.cancel()
             for task in background:
                 task.cancel()

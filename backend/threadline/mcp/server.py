@@ -85,28 +85,7 @@ def build_server(services: Callable[[], Services]) -> FastMCP:
     )
     async def search_conversation(query: str, ctx: Context[Any, Any, Any], limit: int = 5) -> str:
         """Search the current conversation's earlier messages for words (case-insensitive); returns the newest matches with their position and author."""  # noqa: E501
-        caller = _caller(ctx)
-        words = re.findall(r"\w+", query.lower())
-        if not words:
-            raise ToolError("the query has no words to search for")
-        if (
-            not caller.conversation_id
-            or not caller.client_id
-            or await services().conversations.get(caller.conversation_id, caller.client_id) is None
-        ):
-            raise ToolError("no conversation to search: call this tool from within a conversation")
-        messages = (await load(services().graph, thread_of(caller.client_id, caller.conversation_id))).messages
-        last_user = max((i for i, m in enumerate(messages) if m.type == "human"), default=len(messages))
-        hits = []
-        for position, message in enumerate(messages[:last_user], start=1):  # the current turn is not "earlier"
-            text = message.text if message.type in ("human", "ai") else ""
-            if text and all(word in text.lower() for word in words):
-                who = "user" if message.type == "human" else "assistant"
-                hits.append(f"#{position} {who}: {_snippet(text, words[0])}")
-        if not hits:
-            return f"No earlier message mentions {query!r}."
-        newest = hits[::-1][: max(1, min(limit, 20))]
-        return f"{len(hits)} earlier message(s) mention {query!r}; newest first:\n" + "\n".join(newest)
+        return await _search(services(), _caller(ctx), query, limit)
 
     @server.tool(
         structured_output=False,
@@ -137,6 +116,31 @@ def build_server(services: Callable[[], Services]) -> FastMCP:
         )
 
     return server
+
+
+async def _search(services: Services, caller: Caller, query: str, limit: int) -> str:
+    """The earlier messages of the caller's conversation that hold every word of `query`, newest first."""
+    words = re.findall(r"\w+", query.lower())
+    if not words:
+        raise ToolError("the query has no words to search for")
+    if (
+        not caller.conversation_id
+        or not caller.client_id
+        or await services.conversations.get(caller.conversation_id, caller.client_id) is None
+    ):
+        raise ToolError("no conversation to search: call this tool from within a conversation")
+    messages = (await load(services.graph, thread_of(caller.client_id, caller.conversation_id))).messages
+    last_user = max((i for i, m in enumerate(messages) if m.type == "human"), default=len(messages))
+    hits = []
+    for position, message in enumerate(messages[:last_user], start=1):  # the current turn is not "earlier"
+        text = message.text if message.type in ("human", "ai") else ""
+        if text and all(word in text.lower() for word in words):
+            who = "user" if message.type == "human" else "assistant"
+            hits.append(f"#{position} {who}: {_snippet(text, words[0])}")
+    if not hits:
+        return f"No earlier message mentions {query!r}."
+    newest = hits[::-1][: max(1, min(limit, 20))]
+    return f"{len(hits)} earlier message(s) mention {query!r}; newest first:\n" + "\n".join(newest)
 
 
 def _rpc_error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

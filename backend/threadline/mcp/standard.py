@@ -88,7 +88,7 @@ class StandardConnection:
                 self._session = session
                 ready.set_result(None)
                 await self._closing.wait()
-        except BaseException as error:  # noqa: BLE001 - whatever ends the session, report it and end quietly
+        except BaseException as error:
             cause = _first_cause(error)
             if not ready.done():
                 ready.set_exception(McpCallError(f"cannot connect: {cause}", unreachable=True))

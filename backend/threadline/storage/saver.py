@@ -97,7 +97,7 @@ class BatchedWrites:
                         for statements, _ in batch:
                             for query, rows in statements:
                                 await cur.executemany(query, rows)
-                except BaseException as exc:  # handed to every writer of the batch
+                except BaseException as exc:  # noqa: BLE001 - handed to every writer of the batch, which raises it
                     outcome = exc
                 finally:
                     self.saver.in_flight.end(thread_id, len(batch))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from threadline.answers.events import (
     Event,
     ReasoningDelta,
@@ -32,12 +34,12 @@ Chunk = Event  # the tagged base: `type` on the wire is each chunk's tag
 
 class Start(Chunk, tag="start", frozen=True):
     message_id: str | None = None
-    message_metadata: dict[str, Any] = {}
+    message_metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 class Finish(Chunk, tag="finish", frozen=True):
     finish_reason: str | None = None
-    message_metadata: dict[str, Any] = {}
+    message_metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 class Error(Chunk, tag="error", frozen=True):
@@ -59,7 +61,7 @@ class ToolOutputDenied(Chunk, tag="tool-output-denied", frozen=True):
 
 
 class MessageMetadata(Chunk, tag="message-metadata", frozen=True):
-    message_metadata: dict[str, Any] = {}
+    message_metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 AnyChunk = (
