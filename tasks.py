@@ -212,6 +212,9 @@ def test(args: list[str]) -> int:
     ensure_nginx()
     if failed := check():
         return failed
+    if subprocess.call(["npm", "run", "--silent", "check"], cwd=FRONTEND) != 0:  # TypeScript strict, Biome
+        say("the page's checks failed")
+        return 1
     return subprocess.call([str(PYTHON), "-m", "pytest", *args], cwd=ROOT)
 
 

@@ -34,25 +34,29 @@ export function App() {
   const [menuOpen, setMenuOpen] = useState(false); // the sidebar, on a narrow screen
 
   // Refreshed after each answer; a failure then says nothing more than the chat's own banner does.
-  const refreshList = useCallback(async (quiet = false) => {
-    try {
-      setConversations(await listConversations());
-    } catch (error) {
-      if (!quiet) setLoadError(describeError(error as Error));
-    }
-  }, []);
+  const refreshList = useCallback(
+    (quiet = false) =>
+      listConversations().then(setConversations, (error: Error) => {
+        if (!quiet) setLoadError(describeError(error));
+      }),
+    [],
+  );
 
-  const openConversation = useCallback(async (id: string | null, push: boolean) => {
+  // A promise chain rather than await: a new chat (no id) must not set state within the effect that opens it.
+  const openConversation = useCallback((id: string | null, push: boolean) => {
     const target = id ?? newConversationId();
-    setLoadError(null);
-    try {
-      const messages = id ? await loadConversation(id) : [];
-      setOpen({ id: target, messages });
-      if (push) showInUrl(id ? target : null);
-    } catch (error) {
-      setLoadError(describeError(error as Error));
-      setOpen({ id: target, messages: [] });
-    }
+    const loaded: Promise<ChatMessage[]> = id ? loadConversation(id) : Promise.resolve([]);
+    return loaded.then(
+      (messages) => {
+        setLoadError(null);
+        setOpen({ id: target, messages });
+        if (push) showInUrl(id ? target : null);
+      },
+      (error: Error) => {
+        setLoadError(describeError(error));
+        setOpen({ id: target, messages: [] });
+      },
+    );
   }, []);
 
   useEffect(() => {
@@ -98,6 +102,7 @@ export function App() {
           + New chat
         </button>
       </header>
+      {/* A click beside the open menu closes it; from the keyboard, its button does. */}
       {menuOpen && <div className="backdrop" onClick={() => setMenuOpen(false)} />}
       <Sidebar
         open={menuOpen}

@@ -1,25 +1,26 @@
 // One conversation: useChat on /api/chat, sending only the new message (the server keeps the history).
 import { useChat } from '@ai-sdk/react';
-import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+import { lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import {
   ApiError,
   type ChatMessage,
   type Profile,
-  chatFetch,
   describeError,
   loadConversation,
   runAction,
   type SuggestedAction,
   stopAnswers,
   suggestionsOf,
+  type ToolProgress,
 } from '../lib/api';
-import { Comparison } from './Comparison';
+import { useCountdown } from '../hooks/useCountdown';
+import { chatTransport, textOf, withWaitingDeclined } from '../lib/messages';
 import { Composer } from './Composer';
-import { Message, type ToolProgress } from './Message';
+import { ErrorBanner } from './ErrorBanner';
+import { Messages } from './Messages';
 import { Suggestions } from './Suggestions';
-
-const EXAMPLES = ['calculate (17 * 23) + 4', 'What time is it in Asia/Tokyo?', 'count to 20', 'think about tide pools'];
+import { Welcome } from './Welcome';
 
 type Props = {
   id: string;
@@ -30,18 +31,6 @@ type Props = {
   onNewChat: () => void;
 };
 
-type DataPart = { type: string; data: Record<string, unknown> };
-
-/** What an answer's meta line names: its profile's label, or the model the server reported. */
-function labelOf(message: ChatMessage, profiles: Profile[]): string | undefined {
-  const profile = profiles.find((candidate) => candidate.id === message.metadata?.profile);
-  return profiles.length > 1 ? (profile?.label ?? message.metadata?.model) : undefined;
-}
-
-function textOf(message: ChatMessage): string {
-  return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('\n\n');
-}
-
 export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered, onNewChat }: Props) {
   const [profileId, setProfileId] = useState<string | null>(null); // null: the default one
   const [statusText, setStatusText] = useState<string | null>(null);
@@ -50,34 +39,12 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   const [stopped, setStopped] = useState<Set<string>>(new Set());
   const [unvoted, setUnvoted] = useState<Record<string, boolean>>({}); // A/B comparisons by id
   const [acting, setActing] = useState(false); // a server action is on its way
-  const [now, setNow] = useState(() => Date.now()); // ticks while a rate limit's wait counts down
+  const [retryAt, setRetryAt] = useState<number | null>(null); // when a rate limit lets the last message through
   const endRef = useRef<HTMLDivElement>(null);
   // The messages as they were before a Retry that writes the answer again: put back if it cannot even start.
   const beforeRetry = useRef<ChatMessage[] | null>(null);
 
-  const transport = useMemo(
-    () =>
-      new DefaultChatTransport<ChatMessage>({
-        api: '/api/chat',
-        fetch: chatFetch,
-        // Events mode: the page shows statuses, reasoning and tool arguments as they are generated.
-        // `body` carries the profile picked for a new conversation; the server remembers it after that.
-        // The answer outlives this page's request: a reload or another conversation picks it up again;
-        // only Stop ends it.
-        prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({
-          body: {
-            ...body,
-            id,
-            messages: messages.slice(-1),
-            trigger,
-            messageId,
-            streamMode: 'events',
-            onDisconnect: 'continue',
-          },
-        }),
-      }),
-    [],
-  );
+  const transport = useMemo(() => chatTransport(), []);
 
   const {
     messages,
@@ -99,11 +66,11 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     // Once every call that waits has an answer, the responses go back and the server resumes the answer.
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onData: (part) => {
-      const { type, data } = part as DataPart;
-      if (type === 'data-status') setStatusText(String(data.text));
-      if (type === 'data-warning') setWarning(String(data.message));
-      if (type === 'data-tool-progress') {
-        setProgress((current) => ({ ...current, [String(data.toolCallId)]: data as unknown as ToolProgress }));
+      if (part.type === 'data-status') setStatusText(part.data.text);
+      if (part.type === 'data-warning') setWarning(part.data.message);
+      if (part.type === 'data-tool-progress') {
+        const report: ToolProgress = part.data;
+        setProgress((current) => ({ ...current, [report.toolCallId]: report }));
       }
     },
     onFinish: ({ isError }) => {
@@ -111,7 +78,10 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
       setStatusText(null);
       onAnswered();
     },
-    onError: () => {
+    onError: (failure) => {
+      // A rate limit says when to try again: count down to it, and Retry waits for it.
+      const limited = failure instanceof ApiError && failure.status === 429;
+      setRetryAt(limited ? Date.now() + (failure.retryAfter ?? 60) * 1000 : null);
       setStatusText(null);
       onAnswered();
     },
@@ -126,17 +96,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     if (last?.role !== 'assistant' || last.parts.length === 0) setMessages(snapshot);
   }, [error, messages, setMessages]);
 
-  // A rate limit says when to try again: count down to it, and Retry waits for it.
-  const retryAt = useMemo(
-    () => (error instanceof ApiError && error.status === 429 ? Date.now() + (error.retryAfter ?? 60) * 1000 : null),
-    [error],
-  );
-  useEffect(() => {
-    if (retryAt === null) return;
-    const timer = window.setInterval(() => setNow(Date.now()), 1000);
-    return () => window.clearInterval(timer);
-  }, [retryAt]);
-  const waitLeft = retryAt === null ? 0 : Math.max(0, Math.ceil((retryAt - now) / 1000));
+  const waitLeft = useCountdown(error ? retryAt : null);
 
   const busy = status === 'submitted' || status === 'streaming';
   const last = messages.at(-1);
@@ -145,6 +105,8 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   const lastComparison = last?.role === 'assistant' ? last.metadata?.comparisonId : undefined;
   const waitingForVote = Boolean(lastComparison && unvoted[lastComparison] !== false);
   const thinking = busy && answerShowsNothing && !lastComparison; // a comparison shows its own
+
+  const suggested = last?.role === 'assistant' ? suggestionsOf(last) : undefined;
 
   useEffect(() => {
     endRef.current?.scrollIntoView({ block: 'end' });
@@ -161,15 +123,8 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   /** A new message declines the tool calls that wait for approval (the server does so): the card says why. */
   const declineWaiting = () => {
     const answer = messages.at(-1);
-    if (answer?.role !== 'assistant') return;
-    const declined = answer.parts.map((part) =>
-      'approval' in part && part.state === 'approval-requested' && part.approval
-        ? { ...part, state: 'output-denied' as const, approval: { ...part.approval, approved: false, reason: 'superseded by a new message' } }
-        : part,
-    );
-    if (declined.some((part, index) => part !== answer.parts[index])) {
-      setMessages([...messages.slice(0, -1), { ...answer, parts: declined } as ChatMessage]);
-    }
+    const declined = answer?.role === 'assistant' ? withWaitingDeclined(answer) : null;
+    if (declined) setMessages([...messages.slice(0, -1), declined]);
   };
 
   const stopAnswer = () => {
@@ -214,8 +169,11 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     }
   };
 
-  const answerApproval = (approvalId: string, approved: boolean, reason?: string) =>
-    void addToolApprovalResponse({ id: approvalId, approved, reason });
+  const answerApproval = useCallback(
+    (approvalId: string, approved: boolean, reason?: string) =>
+      void addToolApprovalResponse({ id: approvalId, approved, reason }),
+    [addToolApprovalResponse],
+  );
 
   const onPending = useCallback(
     (comparisonId: string, pending: boolean) => setUnvoted((current) => ({ ...current, [comparisonId]: pending })),
@@ -242,73 +200,29 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     }
   };
   const refused = error instanceof ApiError && error.status < 500; // the question never reached the model
-  // Refused because an answer is still running here (another tab, say): stop it and send this one.
-  const busyElsewhere = error instanceof ApiError && error.status === 409 && error.code === 'CONFLICT';
 
   return (
     <section className="chat" aria-label="Conversation">
       <div className="messages" role="log" aria-live="polite" aria-busy={busy}>
         {messages.length === 0 && !busy ? (
-          <div className="welcome">
-            <h1>How can I help?</h1>
-            <p className="muted">Ask anything, or start with one of these:</p>
-            <ul className="examples" aria-label="Example prompts">
-              {EXAMPLES.map((example) => (
-                <li key={example}>
-                  <button type="button" className="chip" data-testid="example-prompt" onClick={() => send(example)}>
-                    {example}
-                  </button>
-                </li>
-              ))}
-            </ul>
-            {profiles.length > 1 && (
-              <label className="model-picker">
-                Model{' '}
-                <select
-                  data-testid="model-picker"
-                  value={profileId ?? profiles.find((profile) => profile.default)?.id}
-                  onChange={(event) => setProfileId(event.target.value)}
-                >
-                  {profiles.map((profile) => (
-                    <option key={profile.id} value={profile.id}>
-                      {profile.label}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            )}
-          </div>
+          <Welcome profiles={profiles} profileId={profileId} onPickProfile={setProfileId} onSend={send} />
         ) : (
-          messages.map((message) =>
-            message.role === 'assistant' && message.metadata?.comparisonId ? (
-              <Comparison
-                key={message.id}
-                comparisonId={message.metadata.comparisonId}
-                answer={message}
-                streaming={busy && message === last}
-                profiles={profiles}
-                progress={progress}
-                onPending={onPending}
-                onVoted={onVoted}
-              />
-            ) : (
-              <Message
-                key={message.id}
-                message={message}
-                progress={progress}
-                stopped={stopped.has(message.id)}
-                failed={Boolean(error) && message === last && message.role === 'assistant'}
-                notSent={refused && message === last && message.role === 'user'}
-                streaming={busy && message === last}
-                modelLabel={labelOf(message, profiles)}
-                onApproval={busy ? undefined : answerApproval}
-              />
-            ),
-          )
+          <Messages
+            messages={messages}
+            profiles={profiles}
+            progress={progress}
+            stopped={stopped}
+            busy={busy}
+            failed={Boolean(error)}
+            refused={refused}
+            onApproval={busy ? undefined : answerApproval}
+            onPending={onPending}
+            onVoted={onVoted}
+          />
         )}
-        {!busy && !acting && last?.role === 'assistant' && !lastComparison && suggestionsOf(last) && (
+        {!busy && !acting && last?.role === 'assistant' && !lastComparison && suggested && (
           <Suggestions
-            suggestions={suggestionsOf(last)!}
+            suggestions={suggested}
             onReply={(value) => send(value)}
             onAction={(action) => void act(last, action)}
           />
@@ -326,19 +240,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
           {warning}
         </div>
       )}
-      {error && (
-        <div className="banner error" role="alert">
-          <span>{retryAt === null ? describeError(error) : `Too many requests — try again in ${waitLeft} s.`}</span>
-          <button type="button" onClick={() => retry()} disabled={waitLeft > 0}>
-            Retry
-          </button>
-          {busyElsewhere && (
-            <button type="button" onClick={() => retry({ multitaskStrategy: 'interrupt' })}>
-              Send anyway
-            </button>
-          )}
-        </div>
-      )}
+      {error && <ErrorBanner error={error} waitLeft={waitLeft} onRetry={retry} />}
       <Composer
         busy={busy || acting}
         locked={waitingForVote ? 'Vote above to go on' : undefined}

@@ -13,7 +13,8 @@ import {
   getComparison,
   voteComparison,
 } from '../lib/api';
-import { Message, type ToolProgress } from './Message';
+import type { ToolProgress } from '../lib/api';
+import { Message } from './Message';
 
 type Props = {
   comparisonId: string;

@@ -1,10 +1,8 @@
 // One message: text as Markdown (raw HTML is never rendered), reasoning, and tool calls as cards.
-import { useState } from 'react';
+import { memo, useState } from 'react';
 import Markdown, { type Components } from 'react-markdown';
-import type { ChatMessage } from '../lib/api';
+import type { ChatMessage, ToolProgress } from '../lib/api';
 import { Rating } from './Rating';
-
-export type ToolProgress = { toolCallId: string; progress: number; total?: number; message?: string };
 
 type Part = ChatMessage['parts'][number];
 type ToolPart = Extract<Part, { toolCallId: string }>;
@@ -23,6 +21,12 @@ const markdownComponents: Components = {
     </a>
   ),
 };
+
+/** An answer's text as Markdown, parsed again only when the text changes: while an answer streams, only
+ * its last text part does. */
+const MarkdownText = memo(function MarkdownText({ text }: { text: string }) {
+  return <Markdown components={markdownComponents}>{text}</Markdown>;
+});
 
 function time(iso?: string) {
   if (!iso) return null;
@@ -141,7 +145,8 @@ type Props = {
   onApproval?: Approve; // answers a tool call that waits for the person's approval
 };
 
-export function Message({
+/** Memoized: a token of the answer being written re-renders that answer, not the conversation before it. */
+export const Message = memo(function Message({
   message,
   progress,
   stopped,
@@ -172,7 +177,7 @@ export function Message({
               </p>
             ) : (
               <div key={index} className="markdown" data-testid="answer-text">
-                <Markdown components={markdownComponents}>{part.text}</Markdown>
+                <MarkdownText text={part.text} />
               </div>
             );
           }
@@ -223,4 +228,4 @@ export function Message({
       )}
     </article>
   );
-}
+});

@@ -11,7 +11,18 @@ export type MessageMetadata = {
   feedback?: Feedback;
   comparisonId?: string; // one of an A/B comparison's two answers
 };
-export type ChatMessage = UIMessage<MessageMetadata>;
+/** What a tool reports while it runs (`data-tool-progress`, transient). */
+export type ToolProgress = { toolCallId: string; progress: number; total?: number; message?: string };
+
+/** The server's `data-*` parts, by name: what `onData` and a message's parts carry, typed. */
+export type DataParts = {
+  status: { text: string };
+  warning: { code: string; message: string };
+  'tool-progress': ToolProgress;
+  suggestions: Suggestions;
+};
+
+export type ChatMessage = UIMessage<MessageMetadata, DataParts>;
 
 export type ConversationSummary = { id: string; title: string; createdAt: string; lastMessageAt: string };
 
@@ -158,8 +169,8 @@ export type Suggestions = { values: SuggestedValue[]; actions: SuggestedAction[]
 
 /** The suggestions an answer ended with (its `data-suggestions` part), if any. */
 export function suggestionsOf(message: ChatMessage): Suggestions | undefined {
-  const part = message.parts.find((candidate) => candidate.type === 'data-suggestions');
-  return part && 'data' in part ? (part.data as Suggestions) : undefined;
+  for (const part of message.parts) if (part.type === 'data-suggestions') return part.data;
+  return undefined;
 }
 
 /** What a server action answered: its result, or (continued) the message it sent and the answer to resume. */

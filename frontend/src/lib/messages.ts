@@ -1,0 +1,47 @@
+// What the page reads off and writes into useChat's messages: the transport that sends only the new one,
+// an answer's text, and the decline of calls that wait when a new message goes out.
+import { DefaultChatTransport } from 'ai';
+import { type ChatMessage, chatFetch } from './api';
+
+/** POST /api/chat with only the new message: the server keeps the history. Events mode: the page shows
+ * statuses, reasoning and tool arguments as they are generated. `body` carries the profile picked for a new
+ * conversation (the server remembers it after that). The answer outlives this page's request: a reload or
+ * another conversation picks it up again; only Stop ends it. */
+export function chatTransport(): DefaultChatTransport<ChatMessage> {
+  return new DefaultChatTransport<ChatMessage>({
+    api: '/api/chat',
+    fetch: chatFetch,
+    prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({
+      body: {
+        ...body,
+        id,
+        messages: messages.slice(-1),
+        trigger,
+        messageId,
+        streamMode: 'events',
+        onDisconnect: 'continue',
+      },
+    }),
+  });
+}
+
+export function textOf(message: ChatMessage): string {
+  return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('\n\n');
+}
+
+/** The answer with its calls that wait for approval declined, as the server declines them when a new message
+ * arrives (so the card says why); null when none waits. */
+export function withWaitingDeclined(answer: ChatMessage): ChatMessage | null {
+  const declined = answer.parts.map((part) =>
+    'approval' in part && part.state === 'approval-requested' && part.approval
+      ? {
+          ...part,
+          state: 'output-denied' as const,
+          approval: { ...part.approval, approved: false, reason: 'superseded by a new message' },
+        }
+      : part,
+  );
+  return declined.some((part, index) => part !== answer.parts[index])
+    ? ({ ...answer, parts: declined } as ChatMessage)
+    : null;
+}
