@@ -10,7 +10,7 @@ import sys
 import time
 
 import psycopg
-from threadline.storage.database import MIGRATION_LOCK
+from threadline.storage.migrations import MIGRATION_LOCK
 from threadline_testing.database import fresh_database
 from threadline_testing.ports import free_port
 from threadline_testing.processes import wait_until_up

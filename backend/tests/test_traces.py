@@ -322,7 +322,7 @@ async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(dat
     from psycopg_pool import AsyncConnectionPool
     from threadline.observability.trace import ToolCall, Trace
     from threadline.observability.trace_store import PostgresTraces
-    from threadline.storage.database import migrate
+    from threadline.storage.migrations import migrate
 
     at = "2026-01-01T00:00:00Z"
     nul = ToolCall(at=at, offset_ms=1, tool_call_id="c1", tool="calculator", arguments={"x": "a\x00b"})

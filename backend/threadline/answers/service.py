@@ -25,15 +25,17 @@ from threadline.agent.profiles import Profile
 from threadline.answers import events as ev
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
-from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup, decline_waiting, roll_back
+from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup
 from threadline.conversations import approvals
 from threadline.conversations.approvals import ApprovalResponse
+from threadline.conversations.closing import decline_waiting, roll_back
 from threadline.conversations.comparisons import ComparedAnswer, Comparison, Side, kept_answer
 from threadline.conversations.state import answer_messages, answer_text, branch_of, copy_conversation, load, thread_of
 from threadline.observability.answers import Observability
 from threadline.refusals import Refused, invalid, not_found
 from threadline.settings import MultitaskStrategy, OnDisconnect, Settings, StreamMode
-from threadline.storage.database import Conversation, Storage
+from threadline.storage.conversation_list import ConversationSummary
+from threadline.storage.database import Storage
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +89,7 @@ class AnswerService:
     def several_profiles(self) -> bool:
         return len(self.graphs.profiles) > 1
 
-    async def owned(self, client_id: str, conversation_id: str) -> Conversation:
+    async def owned(self, client_id: str, conversation_id: str) -> ConversationSummary:
         """The visitor's conversation by this id; another's is not found, exactly like a missing one."""
         conversation = await self.storage.conversations.get(conversation_id, client_id)
         if conversation is None:

@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 import msgspec
-from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline.agent.graph import Graph, TurnRequest
@@ -24,15 +24,10 @@ from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers import events as ev
 from threadline.answers.failures import TIMEOUT, Failure, classify
 from threadline.answers.runner import TurnTranslator, graph_events
-from threadline.conversations.approvals import CANCELLED, denial
+from threadline.conversations.closing import STOPPED, close_turn, forget_turn
 from threadline.conversations.state import (
     AnswerRecord,
     Usage,
-    config_of,
-    load,
-    turn_span,
-    unanswered_calls,
-    usage_since,
 )
 from threadline.current_answer import current_turn
 from threadline.observability.answers import Observability
@@ -56,7 +51,7 @@ class StreamRecording(Protocol):
 
 
 class Stop(StrEnum):
-    CANCELLED = "cancelled"
+    CANCELLED = STOPPED
     DISCONNECTED = "client-disconnected"
     TIMEOUT = "timeout"
     SHUTDOWN = "server-stopping"
@@ -367,101 +362,3 @@ class Turn:
             partial=self.translator.partial_message(),
             assistant_id=self.request["assistant_message_id"],
         )
-
-
-async def close_turn(
-    graph: Graph,
-    thread_id: str,
-    why: str,
-    finish_reason: str,
-    finished_at: str,
-    *,
-    partial: AIMessage | None = None,
-    assistant_id: str | None = None,
-) -> None:
-    """Add the partial answer after what the checkpoint holds, closing tool calls that never got a result,
-    and mark the turn interrupted. Without `assistant_id`, the newest turn that never finished is closed
-    (an answer whose server process died)."""
-    conversation = await load(graph, thread_id)
-    if assistant_id is not None:
-        user_id = conversation.question_answered_by(assistant_id)
-    else:
-        user_id = conversation.unfinished_question()
-    if user_id is None:
-        return  # stopped before the turn began (or it did finish): nothing was shown, nothing to keep
-    messages = conversation.messages
-    update: list[Any] = []
-    answered = {message.tool_call_id for message in messages if isinstance(message, ToolMessage)}
-    last = messages[-1] if messages else None
-    if isinstance(last, AIMessage):
-        update += [
-            ToolMessage(
-                content=f"Not run: the answer was interrupted ({why}).",
-                tool_call_id=call["id"],
-                name=call["name"],
-                status="error",
-            )
-            for call in last.tool_calls
-            if call["id"] not in answered
-        ]
-    if partial is not None:
-        update.append(partial)
-    start = next(index for index, message in enumerate(messages) if message.id == user_id)
-    record = AnswerRecord(
-        finished_at=finished_at, finish_reason=finish_reason, interrupted=why, usage=usage_since(messages, start)
-    )
-    await graph.aupdate_state(config_of(thread_id), {"messages": update, "turns": {user_id: record}}, as_node="respond")
-
-
-async def forget_turn(graph: Graph, thread_id: str, assistant_id: str, finished_at: str) -> None:
-    """Take back what a failed answer added after its question, so the user can simply ask again (seed 004:
-    "Error: no assistant message created"); the turn is closed, so nothing tries to recover it."""
-    conversation = await load(graph, thread_id)
-    user_id = conversation.question_answered_by(assistant_id)
-    if user_id is None:
-        return
-    messages = conversation.messages
-    start = next(index for index, message in enumerate(messages) if message.id == user_id)
-    added = [RemoveMessage(id=message.id) for message in messages[start + 1 :] if message.id]
-    record = AnswerRecord(finished_at=finished_at, finish_reason="error", usage=usage_since(messages, start))
-    await graph.aupdate_state(config_of(thread_id), {"messages": added, "turns": {user_id: record}}, as_node="respond")
-
-
-async def roll_back(graph: Graph, thread_id: str, answer_id: str) -> None:
-    """Double-texting's rollback: take the answer `answer_id` and the question it answers out of the
-    conversation, when a stop cut that answer short; an answer that had ended in full stays. Another
-    rollback of the same answer, in another process say, may remove it first: then there is nothing to do."""
-    for _ in range(3):
-        conversation = await load(graph, thread_id)
-        question_id = conversation.question_answered_by(answer_id)
-        if question_id is None or conversation.records[question_id].get("interrupted") != Stop.CANCELLED.value:
-            return
-        if (span := turn_span(conversation.messages, question_id)) is None:
-            return
-        removed = [RemoveMessage(id=message.id) for message in conversation.messages[slice(*span)] if message.id]
-        try:
-            await graph.aupdate_state(config_of(thread_id), {"messages": removed}, as_node="respond")
-            return
-        except ValueError:  # "Attempting to delete a message with an ID that doesn't exist": removed meanwhile
-            continue
-
-
-async def decline_waiting(graph: Graph, thread_id: str) -> bool:
-    """Decline the tool calls that wait for the person's approval (a stop while waiting); False when none do."""
-    conversation = await load(graph, thread_id)
-    question = conversation.last_question()
-    if not conversation.waiting or question is None:
-        return False
-    declined = [
-        denial(call, conversation.waiting.get(call["id"] or ""), CANCELLED)
-        for call in unanswered_calls(conversation.messages)
-    ]
-    record = AnswerRecord(finished_at=ev.timestamp(), finish_reason="other", interrupted=Stop.CANCELLED.value)
-    update = {"messages": declined, "turns": {question.id: record}}
-    await graph.aupdate_state(config_of(thread_id), update, as_node="respond")
-    return True
-
-
-async def recover_turn(graph: Graph, thread_id: str, why: str) -> None:
-    """Close the unfinished turn of an answer whose process died, so the conversation can go on."""
-    await close_turn(graph, thread_id, why, "other", ev.timestamp())

@@ -17,17 +17,17 @@ from threadline.http.errors import AnyRequest
 from threadline.http.rate_limit import RateLimit
 from threadline.http.schemas import ID_PATTERN
 from threadline.http.services import Services
-from threadline.storage.database import Conversation
+from threadline.storage.conversation_list import ConversationSummary
 
 # Injected as they are: msgspec has nothing to validate in the services themselves.
 AppServices: TypeAlias = SkipValidation[Services]
-OwnedConversation: TypeAlias = SkipValidation[Conversation]
+OwnedConversation: TypeAlias = SkipValidation[ConversationSummary]
 ConversationId = Parameter(pattern=ID_PATTERN, description="The conversation id (yours: ids are scoped per visitor)")
 
 
 async def owned_conversation(
     services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
-) -> Conversation:
+) -> ConversationSummary:
     return await services.answers.owned(client_id, conversation_id)
 
 

@@ -22,7 +22,7 @@ from threadline.agent.profiles import Profile
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
 from threadline.answers.service import AnswerService
-from threadline.answers.turn import recover_turn
+from threadline.conversations.closing import recover_turn
 from threadline.conversations.state import branch_of, thread_of
 from threadline.http.client_address import ClientAddress
 from threadline.http.rate_limit import RateLimit
@@ -30,7 +30,8 @@ from threadline.mcp.toolbox import McpToolbox
 from threadline.observability.answers import Observability
 from threadline.observability.otel import AnswerSpans
 from threadline.settings import Settings
-from threadline.storage.database import Conversations, Storage, open_storage
+from threadline.storage.conversation_list import Conversations
+from threadline.storage.database import Storage, open_storage
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider

@@ -1,5 +1,6 @@
-"""PostgreSQL plumbing: the tables, their migrations and the embedded database (`database`), the
-checkpoint saver LangGraph writes through (`saver`), and what keeps answering when the database is
-lost (`fallback`)."""
+"""PostgreSQL plumbing: every store in one `Storage` (`database`), the tables' ordered migrations
+(`migrations`), the conversation list (`conversation_list`), the embedded database (`embedded`), the
+checkpoint saver LangGraph writes through (`saver`), and what keeps answering when the database is lost
+(`fallback`)."""
 
-__all__ = ["database", "fallback", "saver"]
+__all__ = ["conversation_list", "database", "embedded", "fallback", "migrations", "saver"]

@@ -10,14 +10,16 @@ from threadline.conversations.state import load, thread_of
 from threadline.http.dependencies import AppServices, ConversationId, OwnedConversation
 from threadline.http.errors import error_responses, not_found
 from threadline.http.schemas import ConversationDetail
-from threadline.storage.database import Conversation
+from threadline.storage.conversation_list import ConversationSummary
 
 
 class ConversationController(Controller):
     path = "/api/conversations"
 
     @get("/", summary="The conversations, most recently used first", responses=error_responses(503))
-    async def list_conversations(self, services: AppServices, client_id: NamedDependency[str]) -> list[Conversation]:
+    async def list_conversations(
+        self, services: AppServices, client_id: NamedDependency[str]
+    ) -> list[ConversationSummary]:
         return await services.conversations.list(client_id)
 
     @get(

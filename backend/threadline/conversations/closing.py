@@ -1,0 +1,121 @@
+"""Edits to a conversation's checkpoint when an answer does not end on its own: a stop, a failure, a
+rollback, a stop while tool calls wait for approval, or a process that died mid-answer. Each is one
+`aupdate_state`, written as the graph's `respond` node would have."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
+
+from threadline.answers.events import timestamp
+from threadline.conversations.approvals import CANCELLED, denial
+from threadline.conversations.state import (
+    AnswerRecord,
+    StateWriter,
+    config_of,
+    load,
+    turn_span,
+    unanswered_calls,
+    usage_since,
+)
+
+STOPPED = "cancelled"  # what a record's `interrupted` says of an answer a person stopped
+
+
+async def close_turn(
+    graph: StateWriter,
+    thread_id: str,
+    why: str,
+    finish_reason: str,
+    finished_at: str,
+    *,
+    partial: AIMessage | None = None,
+    assistant_id: str | None = None,
+) -> None:
+    """Add the partial answer after what the checkpoint holds, closing tool calls that never got a result,
+    and mark the turn interrupted. Without `assistant_id`, the newest turn that never finished is closed
+    (an answer whose server process died)."""
+    conversation = await load(graph, thread_id)
+    if assistant_id is not None:
+        user_id = conversation.question_answered_by(assistant_id)
+    else:
+        user_id = conversation.unfinished_question()
+    if user_id is None:
+        return  # stopped before the turn began (or it did finish): nothing was shown, nothing to keep
+    messages = conversation.messages
+    update: list[Any] = []
+    answered = {message.tool_call_id for message in messages if isinstance(message, ToolMessage)}
+    last = messages[-1] if messages else None
+    if isinstance(last, AIMessage):
+        update += [
+            ToolMessage(
+                content=f"Not run: the answer was interrupted ({why}).",
+                tool_call_id=call["id"],
+                name=call["name"],
+                status="error",
+            )
+            for call in last.tool_calls
+            if call["id"] not in answered
+        ]
+    if partial is not None:
+        update.append(partial)
+    start = next(index for index, message in enumerate(messages) if message.id == user_id)
+    record = AnswerRecord(
+        finished_at=finished_at, finish_reason=finish_reason, interrupted=why, usage=usage_since(messages, start)
+    )
+    await graph.aupdate_state(config_of(thread_id), {"messages": update, "turns": {user_id: record}}, as_node="respond")
+
+
+async def forget_turn(graph: StateWriter, thread_id: str, assistant_id: str, finished_at: str) -> None:
+    """Take back what a failed answer added after its question, so the user can simply ask again (seed 004:
+    "Error: no assistant message created"); the turn is closed, so nothing tries to recover it."""
+    conversation = await load(graph, thread_id)
+    user_id = conversation.question_answered_by(assistant_id)
+    if user_id is None:
+        return
+    messages = conversation.messages
+    start = next(index for index, message in enumerate(messages) if message.id == user_id)
+    added = [RemoveMessage(id=message.id) for message in messages[start + 1 :] if message.id]
+    record = AnswerRecord(finished_at=finished_at, finish_reason="error", usage=usage_since(messages, start))
+    await graph.aupdate_state(config_of(thread_id), {"messages": added, "turns": {user_id: record}}, as_node="respond")
+
+
+async def roll_back(graph: StateWriter, thread_id: str, answer_id: str) -> None:
+    """Double-texting's rollback: take the answer `answer_id` and the question it answers out of the
+    conversation, when a stop cut that answer short; an answer that had ended in full stays. Another
+    rollback of the same answer, in another process say, may remove it first: then there is nothing to do."""
+    for _ in range(3):
+        conversation = await load(graph, thread_id)
+        question_id = conversation.question_answered_by(answer_id)
+        if question_id is None or conversation.records[question_id].get("interrupted") != STOPPED:
+            return
+        if (span := turn_span(conversation.messages, question_id)) is None:
+            return
+        removed = [RemoveMessage(id=message.id) for message in conversation.messages[slice(*span)] if message.id]
+        try:
+            await graph.aupdate_state(config_of(thread_id), {"messages": removed}, as_node="respond")
+            return
+        except ValueError:  # "Attempting to delete a message with an ID that doesn't exist": removed meanwhile
+            continue
+
+
+async def decline_waiting(graph: StateWriter, thread_id: str) -> bool:
+    """Decline the tool calls that wait for the person's approval (a stop while waiting); False when none do."""
+    conversation = await load(graph, thread_id)
+    question = conversation.last_question()
+    if not conversation.waiting or question is None:
+        return False
+    declined = [
+        denial(call, conversation.waiting.get(call["id"] or ""), CANCELLED)
+        for call in unanswered_calls(conversation.messages)
+    ]
+    record = AnswerRecord(finished_at=timestamp(), finish_reason="other", interrupted=STOPPED)
+    update = {"messages": declined, "turns": {question.id: record}}
+    await graph.aupdate_state(config_of(thread_id), update, as_node="respond")
+    return True
+
+
+async def recover_turn(graph: StateWriter, thread_id: str, why: str) -> None:
+    """Close the unfinished turn of an answer whose process died, so the conversation can go on."""
+    await close_turn(graph, thread_id, why, "other", timestamp())

@@ -1,0 +1,271 @@
+"""The `conversations` table: what a list of conversations needs (title and times) and the turn counts the
+storage limits need, so listing never reads a checkpoint; kept in memory, too, while PostgreSQL is down."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Protocol
+
+import msgspec
+import psycopg
+
+from threadline.conversations.state import thread_of
+from threadline.refusals import Refused
+from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, SaveRetries, save_each
+from threadline.storage.saver import Pool
+
+log = logging.getLogger(__name__)
+
+TITLE_LENGTH = 80
+
+
+class ConversationSummary(msgspec.Struct, rename="camel", frozen=True):
+    id: str
+    title: str
+    created_at: datetime
+    last_message_at: datetime
+    profile_id: str | None = None  # the model profile of its latest answer
+
+
+COLUMNS = "id, title, created_at, last_message_at, profile_id"
+
+
+def title_from(text: str) -> str:
+    line = " ".join("".join(char for char in text if char.isprintable() or char.isspace()).split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+class StorageLimits(msgspec.Struct, frozen=True):
+    """What one visitor may store: turns per conversation and conversations in all."""
+
+    turns_per_conversation: int = 500
+    conversations_per_visitor: int = 500
+
+    def too_many_turns(self) -> Refused:
+        return Refused(
+            "CONVERSATION_FULL",
+            f"This conversation has reached its limit of "
+            f"{self.turns_per_conversation} messages. Start a new conversation to go on.",
+        )
+
+    def too_many_conversations(self) -> Refused:
+        return Refused(
+            "TOO_MANY_CONVERSATIONS",
+            f"You have reached the limit of "
+            f"{self.conversations_per_visitor} conversations. Delete one to start another.",
+        )
+
+
+def unstorable(exc: BaseException) -> Refused:
+    log.warning("PostgreSQL refused a conversation's record: %s", exc)
+    return Refused("VALIDATION_ERROR", "Invalid request: this message cannot be stored.", "messages")
+
+
+# One statement: continue the visitor's conversation if it has room for a turn, else create it if the
+# visitor has room for a conversation. No row back means one of the two limits was reached.
+TOUCH = """
+WITH continued AS (
+    UPDATE conversations
+    SET last_message_at = now(), turns = turns + %(turns)s, profile_id = coalesce(%(profile_id)s, profile_id)
+    WHERE client_id = %(client_id)s AND id = %(id)s AND turns + %(turns)s <= %(max_turns)s
+    RETURNING false AS created
+), started AS (
+    INSERT INTO conversations (client_id, id, title, turns, profile_id)
+    SELECT %(client_id)s, %(id)s, %(title)s, %(turns)s, %(profile_id)s
+    WHERE NOT EXISTS (SELECT 1 FROM conversations WHERE client_id = %(client_id)s AND id = %(id)s)
+      AND (SELECT count(*) FROM conversations WHERE client_id = %(client_id)s) < %(max_conversations)s
+    ON CONFLICT DO NOTHING
+    RETURNING true AS created
+)
+SELECT created FROM continued UNION ALL SELECT created FROM started
+"""
+
+
+class PostgresConversations:
+    """Each visitor's conversations, with what a list needs (title, times) and the turn count limits use.
+
+    While the database is down, new conversations are remembered and written when it is back (see
+    `save_pending`); a limit cannot be checked then, so none is enforced.
+    """
+
+    def __init__(self, pool: Pool, health: DatabaseHealth, limits: StorageLimits) -> None:
+        self.pool = pool
+        self.health = health
+        self.limits = limits
+        self.pending: dict[str, tuple[str, str, str]] = {}  # thread → (client id, conversation id, title)
+        self.retries = SaveRetries()
+
+    async def touch(
+        self,
+        conversation_id: str,
+        client_id: str,
+        first_message: str,
+        *,
+        new_turn: bool = True,
+        profile_id: str | None = None,
+    ) -> bool:
+        """Record a turn of the visitor's conversation, creating it on its first; True when this created it.
+
+        Refused when a storage limit is reached or PostgreSQL refuses the record's values.
+        """
+        title = title_from(first_message)
+        if not self.health.down:
+            try:
+                return await self._touch(conversation_id, client_id, title, 1 if new_turn else 0, profile_id)
+            except CONNECTION_ERRORS as exc:
+                self.health.failed("recording a conversation", exc, conversation_id=conversation_id)
+            except psycopg.Error as exc:
+                raise unstorable(exc) from None
+        self.pending.setdefault(thread_of(client_id, conversation_id), (client_id, conversation_id, title))
+        return False
+
+    async def _touch(
+        self, conversation_id: str, client_id: str, title: str, turns: int, profile_id: str | None
+    ) -> bool:
+        params = {
+            "profile_id": profile_id,
+            "client_id": client_id,
+            "id": conversation_id,
+            "title": title,
+            "turns": turns,
+            "max_turns": self.limits.turns_per_conversation,
+            "max_conversations": self.limits.conversations_per_visitor,
+        }
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(TOUCH, params)).fetchone()
+            if row is not None:
+                return bool(row["created"])
+            exists = await (
+                await conn.execute(
+                    "SELECT 1 FROM conversations WHERE client_id = %s AND id = %s", (client_id, conversation_id)
+                )
+            ).fetchone()
+        raise self.limits.too_many_turns() if exists else self.limits.too_many_conversations()
+
+    async def save_pending(self) -> None:
+        """Record conversations started while the database was down; one it refuses waits on its own."""
+
+        async def save(thread_id: str) -> None:
+            async with self.pool.connection() as conn:
+                await conn.execute(
+                    "INSERT INTO conversations (client_id, id, title, turns) VALUES (%s, %s, %s, 1) "
+                    "ON CONFLICT (client_id, id) DO UPDATE SET last_message_at = now()",
+                    self.pending[thread_id],
+                )
+            del self.pending[thread_id]
+
+        await save_each(
+            list(self.pending),
+            save,
+            self.retries,
+            self.health,
+            "recording a conversation started while the database was down",
+        )
+
+    async def get(self, conversation_id: str, client_id: str) -> ConversationSummary | None:
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT {COLUMNS} FROM conversations WHERE client_id = %s AND id = %s", (client_id, conversation_id)
+            )
+            row = await cursor.fetchone()
+        return None if row is None else ConversationSummary(**row)
+
+    async def list(self, client_id: str, limit: int = 100) -> list[ConversationSummary]:
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT {COLUMNS} FROM conversations WHERE client_id = %s ORDER BY last_message_at DESC LIMIT %s",
+                (client_id, limit),
+            )
+            return [ConversationSummary(**row) for row in await cursor.fetchall()]
+
+    async def delete(self, conversation_id: str, client_id: str) -> bool:
+        self.pending.pop(thread_of(client_id, conversation_id), None)
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                "DELETE FROM conversations WHERE client_id = %s AND id = %s", (client_id, conversation_id)
+            )
+            return cursor.rowcount > 0
+
+
+class MemoryConversations:
+    """The same interface in process memory, for CHAT_MEMORY_BACKEND=memory."""
+
+    def __init__(self, limits: StorageLimits) -> None:
+        self.limits = limits
+        self.rows: dict[tuple[str, str], tuple[int, ConversationSummary]] = {}
+        self.counts: dict[str, int] = {}  # conversations per visitor, so a limit check does not scan every row
+        self.pending: dict[str, tuple[str, str, str]] = {}  # never anything: memory cannot go away
+        self.retries = SaveRetries()
+
+    async def save_pending(self) -> None:
+        """Nothing waits: memory cannot go away."""
+
+    async def touch(
+        self,
+        conversation_id: str,
+        client_id: str,
+        first_message: str,
+        *,
+        new_turn: bool = True,
+        profile_id: str | None = None,
+    ) -> bool:
+        now = datetime.now(UTC)
+        turns, known = self.rows.get((client_id, conversation_id), (0, None))
+        turns += 1 if new_turn else 0
+        if known is None and self.counts.get(client_id, 0) >= self.limits.conversations_per_visitor:
+            raise self.limits.too_many_conversations()
+        if turns > self.limits.turns_per_conversation:
+            raise self.limits.too_many_turns()
+        if known is None:
+            self.counts[client_id] = self.counts.get(client_id, 0) + 1
+        self.rows[(client_id, conversation_id)] = (
+            turns,
+            ConversationSummary(
+                id=conversation_id,
+                title=known.title if known else title_from(first_message),
+                created_at=known.created_at if known else now,
+                last_message_at=now,
+                profile_id=profile_id,
+            ),
+        )
+        return known is None
+
+    async def get(self, conversation_id: str, client_id: str) -> ConversationSummary | None:
+        return self.rows.get((client_id, conversation_id), (0, None))[1]
+
+    async def list(self, client_id: str, limit: int = 100) -> list[ConversationSummary]:
+        mine = [conversation for (owner, _), (_, conversation) in self.rows.items() if owner == client_id]
+        return sorted(mine, key=lambda row: row.last_message_at, reverse=True)[:limit]
+
+    async def delete(self, conversation_id: str, client_id: str) -> bool:
+        if self.rows.pop((client_id, conversation_id), None) is None:
+            return False
+        if left := self.counts.pop(client_id) - 1:
+            self.counts[client_id] = left
+        return True
+
+
+class Conversations(Protocol):
+    """A visitor's conversations, in PostgreSQL or in memory."""
+
+    pending: dict[str, tuple[str, str, str]]
+    retries: SaveRetries
+
+    async def touch(
+        self,
+        conversation_id: str,
+        client_id: str,
+        first_message: str,
+        *,
+        new_turn: bool = True,
+        profile_id: str | None = None,
+    ) -> bool: ...
+
+    async def get(self, conversation_id: str, client_id: str) -> ConversationSummary | None: ...
+
+    async def list(self, client_id: str, limit: int = 100) -> list[ConversationSummary]: ...
+
+    async def delete(self, conversation_id: str, client_id: str) -> bool: ...
+
+    async def save_pending(self) -> None: ...

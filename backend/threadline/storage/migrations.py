@@ -1,0 +1,154 @@
+"""The tables and their ordered migrations, applied once per database under an advisory lock."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import psycopg
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+from threadline.storage.saver import Pool
+
+# Applied in order, each step once; append steps, never edit a released one.
+MIGRATIONS = [
+    [
+        """CREATE TABLE conversations (
+            id text PRIMARY KEY,
+            title text NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            last_message_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        "CREATE INDEX conversations_last_message_at ON conversations (last_message_at DESC)",
+    ],
+    [
+        "ALTER TABLE conversations ADD COLUMN client_id text",
+        "CREATE INDEX conversations_client_recent ON conversations (client_id, last_message_at DESC)",
+    ],
+    [
+        """CREATE TABLE active_turns (
+            conversation_id text PRIMARY KEY,
+            client_id text NOT NULL,
+            started_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        "CREATE UNIQUE INDEX active_turns_one_per_client ON active_turns (client_id)",
+    ],
+    [  # conversation ids scoped per visitor (persistence.thread_of), turn counts for the storage limits,
+        # and running answers tied to the database session of the process that runs them (answers/active.py)
+        "UPDATE conversations SET client_id = '' WHERE client_id IS NULL",
+        "ALTER TABLE conversations ALTER COLUMN client_id SET NOT NULL",
+        "ALTER TABLE conversations DROP CONSTRAINT conversations_pkey",
+        "ALTER TABLE conversations ADD PRIMARY KEY (client_id, id)",
+        "DROP INDEX conversations_last_message_at",
+        "ALTER TABLE conversations ADD COLUMN turns integer NOT NULL DEFAULT 0",
+        *(
+            f"UPDATE {table} SET thread_id = c.client_id || ':' || c.id FROM conversations c "
+            f"WHERE {table}.thread_id = c.id"
+            for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+        ),
+        "DELETE FROM active_turns",
+        "ALTER TABLE active_turns RENAME COLUMN conversation_id TO thread_id",
+        "ALTER TABLE active_turns ADD COLUMN session text",
+    ],
+    [  # each answer's trace (observability/trace_store.py)
+        """CREATE TABLE traces (
+            trace_id text PRIMARY KEY,
+            client_id text NOT NULL,
+            conversation_id text NOT NULL,
+            message_id text NOT NULL,
+            started_at timestamptz NOT NULL,
+            trace jsonb NOT NULL
+        )""",
+        "CREATE INDEX traces_by_message ON traces (client_id, message_id)",
+        "CREATE INDEX traces_by_conversation ON traces (client_id, conversation_id)",
+        "CREATE INDEX traces_by_age ON traces (started_at)",
+    ],
+    [  # a person's rating of an answer (conversations/feedback.py)
+        """CREATE TABLE feedback (
+            client_id text NOT NULL,
+            message_id text NOT NULL,
+            conversation_id text NOT NULL,
+            trace_id text,
+            rating text NOT NULL CHECK (rating IN ('up', 'down')),
+            comment text,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            updated_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (client_id, message_id)
+        )""",
+        "CREATE INDEX feedback_by_conversation ON feedback (client_id, conversation_id)",
+        "CREATE INDEX feedback_by_trace ON feedback (trace_id)",
+    ],
+    ["ALTER TABLE conversations ADD COLUMN profile_id text"],  # the model profile it goes on with (agent/profiles.py)
+    [  # an A/B comparison of two answers, and its vote (conversations/comparisons.py)
+        """CREATE TABLE comparisons (
+            id text PRIMARY KEY,
+            client_id text NOT NULL,
+            conversation_id text NOT NULL,
+            profile_a text NOT NULL,
+            profile_b text NOT NULL,
+            preference text,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            document jsonb NOT NULL
+        )""",
+        "CREATE INDEX comparisons_by_conversation ON comparisons (client_id, conversation_id)",
+    ],
+    [  # a running answer's stream, batch by batch, for readers that resume it (answers/recordings.py)
+        """CREATE TABLE stream_chunks (
+            thread_id text NOT NULL,
+            message_id text NOT NULL,
+            seq integer NOT NULL,
+            data bytea NOT NULL,
+            ended boolean NOT NULL DEFAULT false,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (thread_id, message_id, seq)
+        )""",
+        "CREATE INDEX stream_chunks_by_age ON stream_chunks (created_at)",
+    ],
+    # which answer runs (its assistant message id), so a rollback takes out only the answer it stopped
+    ["ALTER TABLE active_turns ADD COLUMN answer_id text"],
+    [  # a trace row outlives its document (retention), so an answer's conversation is one lookup away, and
+        # names the question it answers, so the answers a regenerate replaced are bounded (trace_store.py)
+        "ALTER TABLE traces ALTER COLUMN trace DROP NOT NULL",
+        "ALTER TABLE traces ADD COLUMN question_id text",
+    ],
+]
+
+
+MIGRATION_LOCK = 7261584
+LOCK_POLL = 0.1  # seconds between tries for the migration lock
+
+
+async def _try_lock(conn: psycopg.AsyncConnection[Any]) -> bool:
+    row = await (await conn.execute("SELECT pg_try_advisory_lock(%s) AS locked", (MIGRATION_LOCK,))).fetchone()
+    return bool(row and row["locked"])
+
+
+async def migrate(pool: Pool) -> None:
+    """Set up LangGraph's tables, then apply our pending migrations, under a session advisory lock, so
+    instances starting together on a new database do not race.
+
+    The lock is tried, not waited for: a session blocked in `pg_advisory_lock` holds a snapshot, and
+    LangGraph's `CREATE INDEX CONCURRENTLY` in the process holding the lock waits for every such
+    snapshot, so two processes starting together would wait for each other for good. And the setup runs
+    on the connection that holds the lock, so nothing the lock guards waits on another connection.
+    """
+    async with pool.connection() as conn:
+        while not await _try_lock(conn):
+            await asyncio.sleep(LOCK_POLL)
+        try:
+            await AsyncPostgresSaver(conn).setup()
+            async with conn.transaction():
+                await conn.execute(
+                    "CREATE TABLE IF NOT EXISTS threadline_migrations "
+                    "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+                )
+                cursor = await conn.execute("SELECT coalesce(max(version), 0) AS version FROM threadline_migrations")
+                row = await cursor.fetchone()
+                current = row["version"] if row else 0
+                for version, statements in enumerate(MIGRATIONS, start=1):
+                    if version > current:
+                        for statement in statements:
+                            await conn.execute(statement)
+                        await conn.execute("INSERT INTO threadline_migrations (version) VALUES (%s)", (version,))
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
