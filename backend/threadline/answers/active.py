@@ -182,10 +182,7 @@ class ActiveTurns:
         for branch in branches:
             branch.stop(Stop.CANCELLED)
         await asyncio.gather(*(branch.finished() for branch in branches))
-        turn = self.by_thread.get(thread_id)
-        if turn is not None and turn.client_id == client_id:
-            turn.stop(Stop.CANCELLED)
-            await turn.finished()
+        if await self._stop_here(thread_id, client_id):
             return True
         if branches:
             return True
@@ -226,12 +223,25 @@ class ActiveTurns:
                     return
             await asyncio.sleep(0.1)
 
+    async def _stop_here(self, thread_id: str, client_id: str) -> bool:
+        """Stop the client's answer in this conversation if it runs in this process, and wait until it is saved."""
+        turn = self.by_thread.get(thread_id)
+        if turn is None or turn.client_id != client_id:
+            return False
+        turn.stop(Stop.CANCELLED)
+        await turn.finished()
+        return True
+
     async def _cancel_elsewhere(self, thread_id: str, client_id: str, wait: float = 10.0) -> bool:
         assert self.pool is not None, "other processes are reached through the database"
         query = "SELECT 1 FROM active_turns WHERE thread_id = %s AND client_id = %s"
         async with self.pool.connection() as conn:
             if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
                 return False
+            # The answer may have begun here while its row was looked for: a notice to this process's own
+            # listener could be lost while it connects, and the stop would then wait for the answer's end.
+            if await self._stop_here(thread_id, client_id):
+                return True
             await self.clear_stale(conn)
             if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
                 return False  # its process had died: nothing was running
