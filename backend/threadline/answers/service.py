@@ -30,7 +30,15 @@ from threadline.conversations import approvals
 from threadline.conversations.approvals import ApprovalResponse
 from threadline.conversations.closing import decline_waiting, roll_back
 from threadline.conversations.comparisons import ComparedAnswer, Comparison, Side, kept_answer
-from threadline.conversations.state import answer_messages, answer_text, branch_of, copy_conversation, load, thread_of
+from threadline.conversations.state import (
+    answer_messages,
+    answer_text,
+    branch_of,
+    copy_conversation,
+    load,
+    replace_answer,
+    thread_of,
+)
 from threadline.observability.answers import Observability
 from threadline.refusals import Refused, invalid, not_found
 from threadline.settings import MultitaskStrategy, OnDisconnect, Settings, StreamMode
@@ -39,6 +47,7 @@ from threadline.storage.database import Storage
 
 log = logging.getLogger(__name__)
 
+VOTE_ROUNDS = 5  # votes arriving at once: each round puts the latest preference's answer in place
 SECOND_ANSWER_KEPT = 120.0  # seconds an unread second answer's stream waits for its reader after it ended
 
 
@@ -222,6 +231,41 @@ class AnswerService:
         self.keep(self._keep_answer(comparison_id, "A", first))
         self.keep(self._keep_answer(comparison_id, "B", second))
         return first
+
+    async def follow_vote(self, client_id: str, comparison: Comparison) -> Side:
+        """Make the conversation go on with the answer the comparison's preference chooses, while the compared
+        message is still its last; which answer it goes on with. Votes may arrive at once, in several
+        processes: after each change the preference is read again, so the conversation ends up with the
+        latest vote's."""
+        thread_id = thread_of(client_id, comparison.conversation_id)
+        store = self.storage.comparisons
+        for _ in range(VOTE_ROUNDS):
+            conversation = await load(self.graphs.current, thread_id)
+            question = conversation.last_question()
+            if question is None or question.id != comparison.user_message_id:  # moved on: the continuation stays
+                return "A" if conversation.question_answered_by(comparison.a.message_id) else "B"
+            chosen = comparison.chosen
+            if conversation.records.get(question.id, {}).get("assistant_id") != comparison.answer(chosen).message_id:
+                kept = await store.kept(client_id, comparison.id, chosen) or await self._kept_on_branch(
+                    thread_id, comparison, chosen
+                )
+                if kept is None:
+                    raise Refused("CONFLICT", "That answer was not kept: it cannot become the conversation's.")
+                try:
+                    await replace_answer(self.graphs.current, conversation, question.id, kept)
+                except ValueError:  # another vote changed the answer meanwhile: look again
+                    continue
+            latest = await store.get(client_id, comparison.id)
+            if latest is None or latest.chosen == chosen:
+                return chosen
+            comparison = latest
+        return comparison.chosen
+
+    async def _kept_on_branch(self, thread_id: str, comparison: Comparison, side: Side) -> dict[str, Any] | None:
+        """A comparison made before answers were kept in it has its answers on branches of the conversation."""
+        branch = await load(self.graphs.current, branch_of(thread_id, comparison.id, side))
+        question, messages = answer_messages(branch, comparison.answer(side).message_id) or ("", [])
+        return kept_answer(messages, branch.records[question]) if question else None
 
     async def profile_for(self, client_id: str, conversation_id: str, requested: str | None) -> Profile:
         """The profile asked for (not found when there is none by that id), else the one the conversation went

@@ -7,7 +7,6 @@ answer A; see `AnswerService.compare` (answers/service.py).
 from __future__ import annotations
 
 import secrets
-from typing import Any
 
 import msgspec
 from litestar import Controller, Response, get, post
@@ -15,12 +14,10 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
 from litestar.response import Stream
 
-from threadline.conversations.comparisons import Comparison, PairResult, Preference, Side, kept_answer, results
-from threadline.conversations.state import answer_messages, branch_of, load, replace_answer, thread_of
+from threadline.conversations.comparisons import Comparison, PairResult, Preference, results
 from threadline.http.dependencies import AppServices
 from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.http.schemas import ID_PATTERN
-from threadline.http.services import Services
 from threadline.http.streams import choose_wire
 
 ComparisonId = Parameter(pattern=ID_PATTERN, description="The comparison id (from the answer's start metadata)")
@@ -35,47 +32,6 @@ class VoteResult(msgspec.Struct, rename="camel"):
     success: bool
     preference: Preference
     continuation: str  # "A" or "B": the answer the conversation carries on with
-
-
-VOTE_ROUNDS = 5  # votes arriving at once: each round puts the latest preference's answer in place
-
-
-async def follow_vote(services: Services, client_id: str, comparison: Comparison) -> Side:
-    """Make the conversation go on with the answer the comparison's preference chooses, while the compared
-    message is still its last; which answer it goes on with. Votes may arrive at once, in several processes:
-    after each change the preference is read again, so the conversation ends up with the latest vote's."""
-    thread_id = thread_of(client_id, comparison.conversation_id)
-    store = services.storage.comparisons
-    for _ in range(VOTE_ROUNDS):
-        conversation = await load(services.graph, thread_id)
-        question = conversation.last_question()
-        if question is None or question.id != comparison.user_message_id:  # moved on: the continuation stays
-            return "A" if conversation.question_answered_by(comparison.a.message_id) else "B"
-        chosen = comparison.chosen
-        if conversation.records.get(question.id, {}).get("assistant_id") != comparison.answer(chosen).message_id:
-            kept = await store.kept(client_id, comparison.id, chosen) or await kept_on_branch(
-                services, thread_id, comparison, chosen
-            )
-            if kept is None:
-                raise ApiError(409, "CONFLICT", "That answer was not kept: it cannot become the conversation's.")
-            try:
-                await replace_answer(services.graph, conversation, question.id, kept)
-            except ValueError:  # another vote changed the answer meanwhile: look again
-                continue
-        latest = await store.get(client_id, comparison.id)
-        if latest is None or latest.chosen == chosen:
-            return chosen
-        comparison = latest
-    return comparison.chosen
-
-
-async def kept_on_branch(
-    services: Services, thread_id: str, comparison: Comparison, side: Side
-) -> dict[str, Any] | None:
-    """A comparison made before answers were kept in it has its answers on branches of the conversation."""
-    branch = await load(services.graph, branch_of(thread_id, comparison.id, side))
-    question, messages = answer_messages(branch, comparison.answer(side).message_id) or ("", [])
-    return kept_answer(messages, branch.records[question]) if question else None
 
 
 def _not_found() -> ApiError:
@@ -146,7 +102,7 @@ class ComparisonController(Controller):
         voted = await store.vote(client_id, comparison_id, data.preference)
         if voted is None:  # its conversation was deleted meanwhile
             raise _not_found()
-        continuation = await follow_vote(services, client_id, voted)
+        continuation = await services.answers.follow_vote(client_id, voted)
         return VoteResult(success=True, preference=data.preference, continuation=continuation)
 
     @get(
