@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import httpx
 
@@ -32,11 +32,28 @@ from threadline.client.protocol import (
     whole,
 )
 
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
 StreamMode = Literal["messages", "events"]
 Preference = Literal["A", "B", "tie"]
 
 
-class Client:
+class _Connection(Generic[H]):
+    """What both clients hold: the wire they read, and an HTTP client that carries the visitor's identity."""
+
+    def __init__(self, http: H, wire: Wire, token: str | None) -> None:
+        self.wire = wire
+        self.http: H = http
+        if token:
+            self.http.headers[IDENTITY_HEADER] = token
+
+    @property
+    def token(self) -> str | None:
+        """The signed anonymous identity the server issued: pass it to a new client to reach your conversations."""
+        token: str | None = self.http.headers.get(IDENTITY_HEADER)
+        return token
+
+
+class Client(_Connection[httpx.Client]):
     """Synchronous client. Keeps the anonymous identity the server issues, so conversations stay yours."""
 
     def __init__(
@@ -47,10 +64,7 @@ class Client:
         token: str | None = None,
         timeout: float = 130.0,
     ) -> None:
-        self.wire = wire
-        self.http = httpx.Client(base_url=base_url, timeout=timeout)
-        if token:
-            self.http.headers[IDENTITY_HEADER] = token
+        super().__init__(httpx.Client(base_url=base_url, timeout=timeout), wire, token)
 
     def __enter__(self) -> Client:
         return self
@@ -60,12 +74,6 @@ class Client:
 
     def close(self) -> None:
         self.http.close()
-
-    @property
-    def token(self) -> str | None:
-        """The signed anonymous identity the server issued: pass it to a new client to reach your conversations."""
-        token: str | None = self.http.headers.get(IDENTITY_HEADER)
-        return token
 
     def stream(
         self, text: str, conversation_id: str | None = None, *, stream_mode: StreamMode | None = None
@@ -155,7 +163,7 @@ class Client:
         return listed
 
 
-class AsyncClient:
+class AsyncClient(_Connection[httpx.AsyncClient]):
     """The same as Client, for asyncio: every method is a coroutine (`stream` an async iterator)."""
 
     def __init__(
@@ -166,10 +174,7 @@ class AsyncClient:
         token: str | None = None,
         timeout: float = 130.0,
     ) -> None:
-        self.wire = wire
-        self.http = httpx.AsyncClient(base_url=base_url, timeout=timeout)
-        if token:
-            self.http.headers[IDENTITY_HEADER] = token
+        super().__init__(httpx.AsyncClient(base_url=base_url, timeout=timeout), wire, token)
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -179,11 +184,6 @@ class AsyncClient:
 
     async def aclose(self) -> None:
         await self.http.aclose()
-
-    @property
-    def token(self) -> str | None:
-        token: str | None = self.http.headers.get(IDENTITY_HEADER)
-        return token
 
     async def stream(
         self, text: str, conversation_id: str | None = None, *, stream_mode: StreamMode | None = None
