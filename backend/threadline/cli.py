@@ -46,16 +46,23 @@ def stoppable_server() -> type:
     return StoppableServer
 
 
-def serve() -> int:
+def serve(graph: str | None = None) -> int:
     try:
-        settings = load_settings()
+        settings = load_settings({**os.environ, "THREADLINE_GRAPH": graph} if graph else None)
     except SettingsError as error:
         print(f"threadline: {error}", file=sys.stderr)
         return 2
+    from threadline.agent.graphs import load_agent
+    from threadline.agent.loading import AgentLoadError
     from threadline.gc_tuning import tune_for_serving
     from threadline.http.app import create_app
     from threadline.http.connection_limits import server_config
 
+    try:  # a team's own agent that cannot run stops start-up here, in one line, before anything is opened
+        load_agent(settings)
+    except AgentLoadError as error:
+        print(f"threadline: {error}", file=sys.stderr)
+        return 2
     configure_logging(settings.log_level, settings.log_format)
     app = create_app(settings)
     app.on_startup.append(tune_for_serving)
@@ -94,7 +101,8 @@ def mcp_token(client_id: str | None, conversation_id: str | None, ttl: float) ->
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="threadline", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("serve", help="run the chat server (settings come from the environment; see README)")
+    serving = commands.add_parser("serve", help="run the chat server (settings come from the environment; see README)")
+    serving.add_argument("--graph", help="your own LangGraph agent, path/to/file.py:name (THREADLINE_GRAPH)")
     chat = commands.add_parser("chat", help="chat with a running server from the terminal (one message per line)")
     chat.add_argument("--url", default="http://127.0.0.1:8000", help="the server (default %(default)s)")
     chat.add_argument("--conversation", help="continue this conversation id")
@@ -107,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "mcp-token":
         return mcp_token(args.client_id, args.conversation, args.ttl)
     if args.command == "serve":
-        return serve()
+        return serve(args.graph)
     if args.command == "chat":
         from threadline.client.chat_cli import run
 

@@ -202,6 +202,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "[Suggested replies and actions](../guides/suggestions.md))",
         ),
     ] = ()
+    graph: Annotated[
+        str | None,
+        env(
+            "THREADLINE_GRAPH",
+            help="your own LangGraph agent, `path/to/file.py:name` or `package.module:name`: a `StateGraph`, a "
+            "compiled graph, or a factory given an `AgentContext` (see [Your own agent](../guides/agents.md)); "
+            "unset, the built-in agent answers",
+        ),
+    ] = None
     admin_token: Annotated[
         str | None,
         env(

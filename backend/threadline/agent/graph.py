@@ -68,7 +68,8 @@ class TurnRequest(TypedDict):
     profile: str
     comparison_id: NotRequired[str]  # when this answer is one of an A/B comparison's two
     interactive: NotRequired[bool]  # False: the wire cannot ask for approval, so such calls are declined
-    resume: NotRequired[dict[str, ApprovalResponse]]  # the person's approvals, by tool call id: resume the turn
+    resume: NotRequired[dict[str, Any]]  # resume the turn: the person's answers, by the interrupt they answer
+    declined: NotRequired[list[str]]  # the tool calls among them that the person declined
 
 
 class ChatState(TypedDict, total=False):
@@ -277,10 +278,17 @@ async def respond(state: ChatState, *, agent: Agent) -> dict[str, Any]:
                 )
             )
         )
+    return await closing_update(messages, update, agent.suggester)
+
+
+async def closing_update(
+    messages: Sequence[AnyMessage], update: list[AnyMessage], suggester: Suggester | None
+) -> dict[str, Any]:
+    """The turn's record, with its usage and, when the profile wants them, the suggestions for what comes next."""
     start = last_user_index(messages) or 0
     turn = AnswerRecord(finished_at=timestamp(), finish_reason="stop", usage=usage_since(messages, start))
-    if agent.suggester is not None:
-        suggestions = await agent.suggester.suggest(messages[start].text, [*messages[start + 1 :], *update])
+    if suggester is not None:
+        suggestions = await suggester.suggest(messages[start].text, [*messages[start + 1 :], *update])
         if suggestions is not None and (suggestions.values or suggestions.actions):
             turn["suggestions"] = msgspec.to_builtins(suggestions)
     return {"messages": update, "turns": {messages[start].id: turn}}

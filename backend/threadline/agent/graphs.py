@@ -1,24 +1,41 @@
 """The agent behind one narrow interface: a compiled graph per model profile, which the answers run.
 
-An answer gives its graph the new user message (a `TurnRequest`) and the conversation's thread, and reads
-the LangGraph stream back (answers/runner.py); nothing else of the agent is seen from above.
+An answer gives its graph the new user message (a `TurnRequest`), the conversation's thread and the
+profile's `AgentContext`, and reads the LangGraph stream back (answers/runner.py); nothing else of the
+agent is seen from above. The graph is the built-in one, or a team's own (THREADLINE_GRAPH) hosted in
+threadline's (agent/hosting.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline.agent.actions import load_actions
+from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, GraphOptions, build_graph
-from threadline.agent.models import build_chat_model
+from threadline.agent.hosting import host_graph
+from threadline.agent.loading import AgentSource, agent_graph, load_source
+from threadline.agent.models import build_chat_model, profiles_of
 from threadline.agent.profiles import Profile, default_of
 from threadline.agent.suggestions import Suggester
 from threadline.agent.tool_inputs import ToolInfo, tool_infos
 from threadline.settings import Settings
+
+
+def load_agent(settings: Settings) -> AgentSource | None:
+    """The team's agent THREADLINE_GRAPH names, checked by building it once for the default profile; None
+    without the setting. Raises AgentLoadError with one line for the operator."""
+    if settings.graph is None:
+        return None
+    source = load_source(settings.graph)
+    profile = default_of(profiles_of(settings))
+    agent_graph(source, AgentContext(model=build_chat_model(profile, settings), profile=profile.id))
+    return source
 
 
 class GraphSwitch:
@@ -28,7 +45,11 @@ class GraphSwitch:
     they differ in the model and the system prompt."""
 
     def __init__(
-        self, profiles: tuple[Profile, ...], checkpointer: BaseCheckpointSaver[Any], settings: Settings
+        self,
+        profiles: tuple[Profile, ...],
+        checkpointer: BaseCheckpointSaver[Any],
+        settings: Settings,
+        agent: AgentSource | None = None,
     ) -> None:
         self.profiles = {profile.id: profile for profile in profiles}
         self.default = default_of(profiles)
@@ -39,6 +60,8 @@ class GraphSwitch:
         self.graphs: dict[str, Graph] = {}
         self.tools: dict[str, ToolInfo] = {}  # each tool's title and input check, for the wires
         self.titles: dict[str, str] = {}  # the tools that have a title, for a conversation's history
+        self.agent = agent  # a team's own agent (THREADLINE_GRAPH), else None: the built-in graph
+        self.contexts: dict[str, AgentContext] = {}  # each profile's, without a visitor or conversation
 
     @property
     def current(self) -> Graph:
@@ -49,23 +72,41 @@ class GraphSwitch:
         assert self.graphs, "compiled when the tool servers are first listed, before serving starts"
         return self.graphs[profile_id]
 
+    @property
+    def hosted(self) -> bool:
+        return self.agent is not None
+
+    def context_for(self, profile_id: str, visitor_id: str, conversation_id: str) -> AgentContext:
+        """The runtime context of one answer on this profile."""
+        return replace(self.contexts[profile_id], visitor_id=visitor_id, conversation_id=conversation_id)
+
     def use_tools(self, tools: Sequence[BaseTool]) -> None:
         """An answer already running keeps the graph it started with; the next one gets the new tools."""
         self.tools = tool_infos(tools)
         self.titles = {name: info.title for name, info in self.tools.items() if info.title}
-        self.graphs = {
-            profile.id: build_graph(
-                self.models[profile.id],
-                tools,
-                self.checkpointer,
-                GraphOptions(
-                    system_prompt=profile.system_prompt or self.settings.system_prompt,
-                    max_model_calls=self.settings.max_model_calls,
-                    context_limit=profile.context_limit,
-                    require_approval=profile.require_approval,
-                    auto_approve=profile.auto_approve,
-                    suggester=Suggester(self.models[profile.id], self.actions) if profile.suggests else None,
-                ),
+        self.contexts = {
+            profile.id: AgentContext(
+                model=self.models[profile.id],
+                tools=tuple(tools),
+                profile=profile.id,
+                system_prompt=profile.system_prompt or self.settings.system_prompt,
+                max_model_calls=self.settings.max_model_calls,
             )
             for profile in self.profiles.values()
         }
+        self.graphs = {profile.id: self._compile(profile, tools) for profile in self.profiles.values()}
+
+    def _compile(self, profile: Profile, tools: Sequence[BaseTool]) -> Graph:
+        model = self.models[profile.id]
+        suggester = Suggester(model, self.actions) if profile.suggests else None
+        if self.agent is not None:
+            return host_graph(agent_graph(self.agent, self.contexts[profile.id]), self.checkpointer, suggester)
+        options = GraphOptions(
+            system_prompt=self.contexts[profile.id].system_prompt,
+            max_model_calls=self.settings.max_model_calls,
+            context_limit=profile.context_limit,
+            require_approval=profile.require_approval,
+            auto_approve=profile.auto_approve,
+            suggester=suggester,
+        )
+        return build_graph(model, tools, self.checkpointer, options)

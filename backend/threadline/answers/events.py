@@ -157,6 +157,16 @@ class Suggestions(Event, tag="suggestions", frozen=True):
     actions: tuple[SuggestedAction, ...] = ()
 
 
+class Data(Event, tag="data", frozen=True):
+    """What an agent sends with `get_stream_writer()` (the agents guide says how): an AI SDK `data-{name}` part.
+    `interrupt` is the agent's question to the person (`interrupt(value)`), answered by the next request."""
+
+    name: str
+    data: Any
+    id: str = ""  # a part with the id of an earlier one replaces it
+    transient: bool = False  # shown while the answer streams, not kept in the message
+
+
 class Usage(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -196,6 +206,7 @@ AnyEvent = (
     | Status
     | Warning
     | Suggestions
+    | Data
     | Finish
     | Error
 )

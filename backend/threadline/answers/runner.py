@@ -1,7 +1,10 @@
 """graph_events(): one graph run turned into the canonical event stream (answers/turn.py frames and owns it).
 
 LangGraph's `messages` stream mode gives model tokens and finished tool results; `updates` says when
-a node is done, which is when a model call's text and tool inputs are complete and a step ends.
+a node is done, which is when a model call's text and tool inputs are complete and a step ends; `custom`
+carries what an agent's nodes send with `get_stream_writer()`. The built-in graph's nodes are known by
+name; a hosted agent (agent/hosting.py) streams from its own namespace, and any of its nodes may call a
+model, return tool results, or write data.
 """
 
 from __future__ import annotations
@@ -10,16 +13,18 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import msgspec
-from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCall, ToolMessage
 from langgraph.types import Command, StreamMode
 
+from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers import events as ev
-from threadline.conversations.approvals import pending_of
+from threadline.conversations.approvals import NOT_INTERACTIVE, ApprovalResponse, Waiting, check, waiting_of
 from threadline.conversations.state import AnswerRecord, clean_text, config_of, text_and_reasoning, tool_output
 
-STREAM_MODES: list[StreamMode] = ["messages", "updates"]
+STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
+QUESTION = "interrupt"  # the data part that carries an agent's question to the person
 
 
 class TurnTranslator:
@@ -44,6 +49,13 @@ class TurnTranslator:
         self.call_text: list[str] = []
         self.call_reasoning: list[str] = []
         self.finish: AnswerRecord | None = None
+        self.calls_done = False  # the last model call asked for tools: the next call starts a new step
+        self.last_calls: list[ToolCall] = []  # the last model call's tool calls, which an interrupt may wait for
+        self.streamed: set[str | None] = set()  # a hosted agent's model messages streamed in this answer
+        self.finished_calls: set[str | None] = set()  # ... and those whose call is complete
+        self.declined: set[str] = set()  # tool calls the person declined: their results are shown as denied
+        self.waiting: list[Waiting] = []  # the approvals this answer ended waiting for
+        self.interactive = True  # False: the wire cannot ask the person, and graph_events declines what waits
 
     def _part_id(self, kind: str) -> str:
         self.parts += 1
@@ -57,6 +69,7 @@ class TurnTranslator:
 
     def close_step(self) -> list[ev.Event]:
         out = self.close_parts()
+        self.calls_done = False
         if self.step_open:
             self.step_open = False
             out.append(ev.StepFinish())
@@ -73,7 +86,8 @@ class TurnTranslator:
         return out
 
     def model_chunk(self, chunk: AIMessage) -> list[ev.Event]:
-        out = self.open_step()
+        out = self.close_step() if self.calls_done else []  # a new model call after tool results: a new step
+        out += self.open_step()
         text, reasoning = text_and_reasoning(chunk)
         text, reasoning = clean_text(text), clean_text(reasoning)
         if reasoning:
@@ -109,6 +123,8 @@ class TurnTranslator:
         out = self.close_parts()
         self.call_text.clear()
         self.call_reasoning.clear()
+        self.last_calls = message.tool_calls
+        self.calls_done = bool(message.tool_calls)
         for call in message.tool_calls:
             call_id = call["id"] or ""
             self.pending_tools.add(call_id)
@@ -160,9 +176,13 @@ class TurnTranslator:
             return f"There is no tool named {tool_name!r}."
         return info.problem(tool_input)
 
-    def message(self, message: Any, node: str) -> list[ev.Event]:
+    def message(self, message: Any, node: str, namespace: tuple[str, ...] = ()) -> list[ev.Event]:
         if isinstance(message, AIMessageChunk):
+            if namespace:
+                self.streamed.add(message.id)
             return self.model_chunk(message)
+        if namespace:
+            return self.agent_message(message)
         if isinstance(message, ToolMessage):
             self.pending_tools.discard(message.tool_call_id)
             if node == "process" or message.tool_call_id in self.input_errors:  # shown as the model's error
@@ -173,10 +193,27 @@ class TurnTranslator:
         if isinstance(message, AIMessage):
             if node == "process":  # a model that did not stream: its whole text at once
                 return self.model_chunk(message)
+            if node == "agent":  # a hosted agent's messages, already streamed from its own namespace
+                return []
             # The respond node's own closing answer is a step of its own, already saved with it.
             out = [*self.close_step(), *self.model_chunk(message), *self.close_step()]
             self.call_text.clear()
             return out
+        return []
+
+    def agent_message(self, message: BaseMessage) -> list[ev.Event]:
+        """A message new in a hosted agent's run (LangGraph passes on each once): a tool's result, or a model
+        message that was not streamed, which is shown whole and is complete."""
+        if isinstance(message, ToolMessage):
+            self.pending_tools.discard(message.tool_call_id)
+            if message.tool_call_id in self.input_errors:
+                return []
+            if message.tool_call_id in self.declined:
+                return [ev.ToolOutputDenied(tool_call_id=message.tool_call_id, error_text=str(message.text))]
+            return [tool_output(message)]
+        if isinstance(message, AIMessage) and message.id not in self.finished_calls:
+            self.finished_calls.add(message.id)
+            return [*self.model_chunk(message), *self.model_done(message)]
         return []
 
     def interrupted(self, why: str) -> list[ev.Event]:
@@ -198,8 +235,10 @@ class TurnTranslator:
         blocks += [{"type": "text", "text": text}] if text else []
         return AIMessage(content=blocks)
 
-    def update(self, node: str, update: Any) -> list[ev.Event]:
+    def update(self, node: str, update: Any, namespace: tuple[str, ...] = ()) -> list[ev.Event]:
         update = update or {}
+        if namespace:
+            return self.agent_update(update) if node != "__interrupt__" else []
         if node == "process":  # the model's message, perhaps followed by results for calls it could not make
             return self.model_done(next(m for m in update["messages"] if isinstance(m, AIMessage)))
         if node == "tools":
@@ -209,15 +248,78 @@ class TurnTranslator:
             if "suggestions" in record:
                 return [*self.close_step(), msgspec.convert(record["suggestions"], ev.Suggestions)]
             return self.close_step()
-        if node == "__interrupt__":  # the graph waits for the person's approval: the answer ends here
-            self.finish = AnswerRecord(finish_reason="tool-calls")
-            requests = [
-                ev.ToolApprovalRequest(approval_id=approval["approvalId"], tool_call_id=approval["toolCallId"])
-                for approval in pending_of(update)
-            ]
-            self.pending_tools.difference_update(request.tool_call_id for request in requests)
-            return [*requests, *self.close_step()]
+        if node == "__interrupt__":  # the graph waits for the person: the answer ends here
+            return self.paused(update)
         return []
+
+    def agent_update(self, update: Any) -> list[ev.Event]:
+        """A hosted agent's node is done: a model call it streamed is complete, with its tool calls."""
+        out: list[ev.Event] = []
+        for value in update if isinstance(update, list) else [update]:
+            messages = value.get("messages") if isinstance(value, dict) else None
+            for message in messages if isinstance(messages, list) else [messages]:
+                if not isinstance(message, AIMessage) or message.id not in self.streamed:
+                    continue
+                if message.id not in self.finished_calls:
+                    self.finished_calls.add(message.id)
+                    out += self.model_done(message)
+        return out
+
+    def paused(self, interrupts: Any) -> list[ev.Event]:
+        """Approvals end the answer with a request per call; any other interrupt is the agent's question."""
+        approvals, questions = waiting_of(interrupts, self.last_calls)
+        self.waiting = approvals
+        if approvals and not self.interactive:
+            return []  # declined at once (graph_events), and the agent goes on
+        self.finish = AnswerRecord(finish_reason="tool-calls" if approvals else "other")
+        requests = [
+            ev.ToolApprovalRequest(approval_id=item.approval_id, tool_call_id=item.tool_call_id) for item in approvals
+        ]
+        self.pending_tools.difference_update(request.tool_call_id for request in requests)
+        asked = [
+            ev.Data(name=QUESTION, id=question.id, data={"id": question.id, "value": _plain(question.value)})
+            for question in questions
+        ]
+        return [*requests, *asked, *self.close_step()]
+
+    def custom(self, payload: Any) -> list[ev.Event]:
+        """What a node sent with `get_stream_writer()`: `{"tool_call_id", "progress", "total"?, "message"?}` is a
+        tool's progress; `{"name", "data", "id"?, "transient"?}` a `data-{name}` part; anything else `data-custom`."""
+        if isinstance(payload, dict) and isinstance(payload.get("tool_call_id"), str) and "progress" in payload:
+            return (
+                [
+                    ev.ToolProgress(
+                        tool_call_id=payload["tool_call_id"],
+                        progress=float(payload["progress"]),
+                        total=payload.get("total"),
+                        message=payload.get("message"),
+                    )
+                ]
+                if self.events_mode
+                else []
+            )
+        if isinstance(payload, dict) and isinstance(payload.get("name"), str) and "data" in payload:
+            name = payload["name"] if payload["name"] not in RESERVED_PARTS else f"agent-{payload['name']}"
+            return [
+                ev.Data(
+                    name=name,
+                    data=_plain(payload["data"]),
+                    id=str(payload.get("id") or ""),
+                    transient=payload.get("transient") is True,
+                )
+            ]
+        return [ev.Data(name="custom", data=_plain(payload))]
+
+
+RESERVED_PARTS = frozenset({QUESTION, "suggestions", "status", "warning", "tool-progress"})  # threadline's own
+
+
+def _plain(value: Any) -> Any:
+    """JSON as the wires send it; what has no JSON form is sent as its text."""
+    try:
+        return msgspec.to_builtins(value, str_keys=True)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 async def graph_events(
@@ -227,20 +329,39 @@ async def graph_events(
     translator: TurnTranslator,
     callbacks: list[Any] | None = None,
     metadata: dict[str, str] | None = None,
+    context: AgentContext | None = None,
 ) -> AsyncIterator[ev.Event]:
     """Run the graph for one turn and yield what the answer shows, between `start` and `finish`;
-    `callbacks` and `metadata` go to LangChain's run config (tracing to Langfuse, say)."""
+    `callbacks` and `metadata` go to LangChain's run config (tracing to Langfuse, say), `context` to every node
+    as LangGraph runtime context. A wire that cannot ask the person declines what a hosted agent asks them to
+    approve, and the agent goes on."""
     config = config_of(thread_id)
     if callbacks:
         config |= {"callbacks": callbacks, "metadata": metadata or {}}
+    translator.declined = set(request.get("declined", ()))
+    translator.interactive = request.get("interactive", True)
     graph_input: Any = Command(resume=request["resume"]) if "resume" in request else {"request": request}
-    stream: AsyncIterator[Any] = graph.astream(graph_input, config, stream_mode=STREAM_MODES)
-    async for mode, payload in stream:
-        batch: list[ev.Event]
-        if mode == "messages":
-            message, metadata = payload
-            batch = translator.message(message, metadata.get("langgraph_node", ""))
-        else:
-            batch = [event for node, update in payload.items() for event in translator.update(node, update)]
-        for event in batch:
-            yield event
+    while graph_input is not None:
+        stream: AsyncIterator[Any] = graph.astream(
+            graph_input, config, stream_mode=STREAM_MODES, subgraphs=True, context=context
+        )
+        async for namespace, mode, payload in stream:
+            batch: list[ev.Event]
+            if mode == "messages":
+                message, metadata = payload
+                batch = translator.message(message, metadata.get("langgraph_node", ""), namespace)
+            elif mode == "updates":
+                batch = [
+                    event for node, update in payload.items() for event in translator.update(node, update, namespace)
+                ]
+            else:
+                batch = translator.custom(payload)
+            for event in batch:
+                yield event
+        graph_input, waiting = None, translator.waiting
+        if waiting and not translator.interactive:
+            declined = ApprovalResponse(approved=False, reason=NOT_INTERACTIVE)
+            translator.declined |= {item.tool_call_id for item in waiting}
+            translator.waiting = []
+            responses = {item.approval_id: (item.tool_call_id, declined) for item in waiting}
+            graph_input = Command(resume=check(waiting, responses))

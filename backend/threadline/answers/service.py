@@ -27,10 +27,11 @@ from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
 from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup
 from threadline.conversations import approvals
-from threadline.conversations.approvals import ApprovalResponse
+from threadline.conversations.approvals import SUPERSEDED, ApprovalResponse
 from threadline.conversations.closing import decline_waiting, roll_back
 from threadline.conversations.comparisons import ComparedAnswer, Comparison, Side, kept_answer
 from threadline.conversations.state import (
+    Conversation,
     answer_messages,
     answer_text,
     branch_of,
@@ -141,19 +142,41 @@ class AnswerService:
         """Resume the answer that waits for the person's approvals (by approval id: the tool call id and the
         response), once they are checked against what waits; it goes on as the same assistant message."""
         await self.owned(client_id, conversation_id)
-        thread_id = thread_of(client_id, conversation_id)
-        conversation = await load(self.graphs.current, thread_id)
+        conversation = await load(self.graphs.current, thread_of(client_id, conversation_id))
         try:
-            resume = approvals.check(conversation.waiting, responses)
+            resume = approvals.check(conversation.approvals, responses)
         except approvals.ApprovalError as error:
             raise Refused("CONFLICT" if error.conflict else "VALIDATION_ERROR", str(error)) from None
+        declined = [tool_call_id for tool_call_id, response in responses.values() if not response["approved"]]
+        return await self._resume(conversation, conversation_id, client_id, resume, declined, options)
+
+    async def answer_question(
+        self, client_id: str, conversation_id: str, interrupt_id: str, value: Any, options: AnswerOptions
+    ) -> Turn:
+        """Resume the answer that waits for the person's answer to the agent's question (`interrupt(value)`)."""
+        await self.owned(client_id, conversation_id)
+        conversation = await load(self.graphs.current, thread_of(client_id, conversation_id))
+        if not any(question.id == interrupt_id for question in conversation.questions):
+            raise Refused("CONFLICT", "No question of the agent waits for an answer by this id (was it answered?)")
+        return await self._resume(conversation, conversation_id, client_id, {interrupt_id: value}, [], options)
+
+    async def _resume(
+        self,
+        conversation: Conversation,
+        conversation_id: str,
+        client_id: str,
+        resume: dict[str, Any],
+        declined: list[str],
+        options: AnswerOptions,
+    ) -> Turn:
         question = conversation.last_question()
-        assert question is not None and question.id, "an approval waits in a turn, which has a question"
+        assert question is not None and question.id, "what waits, waits in a turn, which has a question"
         record = conversation.records.get(question.id, {})
         profile = self.graphs.profiles.get(record.get("profile", "")) or self.graphs.default
         message = NewMessage(question.text, question.id, record.get("assistant_id") or new_id())
         options = replace(options, resumable=True)
-        turn = self._turn(thread_id, conversation_id, client_id, message, profile, options, resume=resume)
+        turn = self._turn(conversation.thread_id, conversation_id, client_id, message, profile, options, resume=resume)
+        turn.request["declined"] = declined
         await self._begin(turn, new_turn=False)
         return turn
 
@@ -294,7 +317,7 @@ class AnswerService:
         message: NewMessage,
         profile: Profile,
         options: AnswerOptions,
-        resume: dict[str, ApprovalResponse] | None = None,
+        resume: dict[str, Any] | None = None,
     ) -> Turn:
         request = turn_request(message, profile, options)
         if resume is not None:
@@ -309,6 +332,7 @@ class AnswerService:
             tools=self.graphs.tools,
             recording=self.recordings.start(thread_id, message.answer_id) if resumable else None,
             continue_on_disconnect=resumable and on_disconnect == "continue",
+            context=self.graphs.context_for(profile.id, client_id, conversation_id),
         )
         return Turn(self.graphs.of(profile.id), thread_id, conversation_id, client_id, request, setup)
 
@@ -323,6 +347,11 @@ class AnswerService:
         )
         created, recorded = await asyncio.gather(touch, self.active.record(turn), return_exceptions=True)
         failure = next((outcome for outcome in (created, recorded) if isinstance(outcome, BaseException)), None)
+        if failure is None and new_turn and self.graphs.hosted:  # the built-in graph's input node does this
+            try:  # what a hosted agent left waiting is declined by the new message, and saved
+                await decline_waiting(turn.graph, turn.thread_id, SUPERSEDED)
+            except Exception as error:  # noqa: BLE001 - released and refused like a failed write above
+                failure = error
         if failure is not None:
             await self.active.release(turn)
             if created is True:

@@ -19,6 +19,7 @@ import msgspec
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers import events as ev
@@ -80,6 +81,7 @@ class TurnSetup:
     tools: Mapping[str, ToolInfo] | None = None  # each tool's title and input check, for the wires
     recording: StreamRecording | None = None  # the answer's stream, kept for readers that resume it
     continue_on_disconnect: bool = False  # CHAT_ON_DISCONNECT=continue
+    context: AgentContext | None = None  # what the agent's nodes get as LangGraph runtime context
 
 
 class Turn:
@@ -111,6 +113,7 @@ class Turn:
         self.recorder = self.watch.recorder
         self.recording = setup.recording
         self.continue_on_disconnect = setup.continue_on_disconnect
+        self.context = setup.context
 
     def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> asyncio.Task[None]:
         context = contextvars.copy_context()
@@ -250,7 +253,13 @@ class Turn:
     async def _stream(self, loop: asyncio.AbstractEventLoop) -> None:
         """The graph run's events, watched and passed on as they come: the loop every token goes through."""
         events = graph_events(
-            self.graph, self.thread_id, self.request, self.translator, self.watch.callbacks, self.watch.metadata
+            self.graph,
+            self.thread_id,
+            self.request,
+            self.translator,
+            self.watch.callbacks,
+            self.watch.metadata,
+            self.context,
         )
         observe = self.recorder.observe  # _emit, inlined for the token loop
         send = self.queue.put_nowait if self.recording is None else self._send

@@ -1,19 +1,21 @@
-"""Tool calls that wait for the person's approval: a LangGraph interrupt, checkpointed with the conversation.
+"""What a paused conversation waits for: the person's approval of tool calls, or their answer to the agent.
 
-The graph's `approve` node stops before a call that needs approval (mcp_client.toolbox.needs_approval) with
-`interrupt({"approvals": [...]})`; the answer ends with a `tool-approval-request` per call. The person's
-responses come back in the next chat request and are checked against the interrupt waiting in the
-checkpoint before the graph resumes with `Command(resume={tool_call_id: ApprovalResponse})`: approved calls run,
-denied ones get a tool result saying so, and the model goes on. Nothing runs on a response that does not
-match what waits.
+Both are LangGraph interrupts, checkpointed with the conversation. Three shapes ask for approval: the built-in
+graph's `approve` node (`{"approvals": [...]}`), and LangChain's `HumanInTheLoopMiddleware`, batched (a
+`HITLRequest` per model call) or per call (a `tool_approval` request per call). Each call that waits gets an
+approval id, the answer ends with a `tool-approval-request` per call, and the person's responses come back in
+the next chat request, checked against what waits before the graph resumes with `Command(resume={interrupt
+id: value})` in the shape the interrupt asked for: approve, edit, reject. Any other `interrupt(value)` is a
+question to the person, answered with a value. Nothing resumes on a response that does not match what waits.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from fnmatch import fnmatch
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
@@ -23,18 +25,43 @@ CANCELLED = "the answer was stopped"
 NOT_INTERACTIVE = "this client cannot ask the person for approval"
 
 
+Decision = Literal["approve", "edit", "reject", "respond"]
+DECISIONS: tuple[Decision, ...] = ("approve", "edit", "reject", "respond")
+
+
 class PendingApproval(TypedDict):
-    """One call waiting, as the interrupt stores it."""
+    """One call waiting, as the built-in graph's interrupt stores it (and as the others are read)."""
 
     approvalId: str
     toolCallId: str
     toolName: str
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """One call that waits, with the interrupt it waits in and the shape that interrupt is resumed with."""
+
+    approval_id: str
+    tool_call_id: str
+    tool_name: str
+    interrupt_id: str
+    shape: Literal["threadline", "batched", "per_call"] = "threadline"
+    decisions: tuple[Decision, ...] = ("approve", "reject")  # what the person may decide (`edit`: change the input)
+
+
+@dataclass(frozen=True)
+class Question:
+    """An `interrupt(value)` that is not about tool calls: the agent asks the person something."""
+
+    id: str  # the interrupt's
+    value: Any
+
+
 class ApprovalResponse(TypedDict):
     approved: bool
     reason: NotRequired[str | None]
     approval_id: NotRequired[str]
+    edited_input: NotRequired[dict[str, Any]]  # approved with a changed input, where the interrupt allows `edit`
 
 
 class ApprovalError(ValueError):
@@ -63,35 +90,89 @@ def ask(calls: list[ToolCall]) -> dict[str, list[PendingApproval]]:
     }
 
 
-def pending_of(interrupts: Any) -> list[PendingApproval]:
-    """The approvals the checkpoint's interrupts wait for (a StateSnapshot's `interrupts`)."""
-    return [
-        approval
-        for interrupt in interrupts or ()
-        if isinstance(interrupt.value, dict)
-        for approval in interrupt.value.get("approvals", [])
-    ]
+def waiting_of(interrupts: Any, calls: Sequence[ToolCall]) -> tuple[list[Waiting], list[Question]]:
+    """What the interrupts (a StateSnapshot's, or a stream's `__interrupt__`) wait for; `calls` are the
+    unanswered tool calls of the last model message, which a batched HITL request lists in order."""
+    approvals: list[Waiting] = []
+    questions: list[Question] = []
+    for interrupt in interrupts or ():
+        value, interrupt_id = interrupt.value, interrupt.id
+        if isinstance(value, dict) and "approvals" in value:
+            approvals += [
+                Waiting(item["approvalId"], item["toolCallId"], item["toolName"], interrupt_id)
+                for item in value["approvals"]
+            ]
+        elif isinstance(value, dict) and "action_requests" in value:
+            approvals += _batched(interrupt_id, value, calls)
+        elif isinstance(value, dict) and value.get("type") == "tool_approval":
+            allowed = _decisions(interrupt)
+            approvals.append(
+                Waiting(interrupt_id, value["tool_call_id"], value["name"], interrupt_id, "per_call", allowed)
+            )
+        else:
+            questions.append(Question(interrupt_id, value))
+    return approvals, questions
 
 
-def check(
-    waiting_calls: Mapping[str, str], responses: dict[str, tuple[str, ApprovalResponse]]
-) -> dict[str, ApprovalResponse]:
-    """The resume value for `responses` (by approval id: the tool call id and the response), refused unless
-    they answer exactly the approvals waiting (`waiting_calls`: approval ids by tool call id)."""
-    if not waiting_calls:
+def _batched(interrupt_id: str, request: dict[str, Any], calls: Sequence[ToolCall]) -> list[Waiting]:
+    """A HITLRequest names no tool call ids: its action requests follow the model's calls in order."""
+    remaining = list(calls)
+    waiting = []
+    for index, (action, review) in enumerate(zip(request["action_requests"], request["review_configs"], strict=False)):
+        call = next((call for call in remaining if call["name"] == action["name"]), None)
+        if call is None:
+            continue
+        remaining.remove(call)
+        allowed = tuple(d for d in review.get("allowed_decisions", ()) if d in ("approve", "edit", "reject", "respond"))
+        waiting.append(
+            Waiting(f"{interrupt_id}-{index}", call["id"] or "", call["name"], interrupt_id, "batched", allowed)
+        )
+    return waiting
+
+
+def _decisions(interrupt: Any) -> tuple[Decision, ...]:
+    """A per-call request's allowed decisions are in its response schema; approve and reject when unreadable."""
+    schema = str(getattr(interrupt, "response_schema", "") or "")
+    allowed = tuple(d for d in DECISIONS if f"'{d}'" in schema or f'"{d}"' in schema)
+    return allowed or ("approve", "reject")
+
+
+def check(waiting: Sequence[Waiting], responses: dict[str, tuple[str, ApprovalResponse]]) -> dict[str, Any]:
+    """The resume value (by interrupt id) for `responses` (by approval id: the tool call id and the response),
+    refused unless they answer exactly the approvals waiting."""
+    if not waiting:
         raise ApprovalError(
             "No tool call waits for approval in this conversation (was it already answered?)", conflict=True
         )
-    waiting = {approval_id: tool_call_id for tool_call_id, approval_id in waiting_calls.items()}
-    for approval_id, (tool_call_id, _) in responses.items():
-        if waiting.get(approval_id) != tool_call_id:
+    by_id = {item.approval_id: item for item in waiting}
+    for approval_id, (tool_call_id, response) in responses.items():
+        item = by_id.get(approval_id)
+        if item is None or item.tool_call_id != tool_call_id:
             raise ApprovalError(f"Approval {approval_id!r} does not match a tool call waiting in this conversation")
-    if missing := set(waiting) - set(responses):
+        if "edited_input" in response and "edit" not in item.decisions:
+            raise ApprovalError(f"The input of tool call {tool_call_id!r} cannot be edited")
+    if missing := set(by_id) - set(responses):
         raise ApprovalError(f"Every waiting tool call needs a response; missing: {', '.join(sorted(missing))}")
-    return {
-        tool_call_id: response | ApprovalResponse(approved=response["approved"], approval_id=approval_id)
-        for approval_id, (tool_call_id, response) in responses.items()
-    }
+    resume: dict[str, Any] = {}
+    for item in waiting:
+        response = responses[item.approval_id][1]
+        if item.shape == "threadline":
+            entry = response | ApprovalResponse(approved=response["approved"], approval_id=item.approval_id)
+            resume.setdefault(item.interrupt_id, {})[item.tool_call_id] = entry
+        elif item.shape == "batched":
+            resume.setdefault(item.interrupt_id, {"decisions": []})["decisions"].append(_decision(item, response))
+        else:
+            resume[item.interrupt_id] = _decision(item, response)
+    return resume
+
+
+def _decision(item: Waiting, response: ApprovalResponse) -> dict[str, Any]:
+    """A response as HumanInTheLoopMiddleware's decision: approve, edit (approved with a new input) or reject."""
+    if response["approved"]:
+        if "edited_input" in response:
+            return {"type": "edit", "edited_action": {"name": item.tool_name, "args": response["edited_input"]}}
+        return {"type": "approve"}
+    return {"type": "reject"} | ({"message": response["reason"]} if response.get("reason") else {})
 
 
 def denial(call: ToolCall, approval_id: str | None, reason: str | None) -> ToolMessage:

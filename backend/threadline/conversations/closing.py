@@ -44,7 +44,7 @@ async def close_turn(
     if user_id is None:
         return  # stopped before the turn began (or it did finish): nothing was shown, nothing to keep
     messages = conversation.messages
-    update: list[Any] = []
+    update: list[Any] = list(conversation.unsaved)  # what a hosted agent did before it was stopped
     answered = {message.tool_call_id for message in messages if isinstance(message, ToolMessage)}
     last = messages[-1] if messages else None
     if isinstance(last, AIMessage):
@@ -76,7 +76,10 @@ async def forget_turn(graph: StateWriter, thread_id: str, assistant_id: str, fin
         return
     messages = conversation.messages
     start = next(index for index, message in enumerate(messages) if message.id == user_id)
-    added = [RemoveMessage(id=message.id) for message in messages[start + 1 :] if message.id]
+    unsaved = {message.id for message in conversation.unsaved}
+    added = [
+        RemoveMessage(id=message.id) for message in messages[start + 1 :] if message.id and message.id not in unsaved
+    ]
     record = AnswerRecord(finished_at=finished_at, finish_reason="error", usage=usage_since(messages, start))
     await graph.aupdate_state(config_of(thread_id), {"messages": added, "turns": {user_id: record}}, as_node="respond")
 
@@ -92,7 +95,11 @@ async def roll_back(graph: StateWriter, thread_id: str, answer_id: str) -> None:
             return
         if (span := turn_span(conversation.messages, question_id)) is None:
             return
-        removed = [RemoveMessage(id=message.id) for message in conversation.messages[slice(*span)] if message.id]
+        unsaved = {message.id for message in conversation.unsaved}
+        span_messages = conversation.messages[slice(*span)]
+        removed = [
+            RemoveMessage(id=message.id) for message in span_messages if message.id and message.id not in unsaved
+        ]
         try:
             await graph.aupdate_state(config_of(thread_id), {"messages": removed}, as_node="respond")
             return
@@ -100,18 +107,20 @@ async def roll_back(graph: StateWriter, thread_id: str, answer_id: str) -> None:
             continue
 
 
-async def decline_waiting(graph: StateWriter, thread_id: str) -> bool:
-    """Decline the tool calls that wait for the person's approval (a stop while waiting); False when none do."""
+async def decline_waiting(graph: StateWriter, thread_id: str, reason: str = CANCELLED) -> bool:
+    """Decline the tool calls that wait for the person's approval, or leave the agent's question unanswered: a
+    stop while waiting, or (`SUPERSEDED`) a new message; False when nothing waits."""
     conversation = await load(graph, thread_id)
     question = conversation.last_question()
-    if not conversation.waiting or question is None:
+    if not (conversation.waiting or conversation.questions) or question is None:
         return False
     declined = [
-        denial(call, conversation.waiting.get(call["id"] or ""), CANCELLED)
+        denial(call, conversation.waiting.get(call["id"] or ""), reason)
         for call in unanswered_calls(conversation.messages)
     ]
-    record = AnswerRecord(finished_at=timestamp(), finish_reason="other", interrupted=STOPPED)
-    update = {"messages": declined, "turns": {question.id: record}}
+    interrupted = STOPPED if reason == CANCELLED else "superseded"
+    record = AnswerRecord(finished_at=timestamp(), finish_reason="other", interrupted=interrupted)
+    update = {"messages": [*conversation.unsaved, *declined], "turns": {question.id: record}}
     await graph.aupdate_state(config_of(thread_id), update, as_node="respond")
     return True
 

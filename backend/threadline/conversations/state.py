@@ -22,10 +22,11 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from threadline.answers import events as ev
-from threadline.conversations.approvals import is_denied, pending_of
+from threadline.conversations.approvals import Question, Waiting, is_denied, waiting_of
 
 
 class Usage(TypedDict):
@@ -206,7 +207,19 @@ class Conversation:
     thread_id: str
     messages: list[AnyMessage]
     records: dict[str, AnswerRecord]  # by the id of the user message each answers
-    waiting: dict[str, str] = field(default_factory=dict)  # approval ids of calls that wait, by tool call id
+    approvals: list[Waiting] = field(default_factory=list)  # tool calls that wait for the person's approval
+    unsaved: list[AnyMessage] = field(default_factory=list)  # the end of `messages` a hosted agent has not returned
+    questions: list[Question] = field(default_factory=list)  # what the agent asked the person, unanswered
+
+    def removal_of(self, messages: Sequence[AnyMessage]) -> list[RemoveMessage]:
+        """What removes `messages` from the checkpoint, which holds none of the unsaved ones yet."""
+        unsaved = {message.id for message in self.unsaved}
+        return [RemoveMessage(id=message.id) for message in messages if message.id and message.id not in unsaved]
+
+    @property
+    def waiting(self) -> dict[str, str]:
+        """The approval ids of the calls that wait, by tool call id."""
+        return {item.tool_call_id: item.approval_id for item in self.approvals}
 
     def last_question(self) -> HumanMessage | None:
         """The newest user message: what a regenerated answer answers again."""
@@ -226,6 +239,8 @@ class Conversation:
 
 
 class StateReader(Protocol):
+    checkpointer: Any
+
     async def aget_state(self, config: RunnableConfig) -> Any: ...
 
 
@@ -238,8 +253,25 @@ async def load(graph: StateReader, thread_id: str) -> Conversation:
     snapshot = await graph.aget_state(config_of(thread_id))
     values = snapshot.values or {}
     records = {key: record_of(record) for key, record in values.get("turns", {}).items()}
-    waiting = {approval["toolCallId"]: approval["approvalId"] for approval in pending_of(snapshot.interrupts)}
-    return Conversation(thread_id, list(values.get("messages", [])), records, waiting)
+    messages = list(values.get("messages", []))
+    unsaved = await _unsaved(graph, thread_id, snapshot.tasks, messages)
+    messages += unsaved
+    approvals, questions = waiting_of(snapshot.interrupts, unanswered_calls(messages))
+    return Conversation(thread_id, messages, records, approvals, unsaved, questions)
+
+
+async def _unsaved(graph: StateReader, thread_id: str, tasks: Sequence[Any], saved: list[AnyMessage]) -> list[Any]:
+    """What a hosted agent (agent/hosting.py) added in a run that has not returned (it waits for the person, or
+    was stopped): its subgraph's own checkpoint holds it until then."""
+    task = next((task for task in tasks if task.name == "agent"), None)
+    if task is None or not isinstance(graph.checkpointer, BaseCheckpointSaver):
+        return []
+    namespace = f"{task.name}:{task.id}"  # how LangGraph names a task's subgraph checkpoints
+    inner = await graph.checkpointer.aget_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}})
+    if inner is None:
+        return []
+    known = {message.id for message in saved}
+    return [message for message in inner.checkpoint["channel_values"].get("messages", []) if message.id not in known]
 
 
 async def copy_conversation(graph: StateWriter, source: str, target: str) -> None:

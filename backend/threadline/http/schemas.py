@@ -24,6 +24,20 @@ class ApprovalIn(msgspec.Struct):
     reason: Annotated[str, msgspec.Meta(max_length=2_000)] | None = None
 
 
+class EditableApprovalIn(ApprovalIn, rename="camel"):
+    """threadline's extension of the approval response (the AI SDK has none): `editedInput` approves the call
+    with a changed input, where the agent allows it (HumanInTheLoopMiddleware's `edit` decision)."""
+
+    edited_input: dict[str, Any] | None = None
+
+
+class ResumeIn(msgspec.Struct, rename="camel"):
+    """The person's answer to the agent's question (`interrupt(value)`, sent as a `data-interrupt` part)."""
+
+    interrupt_id: Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+    value: Any = None
+
+
 class UIMessagePart(msgspec.Struct, rename="camel"):
     """A part of a `UIMessage`. The server reads text parts of the new user message, and tool parts in
     `approval-responded` state of the assistant message that answers approvals; the rest is ignored."""
@@ -32,7 +46,7 @@ class UIMessagePart(msgspec.Struct, rename="camel"):
     text: str | None = None
     tool_call_id: str | None = None
     state: str | None = None
-    approval: ApprovalIn | None = None
+    approval: EditableApprovalIn | None = None
 
 
 class UIMessageIn(msgspec.Struct):
@@ -64,6 +78,8 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     compare_profiles: list[Id] | None = None
     # Whether the answer goes on when the response's reader goes away (a reload); else CHAT_ON_DISCONNECT.
     on_disconnect: OnDisconnect | None = None
+    # The answer to the agent's question: the answer that asked goes on (the last message is not read).
+    resume: ResumeIn | None = None
 
 
 class ChatStreamRequest(msgspec.Struct, rename="camel"):

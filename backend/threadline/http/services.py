@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from threadline.agent.graph import Graph
-from threadline.agent.graphs import GraphSwitch
+from threadline.agent.graphs import GraphSwitch, load_agent
 from threadline.agent.models import profiles_of
 from threadline.agent.profiles import Profile
 from threadline.answers.active import ActiveTurns
@@ -144,7 +144,7 @@ async def running_services(
     `builtin_http` reaches this server's own MCP endpoint, with tokens from `builtin_token`; answers' spans
     go to `tracer_provider` when there is one."""
     async with open_storage(settings) as storage:
-        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings)
+        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, load_agent(settings))
         toolbox = McpToolbox(
             settings.mcp_servers,
             timeout=settings.mcp_tool_timeout,

@@ -86,6 +86,16 @@ def _data(name: str) -> Callable[[Any], dict[str, Any]]:
     return lambda event: {"type": f"data-{name}", "data": event, "transient": True}
 
 
+def agent_data(event: ev.Data) -> dict[str, Any]:
+    """An agent's data part: `data-{name}`, with its id and `transient` only when set."""
+    chunk: dict[str, Any] = {"type": f"data-{event.name}", "data": event.data}
+    if event.id:
+        chunk["id"] = event.id
+    if event.transient:
+        chunk["transient"] = True
+    return chunk
+
+
 _REBUILT: dict[type[ev.Event], Callable[[Any], Any]] = {
     ev.Start: _start,
     ev.Finish: _finish,
@@ -98,6 +108,7 @@ _REBUILT: dict[type[ev.Event], Callable[[Any], Any]] = {
     ev.Status: _data("status"),
     ev.Warning: _data("warning"),
     ev.Suggestions: _suggestions,
+    ev.Data: agent_data,
 }
 
 

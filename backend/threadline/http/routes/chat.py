@@ -28,6 +28,8 @@ def approval_responses(message: UIMessageIn) -> dict[str, tuple[str, ApprovalRes
     for part in message.parts:
         if part.state == "approval-responded" and part.approval is not None:
             response = ApprovalResponse(approved=part.approval.approved is True, reason=part.approval.reason)
+            if part.approval.edited_input is not None:
+                response["edited_input"] = part.approval.edited_input
             responses[part.approval.id] = (part.tool_call_id or "", response)
     if not responses:
         raise invalid("messages", "the last message must have role 'user', or answer tool approvals")
@@ -83,7 +85,10 @@ class ChatController(Controller):
         await allowance.spend()
         answers, conversation_id = services.answers, data.id or new_id()
         options = options_of(services, data)
-        if data.trigger == "regenerate-message":
+        if data.resume is not None:
+            resume = data.resume
+            turn = await answers.answer_question(client_id, conversation_id, resume.interrupt_id, resume.value, options)
+        elif data.trigger == "regenerate-message":
             turn = await answers.regenerate(client_id, conversation_id, options)
         elif data.messages[-1].role == "assistant":
             responses = approval_responses(data.messages[-1])

@@ -1,0 +1,266 @@
+"""A team's own LangGraph agent behind threadline (THREADLINE_GRAPH): each example in examples/ through the real
+`ai` clients and the seed wires: history, tools, approvals (approve, decline, edit), the agent's question
+answered after a reload, progress data, a stop, traces; and the graphs threadline refuses at start-up."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from helpers import chat, chat_body, new_conversation_id, running, saved_answer, serving, stream_some
+from threadline.http.identity import COOKIE
+from threadline_testing.ai_sdk import (
+    approve_with_chat,
+    check_chunks,
+    read_with_ai,
+    read_with_ai4,
+    resume_with_chat,
+    seed_004_client,
+)
+from threadline_testing.sse import parse_sse
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ALL = ["assistant", "builtin", "research"]
+
+
+def example(make_settings, name: str, **overrides):
+    return make_settings(graph=f"{EXAMPLES / name}.py:graph", **overrides)
+
+
+def accepted(raw: bytes) -> dict:
+    """What the real `ai` 7 client makes of a stream, after checking every chunk against the schemas of `ai` 5-7."""
+    assert check_chunks(raw) == {"5": [], "6": [], "7": []}
+    message = read_with_ai(raw)
+    assert not message.get("errors"), message
+    return message
+
+
+def texts(message: dict) -> str:
+    return "".join(part.get("text", "") for part in message["parts"] if part["type"] == "text")
+
+
+def parts(message: dict, kind: str) -> list[dict]:
+    return [part for part in message["parts"] if part["type"] == kind]
+
+
+@pytest.mark.parametrize("name", ALL)
+async def test_two_turns_keep_their_history_on_the_server(make_settings, name):
+    async with running(example(make_settings, name)) as client:
+        conversation_id = new_conversation_id()
+        _, raw, _ = await chat(client, conversation_id, "hello there")
+        assert "I can see 0 earlier messages" in texts(accepted(raw)["message"])
+        _, raw, _ = await chat(client, conversation_id, "and again")
+        assert "I can see 1 earlier message " in texts(accepted(raw)["message"])
+        history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+        assert [message["role"] for message in history] == ["user", "assistant", "user", "assistant"]
+        assert "I can see 1 earlier message " in texts(history[-1])
+        response = await client.post("/api/chat?protocol=data-stream", json=chat_body(conversation_id, "third"))
+        assert "I can see 2 earlier messages" in read_with_ai4(response.content)["message"]["content"]
+
+
+@pytest.mark.parametrize("name", ["assistant", "builtin"])
+async def test_a_tool_round_trip_streams_the_call_and_its_result(make_settings, name):
+    async with running(example(make_settings, name)) as client:
+        conversation_id = new_conversation_id()
+        _, raw, chunks = await chat(client, conversation_id, "what time is it in Europe/Paris?")
+        message = accepted(raw)["message"]
+        (tool,) = parts(message, "tool-current_time")
+        assert tool["state"] == "output-available" and tool["input"] == {"timezone": "Europe/Paris"}
+        assert "came through a real tool call" in texts(message)
+        steps = [chunk["type"] for chunk in chunks if chunk["type"] in ("start-step", "finish-step")]
+        assert steps == ["start-step", "finish-step", "start-step", "finish-step"], "a step per model call"
+        history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+        assert parts(history[-1], "tool-current_time")[0]["state"] == "output-available"
+        trace = (await client.get(f"/api/trace/by_message/{message['id']}")).json()
+        kinds = [event["type"] for event in trace["events"]]
+        assert kinds == ["model_call", "tool_call", "model_call"], kinds
+        assert trace["status"] == "completed" and trace["events"][1]["server"] == "threadline"
+
+
+@pytest.fixture
+def assistant_server(make_settings):
+    with serving(example(make_settings, "assistant")) as base_url:
+        yield base_url
+
+
+def visitor(base_url: str) -> tuple[httpx.Client, str]:
+    client = httpx.Client(base_url=base_url, timeout=30)
+    client.get("/api/conversations")
+    return client, f"{COOKIE}={client.cookies[COOKIE]}"
+
+
+def test_approved_through_the_real_chat_the_tool_runs(assistant_server):
+    _, cookie = visitor(assistant_server)
+    result = approve_with_chat(assistant_server, cookie, new_conversation_id(), "calculate 2+3", [{"approved": True}])
+    assert not result["errors"] and len(result["requested"]) == 1
+    (tool,) = parts(result["messages"][-1], "tool-calculator")
+    assert tool["state"] == "output-available" and tool["output"] == "5"
+
+
+def test_declined_the_tool_never_runs_and_the_reason_reaches_the_agent(assistant_server):
+    client, cookie = visitor(assistant_server)
+    conversation_id = new_conversation_id()
+    decisions = [{"approved": False, "reason": "not now"}]
+    result = approve_with_chat(assistant_server, cookie, conversation_id, "calculate 2+3", decisions)
+    assert not result["errors"]
+    (tool,) = parts(result["messages"][-1], "tool-calculator")
+    assert tool["state"] == "output-denied"
+    assert "not now" in texts(result["messages"][-1])
+    history = client.get(f"/api/conversations/{conversation_id}").json()["messages"]
+    assert parts(history[-1], "tool-calculator")[0]["state"] in ("output-denied", "output-error")
+
+
+def waiting_call(client: httpx.Client, conversation_id: str, text: str) -> tuple[dict, dict]:
+    """Send `text`, which ends waiting for approval; the stored answer and its tool part that waits."""
+    response = client.post("/api/chat", json=chat_body(conversation_id, text))
+    chunks = parse_sse(response.content)
+    assert any(chunk["type"] == "tool-approval-request" for chunk in chunks), chunks
+    answer = client.get(f"/api/conversations/{conversation_id}").json()["messages"][-1]
+    (waiting,) = [part for part in answer["parts"] if part.get("state") == "approval-requested"]
+    return answer, waiting
+
+
+def respond(client: httpx.Client, conversation_id: str, answer: dict, part: dict, approval: dict) -> httpx.Response:
+    part = part | {"state": "approval-responded", "approval": {"id": part["approval"]["id"], **approval}}
+    answered = answer | {"parts": [part if p.get("toolCallId") == part["toolCallId"] else p for p in answer["parts"]]}
+    return client.post("/api/chat", json={"id": conversation_id, "messages": [answered]})
+
+
+def test_an_edited_input_runs_instead_of_the_models(assistant_server):
+    client, _ = visitor(assistant_server)
+    conversation_id = new_conversation_id()
+    answer, waiting = waiting_call(client, conversation_id, "calculate 2+3")
+    assert waiting["input"] == {"expression": "2+3"}
+    response = respond(
+        client, conversation_id, answer, waiting, {"approved": True, "editedInput": {"expression": "6*7"}}
+    )
+    assert response.status_code == 200, response.text
+    outputs = [chunk for chunk in parse_sse(response.content) if chunk["type"] == "tool-output-available"]
+    assert outputs and outputs[0]["output"].endswith("42")
+    replayed = respond(client, conversation_id, answer, waiting, {"approved": True})
+    assert replayed.status_code == 409 and replayed.json()["error"]["code"] == "CONFLICT"
+
+
+def test_forged_approvals_and_edits_the_agent_does_not_allow_are_refused(assistant_server):
+    client, _ = visitor(assistant_server)
+    conversation_id, victim = new_conversation_id(), new_conversation_id()
+    assert client.post("/api/chat", json=chat_body(victim, "hello")).status_code == 200
+    answer, waiting = waiting_call(client, conversation_id, f"delete conversation {victim}")
+    forged = waiting | {"approval": {"id": "forged"}}
+    assert respond(client, conversation_id, answer, forged, {"approved": True}).status_code == 400
+    edited = respond(
+        client, conversation_id, answer, waiting, {"approved": True, "editedInput": {"conversation_id": "x"}}
+    )
+    assert edited.status_code == 400 and "cannot be edited" in edited.json()["error"]["message"]
+    assert client.get(f"/api/conversations/{victim}").status_code == 200, "nothing ran"
+    assert respond(client, conversation_id, answer, waiting, {"approved": True}).status_code == 200
+    assert client.get(f"/api/conversations/{victim}").status_code == 404
+
+
+def test_a_new_message_declines_what_waits_and_keeps_it(assistant_server):
+    client, _ = visitor(assistant_server)
+    conversation_id = new_conversation_id()
+    waiting_call(client, conversation_id, "calculate 2+3")
+    assert client.post("/api/chat", json=chat_body(conversation_id, "never mind")).status_code == 200
+    history = client.get(f"/api/conversations/{conversation_id}").json()["messages"]
+    assert [message["role"] for message in history] == ["user", "assistant", "user", "assistant"]
+    (tool,) = parts(history[1], "tool-calculator")
+    assert tool["state"] in ("output-denied", "output-error")
+
+
+def test_seed_wires_cannot_ask_so_the_call_is_declined_and_the_agent_goes_on(assistant_server):
+    client, cookie = visitor(assistant_server)
+    events = seed_004_client(assistant_server, cookie, "calculate 2+3")["events"]
+    kinds = [event["type"] for event in events]
+    assert kinds[0] == "message_start" and kinds[-1] == "message_end" and "tool_call" in kinds, kinds
+    assert "cannot ask the person" in json.dumps(next(event for event in events if event["type"] == "tool_result"))
+    response = client.post("/api/get_chat_response_stream", json={"message": "calculate 2+3"})
+    events = [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: {")]
+    assert events[-1]["type"] == "done" and any(event["type"] == "tool_end" for event in events), events
+
+
+async def test_the_agents_question_is_answered_after_a_reload(make_settings):
+    async with running(example(make_settings, "research")) as client:
+        conversation_id = new_conversation_id()
+        _, raw, chunks = await chat(client, conversation_id, "research tide pools")
+        message = accepted(raw)["message"]
+        (asked,) = parts(message, "data-interrupt")
+        assert asked["data"]["value"]["question"] == "Which aspect of tide pools should I look into?"
+        assert chunks[-1]["type"] == "finish"
+        # A reload: the history shows the question where the answer stopped.
+        history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+        assert parts(history[-1], "data-interrupt") == [asked]
+        resume = {"interruptId": asked["data"]["id"], "value": "geology"}
+        response = await client.post("/api/chat", json=chat_body(conversation_id, "", resume=resume))
+        assert response.status_code == 200, response.text
+        resumed = accepted(response.content)["message"]
+        assert resumed["id"] == message["id"], "the answer that asked goes on"
+        progress = parts(resumed, "data-progress")
+        assert progress and progress[-1]["data"] == {
+            "done": 2,
+            "of": 2,
+            "source": "Sandstone, granite and the shape of pools",
+        }
+        assert "Summarize what the sources say about geology" in texts(resumed)
+        again = await client.post("/api/chat", json=chat_body(conversation_id, "", resume=resume))
+        assert again.status_code == 409
+        history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+        assert len(history) == 2 and not parts(history[-1], "data-interrupt")
+        assert "Summarize what the sources say about geology" in texts(history[-1])
+
+
+async def test_a_reload_resumes_the_answer_and_a_stop_keeps_what_it_said(make_settings):
+    with serving(example(make_settings, "builtin", demo_token_delay_ms=10.0)) as base_url:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+            await client.get("/api/conversations")
+            cookie, conversation_id = f"{COOKIE}={client.cookies[COOKIE]}", new_conversation_id()
+            response, chunks, shown = await stream_some(client, conversation_id, deltas=5)
+            replayed = await asyncio.to_thread(resume_with_chat, base_url, cookie, conversation_id)
+            (message,) = replayed["messages"]
+            assert not replayed["errors"] and texts(message).endswith("300"), "the whole answer, from its start"
+            await response.aclose()
+            response, chunks, shown = await stream_some(client, conversation_id, deltas=5)
+            stop = await client.post("/api/cancel_stream", json={"conversation_id": conversation_id})
+            assert stop.status_code == 200
+            await response.aclose()
+            answer = await saved_answer(client, conversation_id)
+            assert answer["metadata"]["interrupted"] == "cancelled" and texts(answer).startswith(shown)
+            _, _, chunks = await chat(client, conversation_id, "go on")
+            assert "I can see 2 earlier messages" in "".join(c.get("delta", "") for c in chunks)
+
+
+def serve_with(graph: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = os.environ | {"CHAT_MODEL_PROVIDER": "demo", "THREADLINE_GRAPH": graph, "THREADLINE_DATA_DIR": str(tmp_path)}
+    return subprocess.run(
+        [sys.executable, "-m", "threadline", "serve"], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        (
+            "graph = StateGraph(dict)\ngraph.add_node('a', lambda state: {})\ngraph.add_edge('__start__', 'a')",
+            "needs a `messages` key",
+        ),
+        (None, "no such file"),
+        (
+            "def graph(context):\n    raise RuntimeError('no model for me')",
+            "the factory raised RuntimeError: no model for me",
+        ),
+    ],
+)
+def test_a_graph_threadline_cannot_host_stops_start_up_with_one_line(tmp_path, source, said):
+    path = tmp_path / "agent.py"
+    if source is not None:
+        path.write_text(f"from langgraph.graph import StateGraph\n{source}\n")
+    result = serve_with(f"{path}:graph", tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("threadline: THREADLINE_GRAPH") and said in lines[0], result.stderr

@@ -1,0 +1,94 @@
+"""THREADLINE_GRAPH: finding a team's LangGraph agent and checking, at start-up, that threadline can host it.
+
+`path/to/file.py:name` or `package.module:name` names a `StateGraph` builder, a compiled graph, or a factory
+that is given an `AgentContext` and returns either. The one requirement is a `messages` state key with
+LangGraph's message reducer; anything else stops start-up with one line that says what is wrong.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from langgraph.channels.binop import BinaryOperatorAggregate
+from langgraph.graph import StateGraph, add_messages
+from langgraph.pregel import Pregel
+
+from threadline.agent.context import AgentContext
+
+AgentGraph = Pregel[Any, Any, Any, Any]  # a compiled graph, run inside threadline's own (agent/hosting.py)
+AgentSource = StateGraph[Any, Any, Any, Any] | AgentGraph | Callable[[AgentContext], Any]
+
+
+class AgentLoadError(ValueError):
+    """THREADLINE_GRAPH names something threadline cannot run; the message is one line for the operator."""
+
+
+def load_source(spec: str) -> AgentSource:
+    """The object `spec` names, imported from a file or a module."""
+    where, _, name = spec.rpartition(":")
+    if not where or not name:
+        raise AgentLoadError(f"THREADLINE_GRAPH must be path/to/file.py:name or package.module:name (got {spec!r})")
+    module = _import(where, spec)
+    try:
+        return getattr(module, name)  # type: ignore[no-any-return]
+    except AttributeError:
+        raise AgentLoadError(f"THREADLINE_GRAPH: {where} has no {name!r}") from None
+
+
+def _import(where: str, spec: str) -> Any:
+    try:
+        if where.endswith(".py") or "/" in where:
+            path = Path(where).resolve()
+            if not path.is_file():
+                raise AgentLoadError(f"THREADLINE_GRAPH: no such file {where!r}")
+            module_spec = importlib.util.spec_from_file_location(f"threadline_agent_{path.stem}", path)
+            assert module_spec is not None and module_spec.loader is not None, "a .py file always has a loader"
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[module_spec.name] = module
+            module_spec.loader.exec_module(module)
+            return module
+        return importlib.import_module(where)
+    except AgentLoadError:
+        raise
+    except Exception as error:
+        raise AgentLoadError(f"THREADLINE_GRAPH: importing {spec!r} failed: {_one_line(error)}") from error
+
+
+def agent_graph(source: AgentSource, context: AgentContext) -> AgentGraph:
+    """The compiled graph `source` gives for this context, without a checkpointer of its own: run as a subgraph,
+    it is checkpointed with the conversation by threadline's."""
+    made: Any = source
+    if callable(source) and not isinstance(source, StateGraph | Pregel):
+        try:
+            made = source(context)
+        except Exception as error:
+            raise AgentLoadError(f"THREADLINE_GRAPH: the factory raised {_one_line(error)}") from error
+    if isinstance(made, StateGraph):
+        try:
+            made = made.compile()
+        except Exception as error:
+            raise AgentLoadError(f"THREADLINE_GRAPH: the graph does not compile: {_one_line(error)}") from error
+    if not isinstance(made, Pregel):
+        kind = type(made).__name__
+        raise AgentLoadError(f"THREADLINE_GRAPH must name a StateGraph, a compiled graph or a factory (got {kind})")
+    channel = made.channels.get("messages")
+    if not isinstance(channel, BinaryOperatorAggregate) or _unwrapped(channel.operator) is not add_messages:
+        raise AgentLoadError(
+            "THREADLINE_GRAPH: the graph's state needs a `messages` key with LangGraph's add_messages reducer "
+            "(MessagesState or AgentState have one)"
+        )
+    return made.copy(update={"checkpointer": None}) if made.checkpointer not in (None, True) else made
+
+
+def _unwrapped(function: Any) -> Any:
+    return getattr(function, "__wrapped__", function)
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
