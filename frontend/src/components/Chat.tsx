@@ -175,6 +175,12 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     [addToolApprovalResponse],
   );
 
+  /** The reply to the agent's question resumes the answer that asked: no new message, the same answer goes on. */
+  const answerQuestion = useCallback(
+    (interruptId: string, value: string) => void sendMessage(undefined, { body: { resume: { interruptId, value } } }),
+    [sendMessage],
+  );
+
   const onPending = useCallback(
     (comparisonId: string, pending: boolean) => setUnvoted((current) => ({ ...current, [comparisonId]: pending })),
     [],
@@ -216,6 +222,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
             failed={Boolean(error)}
             refused={refused}
             onApproval={busy ? undefined : answerApproval}
+            onAnswer={busy ? undefined : answerQuestion}
             onPending={onPending}
             onVoted={onVoted}
           />

@@ -2,6 +2,7 @@
 import { memo, useState } from 'react';
 import Markdown, { type Components } from 'react-markdown';
 import type { ChatMessage, ToolProgress } from '../lib/api';
+import { AgentNote, AgentQuestion, type Answer } from './AgentQuestion';
 import { Rating } from './Rating';
 
 type Part = ChatMessage['parts'][number];
@@ -143,7 +144,11 @@ type Props = {
   modelLabel?: string; // shown when there is more than one model to tell apart
   rateable?: boolean; // false for an A/B answer not yet voted on
   onApproval?: Approve; // answers a tool call that waits for the person's approval
+  onAnswer?: Answer; // answers the agent's question
 };
+
+/** Data parts shown elsewhere (suggestions under the answer) or not at all (statuses while it streams). */
+const QUIET_PARTS = new Set(['data-suggestions', 'data-status', 'data-warning', 'data-tool-progress']);
 
 /** Memoized: a token of the answer being written re-renders that answer, not the conversation before it. */
 export const Message = memo(function Message({
@@ -156,10 +161,13 @@ export const Message = memo(function Message({
   modelLabel,
   rateable = true,
   onApproval,
+  onAnswer,
 }: Props) {
   const mine = message.role === 'user';
   const reason = message.metadata?.interrupted;
-  const waitingForApproval = message.parts.some((part) => 'state' in part && part.state === 'approval-requested');
+  const waitingForPerson =
+    message.parts.some((part) => 'state' in part && part.state === 'approval-requested') ||
+    message.parts.at(-1)?.type === 'data-interrupt'; // an approval, or the agent's question
   const interruption = stopped || reason === 'cancelled' || reason === 'client-disconnected' ? 'stopped'
     : reason || failed ? 'interrupted' : null;
   return (
@@ -196,6 +204,19 @@ export const Message = memo(function Message({
               </details>
             );
           }
+          if (part.type === 'data-interrupt') {
+            const open = onAnswer && message.parts.slice(index + 1).every((later) => later.type === 'step-start');
+            return (
+              <AgentQuestion
+                key={index}
+                question={part.data}
+                onAnswer={open ? onAnswer : undefined}
+              />
+            );
+          }
+          if (part.type.startsWith('data-') && !QUIET_PARTS.has(part.type)) {
+            return <AgentNote key={index} name={part.type.slice(5)} data={'data' in part ? part.data : null} />;
+          }
           if ('toolCallId' in part) {
             return (
               <ToolCard
@@ -223,7 +244,7 @@ export const Message = memo(function Message({
         )}
       </div>
       {/* Only a whole answer is rated: a stopped or broken one is not what the model would have said. */}
-      {!mine && rateable && !streaming && !interruption && !waitingForApproval && message.parts.length > 0 && (
+      {!mine && rateable && !streaming && !interruption && !waitingForPerson && message.parts.length > 0 && (
         <Rating key={message.id} messageId={message.id} initial={message.metadata?.feedback} />
       )}
     </article>

@@ -3,6 +3,7 @@
 import { memo } from 'react';
 import type { ChatMessage, Profile, ToolProgress } from '../lib/api';
 import { Comparison } from './Comparison';
+import type { Answer } from './AgentQuestion';
 import { type Approve, Message } from './Message';
 
 /** What an answer's meta line names: its profile's label, or the model the server reported. */
@@ -20,12 +21,14 @@ type Props = {
   failed: boolean; // the last answer ended in an error
   refused: boolean; // the last question never reached the model
   onApproval?: Approve;
+  onAnswer?: Answer;
   onPending: (comparisonId: string, pending: boolean) => void;
   onVoted: () => void;
 };
 
 export const Messages = memo(function Messages(props: Props) {
-  const { messages, profiles, progress, stopped, busy, failed, refused, onApproval, onPending, onVoted } = props;
+  const { messages, profiles, progress, stopped, busy, failed, refused, onApproval, onAnswer, onPending, onVoted } =
+    props;
   const last = messages.at(-1);
   return messages.map((message) =>
     message.role === 'assistant' && message.metadata?.comparisonId ? (
@@ -50,6 +53,7 @@ export const Messages = memo(function Messages(props: Props) {
         streaming={busy && message === last}
         modelLabel={labelOf(message, profiles)}
         onApproval={onApproval}
+        onAnswer={message === last ? onAnswer : undefined}
       />
     ),
   );

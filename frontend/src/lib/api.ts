@@ -14,12 +14,17 @@ export type MessageMetadata = {
 /** What a tool reports while it runs (`data-tool-progress`, transient). */
 export type ToolProgress = { toolCallId: string; progress: number; total?: number; message?: string };
 
-/** The server's `data-*` parts, by name: what `onData` and a message's parts carry, typed. */
+/** What the agent asks the person (`interrupt(value)`); the reply resumes the answer. */
+export type AgentQuestion = { id: string; value: unknown };
+
+/** The server's `data-*` parts, by name: what `onData` and a message's parts carry, typed. An agent of a team's
+ * own may send parts of any other name too (docs/guides/agents.md): the page shows them as notes. */
 export type DataParts = {
   status: { text: string };
   warning: { code: string; message: string };
   'tool-progress': ToolProgress;
   suggestions: Suggestions;
+  interrupt: AgentQuestion;
 };
 
 export type ChatMessage = UIMessage<MessageMetadata, DataParts>;

@@ -1,0 +1,64 @@
+"""The chat page with a team's own agent (THREADLINE_GRAPH, examples/): the agent's question answered in its card,
+after a reload too, its progress notes, and an approval of a `create_agent` agent's tool call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from chat_page import ChatPage
+from launch import ROOT, threadline_server
+from playwright.sync_api import Page, expect
+
+
+@pytest.fixture(scope="module")
+def research(e2e_database, tmp_path_factory) -> Iterator[str]:
+    graph = f"{ROOT / 'examples' / 'research.py'}:graph"
+    with threadline_server(e2e_database, tmp_path_factory.mktemp("research"), THREADLINE_GRAPH=graph) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def assistant(e2e_database, tmp_path_factory) -> Iterator[str]:
+    graph = f"{ROOT / 'examples' / 'assistant.py'}:graph"
+    with threadline_server(e2e_database, tmp_path_factory.mktemp("assistant"), THREADLINE_GRAPH=graph) as url:
+        yield url
+
+
+def test_the_agents_question_is_answered_in_its_card_after_a_reload(page: Page, research: str):
+    chat = ChatPage.open(page, research)
+    chat.ask("research tide pools")
+    question = page.get_by_test_id("agent-question")
+    expect(question).to_contain_text("Which aspect of tide pools should I look into?")
+    chat.wait_until_answered()
+    page.reload()
+    question = page.get_by_test_id("agent-question")
+    expect(question).to_contain_text("Which aspect of tide pools should I look into?")
+    question.get_by_role("button", name="geology").click()
+    progress = page.get_by_test_id("agent-data-progress")
+    expect(progress).to_contain_text("2/2 · Sandstone, granite and the shape of pools")
+    expect(chat.assistant).to_contain_text("Summarize what the sources say about geology")
+    chat.wait_until_answered()
+    expect(page.get_by_label("Your reply")).to_have_count(0)  # answered: no reply box any more
+    page.reload()
+    expect(chat.assistant).to_contain_text("Summarize what the sources say about geology")
+    expect(chat.user_messages).to_have_count(1)
+
+
+def test_a_reply_typed_into_the_card_resumes_the_answer(page: Page, research: str):
+    chat = ChatPage.open(page, research)
+    chat.ask("research tide pools")
+    page.get_by_label("Your reply").fill("safety")
+    page.get_by_role("button", name="Reply").click()
+    expect(page.get_by_test_id("agent-data-progress")).to_contain_text("Slippery algae")
+    expect(chat.assistant).to_contain_text("safety")
+
+
+def test_a_create_agent_tool_call_waits_for_approval_on_the_page(page: Page, assistant: str):
+    chat = ChatPage.open(page, assistant)
+    chat.ask("calculate 6*7")
+    card = chat.tool_cards.last
+    expect(card).to_contain_text("Needs your approval")
+    card.get_by_test_id("approve").click()
+    expect(chat.assistant).to_contain_text("calculator returned 42")
+    chat.wait_until_answered()
