@@ -14,6 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, serving, stream_some
+from litestar import Litestar, get
+from litestar.testing import AsyncTestClient
+from threadline.agent.loading import load_source
+from threadline.http.app import Threadline
 from threadline.http.identity import COOKIE
 from threadline_testing.ai_sdk import (
     approve_with_chat,
@@ -233,6 +237,20 @@ async def test_a_reload_resumes_the_answer_and_a_stop_keeps_what_it_said(make_se
             assert answer["metadata"]["interrupted"] == "cancelled" and texts(answer).startswith(shown)
             _, _, chunks = await chat(client, conversation_id, "go on")
             assert "I can see 2 earlier messages" in "".join(c.get("delta", "") for c in chunks)
+
+
+async def test_threadline_mounts_into_a_litestar_app_of_your_own(make_settings):
+    @get("/hello")
+    async def hello() -> str:
+        return "my own route"
+
+    agent = load_source(f"{EXAMPLES / 'builtin.py'}:graph")
+    app = Litestar(route_handlers=[hello], plugins=[Threadline(make_settings(), graph=agent)])
+    async with AsyncTestClient(app=app, timeout=30) as client:
+        assert (await client.get("/hello")).text == "my own route"
+        _, raw, _ = await chat(client, new_conversation_id(), "what time is it in Asia/Tokyo?")
+        assert parts(accepted(raw)["message"], "tool-current_time")[0]["state"] == "output-available"
+        assert (await client.get("/")).status_code == 404, "the chat page is the standalone server's"
 
 
 def serve_with(graph: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:

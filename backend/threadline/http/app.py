@@ -1,4 +1,5 @@
-"""create_app(): the Litestar application, whose lifespan starts the services (http/services.py) once."""
+"""The Litestar application: `Threadline`, a plugin that puts threadline into any Litestar app, and
+create_app(), the standalone server; the lifespan starts the services (http/services.py) once."""
 
 from __future__ import annotations
 
@@ -8,17 +9,21 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from litestar import Litestar, get
+from litestar import Litestar, Router, get
+from litestar.config.app import AppConfig
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
+from litestar.plugins import InitPluginProtocol
 from litestar.plugins.prometheus import PrometheusController
 from litestar.static_files import create_static_files_router
 from litestar.types import ControllerRouterHandler
 
 from threadline import __version__
+from threadline.agent.graphs import load_agent
+from threadline.agent.loading import AgentSource
 from threadline.current_answer import current_turn
 from threadline.http.connection_limits import RequestLimits
 from threadline.http.dependencies import AppServices, chat_allowance, owned_conversation
@@ -132,8 +137,10 @@ DEPENDENCIES = {  # what handlers declare by name
 }
 
 
-def routes(settings: Settings, builtin: Sequence[ControllerRouterHandler]) -> list[ControllerRouterHandler]:
-    """Every route: the API, the seed contracts, the built-in MCP server's, and the chat page when built."""
+def routes(
+    settings: Settings, builtin: Sequence[ControllerRouterHandler], *, page: bool
+) -> list[ControllerRouterHandler]:
+    """Every route: the API, the seed contracts, the built-in MCP server's, and (`page`) the chat page when built."""
     route_handlers: list[ControllerRouterHandler] = [
         ChatController,
         chat_stream_route,
@@ -149,6 +156,8 @@ def routes(settings: Settings, builtin: Sequence[ControllerRouterHandler]) -> li
         profiles,
         *builtin,
     ]
+    if not page:
+        return route_handlers
     if (settings.frontend_dir / "index.html").exists():
         route_handlers.append(create_static_files_router("/", [settings.frontend_dir], html_mode=True))
     else:
@@ -156,43 +165,77 @@ def routes(settings: Settings, builtin: Sequence[ControllerRouterHandler]) -> li
     return route_handlers
 
 
+class Threadline(InitPluginProtocol):
+    """threadline in a Litestar app of your own: every route (the API, the seed contracts, the built-in MCP
+    server, and the chat page when `page`) under one router with its own middleware, dependencies, limits and
+    error handling, and the services started by the app's lifespan. `graph` is your LangGraph agent, as
+    THREADLINE_GRAPH would name it (agent/loading.py); else the setting, else the built-in agent.
+
+        app = Litestar(route_handlers=[...yours], plugins=[Threadline(graph=my_graph)])
+
+    The security headers (a `before_send` hook) and CORS are the app's: they apply to its other routes too."""
+
+    def __init__(
+        self, settings: Settings | None = None, *, graph: AgentSource | None = None, page: bool = False
+    ) -> None:
+        self.settings = settings or load_settings()
+        self.graph = graph
+        self.page = page
+        self.tracer_provider = (
+            tracer_provider_for(self.settings.otlp_traces_endpoint) if self.settings.otlp_traces_endpoint else None
+        )
+
+    def on_app_init(self, app_config: AppConfig) -> AppConfig:
+        settings, tracer_provider = self.settings, self.tracer_provider
+        signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
+        tokens = tokens_for(settings.mcp_secret, settings.client_id_secret, settings.data_dir)
+        limits = Limits.of(settings)
+        state = State({"limits": limits, "signer": signer})
+        mcp_server = build_server(lambda: state.services)
+        mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
+        agent = self.graph if self.graph is not None else load_agent(settings)
+
+        @asynccontextmanager
+        async def lifespan(app: Litestar) -> AsyncIterator[None]:
+            # Litestar's ASGI callable is typed more narrowly than httpx's: the ignore is for that alone.
+            transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+            builtin_http = httpx.AsyncClient(transport=transport, base_url="http://threadline")
+            builtin_token = lambda: turn_token(tokens)  # noqa: E731 - read each time an answer calls a tool
+            async with (
+                mcp_server.session_manager.run(),
+                running_services(settings, limits, builtin_http, builtin_token, tracer_provider, agent) as services,
+            ):
+                app.state.services = state.services = services
+                yield
+
+        router = Router(
+            "/",
+            route_handlers=routes(settings, builtin_routes(mcp_server, tokens), page=self.page),
+            middleware=[
+                DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
+                DefineMiddleware(ClientIdentityMiddleware, signer=signer),
+            ],
+            dependencies=DEPENDENCIES,
+            exception_handlers=EXCEPTION_HANDLERS,
+            before_request=limit_every_request,
+            request_max_body_size=MAX_BODY_BYTES,
+        )
+        app_config.route_handlers.append(router)
+        app_config.lifespan.append(lifespan)
+        app_config.state.update(state)
+        app_config.before_send.append(SecurityHeaders(settings.cors_origins))
+        if (cors := cors_config(settings.cors_origins)) is not None:
+            app_config.cors_config = cors
+        return app_config
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
-    settings = settings or load_settings()
-    signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
-    tokens = tokens_for(settings.mcp_secret, settings.client_id_secret, settings.data_dir)
-    limits = Limits.of(settings)
-    tracer_provider = tracer_provider_for(settings.otlp_traces_endpoint) if settings.otlp_traces_endpoint else None
-    mcp_server = build_server(lambda: app.state.services)
-    mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
-
-    @asynccontextmanager
-    async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        # Litestar's ASGI callable is typed more narrowly than httpx's: the ignore is for that alone.
-        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-        builtin_http = httpx.AsyncClient(transport=transport, base_url="http://threadline")
-        async with (
-            mcp_server.session_manager.run(),
-            running_services(settings, limits, builtin_http, lambda: turn_token(tokens), tracer_provider) as services,
-        ):
-            app.state.services = services
-            yield
-
-    app = Litestar(
-        route_handlers=routes(settings, builtin_routes(mcp_server, tokens)),
-        middleware=[
-            DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
-            DefineMiddleware(ClientIdentityMiddleware, signer=signer),
-        ],
-        dependencies=DEPENDENCIES,
-        cors_config=cors_config(settings.cors_origins),
-        lifespan=[lifespan],
-        state=State({"limits": limits, "signer": signer}),
-        exception_handlers=EXCEPTION_HANDLERS,
-        before_request=limit_every_request,
-        before_send=[SecurityHeaders(settings.cors_origins)],
+    """The standalone server: the plugin, with the chat page, in an app of its own."""
+    threadline = Threadline(settings, page=True)
+    return Litestar(
+        plugins=[threadline, *([http_spans(threadline.tracer_provider)] if threadline.tracer_provider else [])],
+        exception_handlers=EXCEPTION_HANDLERS,  # an unknown route gets the same JSON error as a refusal
         openapi_config=OpenAPIConfig(title="threadline", version=__version__, path="/schema"),
-        plugins=[http_spans(tracer_provider)] if tracer_provider else [],
         request_max_body_size=MAX_BODY_BYTES,
         logging_config=None,  # threadline.observability.logs configures logging; Litestar's own would replace it
     )
-    return app

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 import httpx
 
 from threadline.agent.graph import Graph
-from threadline.agent.graphs import GraphSwitch, load_agent
+from threadline.agent.graphs import GraphSwitch
+from threadline.agent.loading import AgentSource
 from threadline.agent.models import profiles_of
 from threadline.agent.profiles import Profile
 from threadline.answers.active import ActiveTurns
@@ -139,12 +140,13 @@ async def running_services(
     builtin_http: httpx.AsyncClient,
     builtin_token: Callable[[], str],
     tracer_provider: TracerProvider | None = None,
+    agent: AgentSource | None = None,
 ) -> AsyncIterator[Services]:
     """Start everything an answer needs, in order (storage → model → tools → graph), and stop it again;
     `builtin_http` reaches this server's own MCP endpoint, with tokens from `builtin_token`; answers' spans
-    go to `tracer_provider` when there is one."""
+    go to `tracer_provider` when there is one; `agent` is a team's own (agent/loading.py), else the built-in."""
     async with open_storage(settings) as storage:
-        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, load_agent(settings))
+        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agent)
         toolbox = McpToolbox(
             settings.mcp_servers,
             timeout=settings.mcp_tool_timeout,
