@@ -17,6 +17,7 @@ from helpers import chat, chat_body, new_conversation_id, running, saved_answer,
 from litestar import Litestar, get
 from litestar.testing import AsyncTestClient
 from threadline.agent.loading import load_source
+from threadline.client import Client
 from threadline.http.app import Threadline
 from threadline.http.identity import COOKIE
 from threadline_testing.ai_sdk import (
@@ -282,3 +283,20 @@ def test_a_graph_threadline_cannot_host_stops_start_up_with_one_line(tmp_path, s
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("threadline: THREADLINE_GRAPH") and said in lines[0], result.stderr
+
+
+def test_the_python_client_answers_the_agents_question_and_edits_an_approval(make_settings):
+    with serving(example(make_settings, "research")) as base_url, Client(base_url) as client:
+        asked = client.ask("research tide pools")
+        assert asked.question is not None and asked.question["value"]["options"] == ["ecology", "geology", "safety"]
+        answered = client.reply(asked, "ecology")
+        assert answered.id == asked.id and answered.question is None
+        progress = [part for part in answered.parts if isinstance(part, dict) and part["type"] == "data-progress"]
+        assert [part["data"]["done"] for part in progress] == [2], "one part by its id, replaced as it goes"
+        assert "about ecology" in answered.text
+    with serving(example(make_settings, "assistant")) as base_url, Client(base_url) as client:
+        waiting = client.ask("calculate 2+3")
+        (call,) = waiting.tool_calls
+        assert call.state == "approval-requested"
+        done = client.approve(waiting, edits={call.tool_call_id: {"expression": "6*7"}})
+        assert done.tool_calls[0].output.endswith("42")

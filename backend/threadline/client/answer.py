@@ -46,6 +46,13 @@ class Answer:
         return [part for part in self.parts if isinstance(part, ToolCall)]
 
     @property
+    def question(self) -> dict[str, Any] | None:
+        """What the agent asks the person (`{"id", "value"}`) when the answer ends with its question; answer it
+        with `Client.reply`."""
+        last = self.parts[-1] if self.parts else None
+        return last["data"] if isinstance(last, dict) and last["type"] == "data-interrupt" else None
+
+    @property
     def conversation_id(self) -> str | None:
         return self.metadata.get("conversationId")
 
@@ -110,6 +117,24 @@ class Answer:
                 self.error = chunk.error_text
             case c.Data(name="suggestions"):
                 self.suggestions = chunk.data
+            case c.Data(transient=False) if chunk.name not in _NOT_KEPT:  # the agent's own, kept like useChat's
+                self._keep_data(chunk)
+
+    def _keep_data(self, chunk: c.Data) -> None:
+        """A data part joins the message; one with the id of an earlier part of its kind replaces it."""
+        part = {"type": f"data-{chunk.name}", "id": chunk.id, "data": chunk.data}
+        for index, earlier in enumerate(self.parts):
+            if (
+                chunk.id
+                and isinstance(earlier, dict)
+                and (earlier["type"], earlier.get("id")) == (part["type"], chunk.id)
+            ):
+                self.parts[index] = part
+                return
+        self.parts.append(part)
+
+
+_NOT_KEPT = frozenset({"status", "warning", "tool-progress"})  # shown while an answer streams, never kept
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,12 @@ from threadline.wires.ui_chunks import AnyChunk, Chunk
 
 
 class Data(Chunk, tag="data", frozen=True):
-    """A `data-<name>` chunk: threadline's status, warning, tool progress and suggestions."""
+    """A `data-<name>` chunk: threadline's status, warning, tool progress, suggestions and the agent's question
+    (`interrupt`), or what a team's own agent writes."""
 
     name: str
     data: Any = None
+    id: str = ""
     transient: bool = False
 
 
@@ -30,7 +32,10 @@ def parse_chunk(raw: bytes | str) -> Chunk:
     if raw.startswith(b'{"type":"data-'):
         value = _decode_any(raw)
         return Data(
-            name=value["type"].removeprefix("data-"), data=value.get("data"), transient=bool(value.get("transient"))
+            name=value["type"].removeprefix("data-"),
+            data=value.get("data"),
+            id=str(value.get("id") or ""),
+            transient=bool(value.get("transient")),
         )
     chunk: Chunk = _decode_known(raw)
     return chunk

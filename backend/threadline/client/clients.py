@@ -28,6 +28,7 @@ from threadline.client.protocol import (
     is_json,
     json_of,
     remember_identity,
+    reply_request,
     stopped,
     whole,
 )
@@ -103,16 +104,20 @@ class Client(_Connection[httpx.Client]):
         second = whole(self._chunks("GET", f"/api/comparisons/{comparison_id}/stream"))
         return Compared(comparison_id, first, second)
 
-    def approve(self, answer: Answer) -> Answer:
-        """Approve every tool call of `answer` that waits; returns the answer as it goes on from there."""
-        return self._respond(answer, True, None)
+    def approve(self, answer: Answer, edits: dict[str, dict[str, Any]] | None = None) -> Answer:
+        """Approve every tool call of `answer` that waits, those in `edits` (by tool call id) with a changed
+        input where the agent allows it; returns the answer as it goes on from there."""
+        return self._go_on(answer, approval_request(answer, True, None, edits))
 
     def deny(self, answer: Answer, reason: str | None = None) -> Answer:
         """Decline every tool call of `answer` that waits; the model answers without them."""
-        return self._respond(answer, False, reason)
+        return self._go_on(answer, approval_request(answer, False, reason))
 
-    def _respond(self, answer: Answer, approved: bool, reason: str | None) -> Answer:
-        request = approval_request(answer, approved, reason)
+    def reply(self, answer: Answer, value: Any) -> Answer:
+        """Answer the agent's question that `answer` ends with (`answer.question`); the answer goes on."""
+        return self._go_on(answer, reply_request(answer, value))
+
+    def _go_on(self, answer: Answer, request: dict[str, Any]) -> Answer:
         return whole(self._chunks("POST", "/api/chat", request), copy.deepcopy(answer))
 
     def run_action(self, answer: Answer, action: str, data: dict[str, Any] | None = None) -> Answer | dict[str, Any]:
@@ -218,14 +223,16 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         second = await self._whole(self._chunks("GET", f"/api/comparisons/{comparison_id}/stream"))
         return Compared(comparison_id, first, second)
 
-    async def approve(self, answer: Answer) -> Answer:
-        return await self._respond(answer, True, None)
+    async def approve(self, answer: Answer, edits: dict[str, dict[str, Any]] | None = None) -> Answer:
+        return await self._go_on(answer, approval_request(answer, True, None, edits))
 
     async def deny(self, answer: Answer, reason: str | None = None) -> Answer:
-        return await self._respond(answer, False, reason)
+        return await self._go_on(answer, approval_request(answer, False, reason))
 
-    async def _respond(self, answer: Answer, approved: bool, reason: str | None) -> Answer:
-        request = approval_request(answer, approved, reason)
+    async def reply(self, answer: Answer, value: Any) -> Answer:
+        return await self._go_on(answer, reply_request(answer, value))
+
+    async def _go_on(self, answer: Answer, request: dict[str, Any]) -> Answer:
         return await self._whole(self._chunks("POST", "/api/chat", request), copy.deepcopy(answer))
 
     async def run_action(

@@ -150,15 +150,21 @@ def chat_request(
     return body
 
 
-def approval_request(answer: Answer, approved: bool, reason: str | None) -> dict[str, Any]:
-    """The chat request `useChat` sends after addToolApprovalResponse: the answer, its waiting calls answered."""
+def approval_request(
+    answer: Answer, approved: bool, reason: str | None, edits: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The chat request `useChat` sends after addToolApprovalResponse: the answer, its waiting calls answered;
+    `edits` (by tool call id) approve a call with a changed input, threadline's extension."""
     response = {"approved": approved} | ({"reason": reason} if reason else {})
+    edits = edits or {}
     parts = [
         {
             "type": f"tool-{call.tool_name}",
             "toolCallId": call.tool_call_id,
             "state": "approval-responded",
-            "approval": {"id": call.approval_id} | response,
+            "approval": {"id": call.approval_id}
+            | response
+            | ({"editedInput": edits[call.tool_call_id]} if call.tool_call_id in edits else {}),
         }
         for call in answer.tool_calls
         if call.state == "approval-requested"
@@ -166,6 +172,19 @@ def approval_request(answer: Answer, approved: bool, reason: str | None) -> dict
     if not parts:
         raise ValueError("no tool call of this answer waits for approval")
     return {"id": answer.conversation_id, "messages": [{"id": answer.id, "role": "assistant", "parts": parts}]}
+
+
+def reply_request(answer: Answer, value: Any) -> dict[str, Any]:
+    """The request that answers the agent's question at the end of `answer`; the answer goes on."""
+    question = answer.question
+    if question is None:
+        raise ValueError("this answer does not end with a question of the agent")
+    resume = {"interruptId": question["id"], "value": value}
+    return {
+        "id": answer.conversation_id,
+        "messages": [{"id": answer.id, "role": "assistant", "parts": []}],
+        "resume": resume,
+    }
 
 
 def action_request(answer: Answer, action: str, data: dict[str, Any] | None) -> dict[str, Any]:
