@@ -13,7 +13,7 @@ import time
 from typing import Any, cast
 from uuid import UUID
 
-from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackManager
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.runnables import RunnableConfig
@@ -73,14 +73,17 @@ def _with_model_calls(config: RunnableConfig) -> RunnableConfig:
     return {**config, "callbacks": callbacks}
 
 
-class ModelCalls(AsyncCallbackHandler):
-    """Reports each chat model call (but the `nostream` ones, as the suggestion call) to the answer's trace."""
+class ModelCalls(BaseCallbackHandler):
+    """Reports each chat model call (but the `nostream` ones, as the suggestion call) to the answer's trace.
+    Synchronous and inline: LangChain calls every handler for every token, and an async one costs a task each."""
+
+    run_inline = True
 
     def __init__(self, turn: Any) -> None:
         self.turn = turn
         self.calls: dict[UUID, tuple[float, list[BaseMessage]]] = {}
 
-    async def on_chat_model_start(
+    def on_chat_model_start(
         self,
         serialized: dict[str, Any],
         messages: list[list[BaseMessage]],
@@ -92,12 +95,12 @@ class ModelCalls(AsyncCallbackHandler):
         if "nostream" not in (tags or ()):
             self.calls[run_id] = (time.perf_counter(), messages[0] if messages else [])
 
-    async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         if (call := self.calls.pop(run_id, None)) is not None:
             generation = response.generations[0][0] if response.generations and response.generations[0] else None
             message = getattr(generation, "message", None)
             self.turn.model_called(*call, message if isinstance(message, AIMessage) else None, None)
 
-    async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         if (call := self.calls.pop(run_id, None)) is not None:
             self.turn.model_called(*call, None, error)
