@@ -62,3 +62,22 @@ def test_a_create_agent_tool_call_waits_for_approval_on_the_page(page: Page, ass
     card.get_by_test_id("approve").click()
     expect(chat.assistant).to_contain_text("calculator returned 42")
     chat.wait_until_answered()
+
+
+def test_an_approval_may_change_the_input_where_the_agent_allows_it(page: Page, assistant: str):
+    chat = ChatPage.open(page, assistant)
+    chat.ask("calculate 2+3")
+    card = chat.tool_cards.last
+    expect(card).to_contain_text("Needs your approval")
+    card.get_by_test_id("edit-input").click()
+    card.get_by_test_id("edited-input").fill("[not an object")
+    expect(card.get_by_test_id("approve-edited")).to_be_disabled()
+    card.get_by_test_id("edited-input").fill('{"expression": "6*7"}')
+    card.get_by_test_id("approve-edited").click()
+    # HumanInTheLoopMiddleware tells the model that a person replaced the call, and what ran instead.
+    expect(chat.assistant).to_contain_text('Executed instead: calculator with arguments {"expression": "6*7"}')
+    expect(chat.tool_cards.last).to_contain_text("42")
+    chat.wait_until_answered()
+    page.reload()
+    expect(chat.tool_cards.last).to_contain_text("Done")
+    expect(chat.assistant).to_contain_text("Executed instead")

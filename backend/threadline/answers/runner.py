@@ -276,11 +276,16 @@ class TurnTranslator:
             ev.ToolApprovalRequest(approval_id=item.approval_id, tool_call_id=item.tool_call_id) for item in approvals
         ]
         self.pending_tools.difference_update(request.tool_call_id for request in requests)
+        editable = [  # threadline's extension: the page may offer to change the input first
+            ev.Data(name="approval", id=a.approval_id, data={"toolCallId": a.tool_call_id, "decisions": a.decisions})
+            for a in approvals
+            if "edit" in a.decisions
+        ]
         asked = [
             ev.Data(name=QUESTION, id=question.id, data={"id": question.id, "value": _plain(question.value)})
             for question in questions
         ]
-        return [*requests, *asked, *self.close_step()]
+        return [*requests, *editable, *asked, *self.close_step()]
 
     def custom(self, payload: Any) -> list[ev.Event]:
         """What a node sent with `get_stream_writer()`: `{"tool_call_id", "progress", "total"?, "message"?}` is a
@@ -311,7 +316,9 @@ class TurnTranslator:
         return [ev.Data(name="custom", data=_plain(payload))]
 
 
-RESERVED_PARTS = frozenset({QUESTION, "suggestions", "status", "warning", "tool-progress"})  # threadline's own
+RESERVED_PARTS = frozenset(
+    {QUESTION, "approval", "suggestions", "status", "warning", "tool-progress"}
+)  # threadline's own
 
 
 def _plain(value: Any) -> Any:

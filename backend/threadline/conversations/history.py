@@ -13,7 +13,7 @@ import msgspec
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from threadline.answers import events as ev
-from threadline.conversations.approvals import Question
+from threadline.conversations.approvals import Question, Waiting
 from threadline.conversations.feedback import Feedback
 from threadline.conversations.state import AnswerRecord, Conversation, Usage, text_and_reasoning, tool_output
 
@@ -81,8 +81,9 @@ def ui_messages(
         waiting = tool_parts.get(tool_call_id)
         if waiting is not None and waiting["state"] == "input-available":
             waiting.update(state="approval-requested", approval={"id": approval_id})
-    if assistant is not None:  # what the agent asked the person, unanswered
+    if assistant is not None:  # what the agent asked the person, unanswered, and the inputs they may change
         assistant["parts"] += [_question_part(question) for question in conversation.questions]
+        assistant["parts"] += [_editable_part(item) for item in conversation.approvals if "edit" in item.decisions]
     for answer, suggestions in suggested:
         data = {"values": suggestions.get("values", []), "actions": suggestions.get("actions", [])}
         answer["parts"].append({"type": "data-suggestions", "id": "suggestions", "data": data})
@@ -98,6 +99,12 @@ def _question_part(question: Question) -> dict[str, Any]:
     """What the agent asked the person and waits for (`interrupt(value)`), as the live stream sent it."""
     data = {"id": question.id, "value": msgspec.to_builtins(question.value, str_keys=True)}
     return {"type": "data-interrupt", "id": question.id, "data": data}
+
+
+def _editable_part(item: Waiting) -> dict[str, Any]:
+    """A call whose input the person may change before it runs, as the live stream sent it."""
+    data = {"toolCallId": item.tool_call_id, "decisions": list(item.decisions)}
+    return {"type": "data-approval", "id": item.approval_id, "data": data}
 
 
 def _user_message(message: HumanMessage, record: AnswerRecord) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import {
   type ToolProgress,
 } from '../lib/api';
 import { useCountdown } from '../hooks/useCountdown';
-import { chatTransport, textOf, withWaitingDeclined } from '../lib/messages';
+import { chatTransport, textOf, withEditedInput, withWaitingDeclined } from '../lib/messages';
 import { Composer } from './Composer';
 import { ErrorBanner } from './ErrorBanner';
 import { Messages } from './Messages';
@@ -170,9 +170,20 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   };
 
   const answerApproval = useCallback(
-    (approvalId: string, approved: boolean, reason?: string) =>
-      void addToolApprovalResponse({ id: approvalId, approved, reason }),
-    [addToolApprovalResponse],
+    (approvalId: string, approved: boolean, reason?: string, editedInput?: unknown) => {
+      if (editedInput === undefined) {
+        void addToolApprovalResponse({ id: approvalId, approved, reason });
+        return;
+      }
+      // threadline's extension (the AI SDK has none): the approval carries the changed input. It goes back with
+      // the others' answers; once every call that waits has one, the answer goes on.
+      const answer = messages.at(-1);
+      if (!answer) return;
+      const answered = withEditedInput(answer, approvalId, editedInput);
+      setMessages([...messages.slice(0, -1), answered]);
+      if (lastAssistantMessageIsCompleteWithApprovalResponses({ messages: [answered] })) void sendMessage();
+    },
+    [addToolApprovalResponse, messages, setMessages, sendMessage],
   );
 
   /** The reply to the agent's question resumes the answer that asked: no new message, the same answer goes on. */

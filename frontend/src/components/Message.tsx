@@ -40,19 +40,60 @@ function time(iso?: string) {
   );
 }
 
+/** A JSON object typed by the person, or undefined while it is not one. */
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function show(value: unknown): string {
   if (value === undefined) return '';
   return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
 }
 
-export type Approve = (approvalId: string, approved: boolean, reason?: string) => void;
+export type Approve = (approvalId: string, approved: boolean, reason?: string, editedInput?: unknown) => void;
 
-/** Approve or deny a call that waits for the person, with an optional reason for a denial. */
-function ApprovalButtons({ approvalId, onApproval }: { approvalId: string; onApproval: Approve }) {
+type ApprovalProps = { approvalId: string; input: unknown; editable: boolean; onApproval: Approve };
+
+/** Approve or deny a call that waits for the person, with an optional reason for a denial; where the agent
+ * allows it, the input may be changed first (JSON), and the changed call runs instead. */
+function ApprovalButtons({ approvalId, input, editable, onApproval }: ApprovalProps) {
   const [reason, setReason] = useState('');
+  const [edited, setEdited] = useState<string | null>(null);
+  const parsed = edited === null ? undefined : parseObject(edited);
   return (
     <div className="approval" role="group" aria-label="This tool call waits for your approval">
       <p>This tool changes something. Run it?</p>
+      {edited !== null && (
+        <textarea
+          aria-label="The tool's input (JSON)"
+          data-testid="edited-input"
+          rows={4}
+          value={edited}
+          aria-invalid={parsed === undefined}
+          onChange={(event) => setEdited(event.target.value)}
+        />
+      )}
+      {editable && edited === null && (
+        <button type="button" data-testid="edit-input" onClick={() => setEdited(JSON.stringify(input, null, 2))}>
+          Edit input
+        </button>
+      )}
+      {edited !== null && (
+        <button
+          type="button"
+          className="approve"
+          data-testid="approve-edited"
+          disabled={parsed === undefined}
+          onClick={() => onApproval(approvalId, true, undefined, parsed)}
+        >
+          Run with this input
+        </button>
+      )}
       <input
         type="text"
         aria-label="Reason (optional, sent with a denial)"
@@ -84,7 +125,9 @@ const STATES: Record<string, [string, string]> = {
   'approval-responded': ['running', 'Approved'],
 };
 
-function ToolCard({ part, progress, onApproval }: { part: ToolPart; progress?: ToolProgress; onApproval?: Approve }) {
+type ToolCardProps = { part: ToolPart; progress?: ToolProgress; editable: boolean; onApproval?: Approve };
+
+function ToolCard({ part, progress, editable, onApproval }: ToolCardProps) {
   const name = part.type.replace(/^tool-/, '');
   const [state, label] = STATES[part.state] ?? ['running', 'Running…'];
   const approval = 'approval' in part ? part.approval : undefined;
@@ -128,7 +171,9 @@ function ToolCard({ part, progress, onApproval }: { part: ToolPart; progress?: T
           </>
         )}
         {state === 'denied' && approval?.reason && <div className="tool-label">Declined: {approval.reason}</div>}
-        {waiting && <ApprovalButtons approvalId={approval.id} onApproval={onApproval} />}
+        {waiting && (
+          <ApprovalButtons approvalId={approval.id} input={part.input} editable={editable} onApproval={onApproval} />
+        )}
       </div>
     </details>
   );
@@ -148,7 +193,13 @@ type Props = {
 };
 
 /** Data parts shown elsewhere (suggestions under the answer) or not at all (statuses while it streams). */
-const QUIET_PARTS = new Set(['data-suggestions', 'data-status', 'data-warning', 'data-tool-progress']);
+const QUIET_PARTS = new Set([
+  'data-suggestions',
+  'data-status',
+  'data-warning',
+  'data-tool-progress',
+  'data-approval',
+]);
 
 /** Memoized: a token of the answer being written re-renders that answer, not the conversation before it. */
 export const Message = memo(function Message({
@@ -165,6 +216,11 @@ export const Message = memo(function Message({
 }: Props) {
   const mine = message.role === 'user';
   const reason = message.metadata?.interrupted;
+  const editable = new Set(
+    message.parts.flatMap((part) =>
+      part.type === 'data-approval' && part.data.decisions.includes('edit') ? [part.data.toolCallId] : [],
+    ),
+  );
   const waitingForPerson =
     message.parts.some((part) => 'state' in part && part.state === 'approval-requested') ||
     message.parts.at(-1)?.type === 'data-interrupt'; // an approval, or the agent's question
@@ -223,6 +279,7 @@ export const Message = memo(function Message({
                 key={part.toolCallId}
                 part={part as ToolPart}
                 progress={progress[part.toolCallId]}
+                editable={editable.has(part.toolCallId)}
                 onApproval={onApproval}
               />
             );

@@ -25,6 +25,7 @@ export type DataParts = {
   'tool-progress': ToolProgress;
   suggestions: Suggestions;
   interrupt: AgentQuestion;
+  approval: { toolCallId: string; decisions: string[] }; // a call whose input the person may change first
 };
 
 export type ChatMessage = UIMessage<MessageMetadata, DataParts>;

@@ -45,3 +45,14 @@ export function withWaitingDeclined(answer: ChatMessage): ChatMessage | null {
     ? ({ ...answer, parts: declined } as ChatMessage)
     : null;
 }
+
+/** The answer with one waiting call approved with a changed input (`approval.editedInput`, threadline's
+ * extension of the AI SDK's approval response). */
+export function withEditedInput(answer: ChatMessage, approvalId: string, editedInput: unknown): ChatMessage {
+  const parts = answer.parts.map((part) =>
+    'approval' in part && part.state === 'approval-requested' && part.approval?.id === approvalId
+      ? { ...part, state: 'approval-responded' as const, approval: { id: approvalId, approved: true, editedInput } }
+      : part,
+  );
+  return { ...answer, parts } as ChatMessage;
+}
