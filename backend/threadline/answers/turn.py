@@ -218,6 +218,8 @@ class Turn:
             if self.stop_reason is not None:
                 raise asyncio.CancelledError
             await self._stream(loop)
+            if self.stop_reason is not None:
+                raise asyncio.CancelledError
             self._interruptible = False
             self._emit(self._finish())
             self.recorder.end("completed")
@@ -264,6 +266,8 @@ class Turn:
         observe = self.recorder.observe  # _emit, inlined for the token loop
         send = self.queue.put_nowait if self.recording is None else self._send
         async for event in events:
+            if self.stop_reason is not None:  # a stop whose cancellation the graph run swallowed: it ends here
+                raise asyncio.CancelledError
             self._last_event = loop.time()
             if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
                 self._output_seen = True
