@@ -119,7 +119,9 @@ class BatchedWrites:
 # Everything of a conversation but its latest checkpoint, in one statement. Only what is older than the
 # latest goes: checkpoint ids (uuid6) and channel versions (zero-padded counters) grow with time, so a
 # checkpoint or blob an answer starting meanwhile writes is never taken, even when its blobs are written
-# before its checkpoint row. The graph has no subgraphs, hence only the root namespace.
+# before its checkpoint row. A hosted agent (agent/hosting.py) checkpoints in a namespace of its own per
+# run: a run that returned left its namespace older than the latest checkpoint, and it goes; a run that
+# waits for the person (an interrupt) wrote its own after the latest, and it stays until it is resumed.
 KEEP_LATEST = """
 WITH latest AS (
     SELECT checkpoint_id, checkpoint -> 'channel_versions' AS versions FROM checkpoints
@@ -133,6 +135,18 @@ WITH latest AS (
 ), blobs AS (
     DELETE FROM checkpoint_blobs b USING latest
     WHERE b.thread_id = %(thread_id)s AND b.checkpoint_ns = '' AND b.version < latest.versions ->> b.channel
+), agent_writes AS (
+    DELETE FROM checkpoint_writes w USING latest
+    WHERE w.thread_id = %(thread_id)s AND w.checkpoint_ns <> '' AND w.checkpoint_id < latest.checkpoint_id
+), agent_checkpoints AS (
+    DELETE FROM checkpoints c USING latest
+    WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns <> '' AND c.checkpoint_id < latest.checkpoint_id
+), agent_blobs AS (
+    DELETE FROM checkpoint_blobs b USING latest
+    WHERE b.thread_id = %(thread_id)s AND b.checkpoint_ns <> '' AND NOT EXISTS (
+        SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns
+        AND c.checkpoint_id >= latest.checkpoint_id
+    )
 )
 UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM latest
 WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = '' AND c.checkpoint_id = latest.checkpoint_id
