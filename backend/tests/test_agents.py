@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, serving, stream_some
 from litestar import Litestar, get
@@ -300,3 +301,53 @@ def test_the_python_client_answers_the_agents_question_and_edits_an_approval(mak
         assert call.state == "approval-requested"
         done = client.approve(waiting, edits={call.tool_call_id: {"expression": "6*7"}})
         assert done.tool_calls[0].output.endswith("42")
+
+
+OWN_TOOL = """
+from langchain.agents import create_agent
+from langchain_core.tools import tool
+
+
+@tool
+def shout(text: str) -> str:
+    "Say it louder."
+    return text.upper()
+
+
+def graph(context):
+    return create_agent(context.model, [shout, *context.tools])
+"""
+
+
+async def test_an_agents_own_tools_are_shown_as_it_calls_them(make_settings, tmp_path):
+    path = tmp_path / "own_tool.py"
+    path.write_text(OWN_TOOL)
+    async with running(make_settings(graph=f"{path}:graph")) as client:
+        _, raw, _ = await chat(client, new_conversation_id(), 'use the shout tool with {"text": "hello"}')
+        (tool,) = parts(accepted(raw)["message"], "tool-shout")
+        assert tool["state"] == "output-available" and tool["output"] == "HELLO"
+
+
+async def test_a_hosted_agents_own_checkpoints_are_kept_only_while_it_waits(make_settings, database_url):
+    def agent_rows(conversation_id: str) -> dict[str, int]:
+        with psycopg.connect(database_url) as conn:
+            return {
+                table: conn.execute(
+                    f"SELECT count(*) FROM {table} WHERE thread_id LIKE %s AND checkpoint_ns <> ''",
+                    (f"%:{conversation_id}",),
+                ).fetchone()[0]
+                for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+            }
+
+    async with running(example(make_settings, "research")) as client:
+        conversation_id = new_conversation_id()
+        await chat(client, conversation_id, "hello")
+        await chat(client, conversation_id, "and again")
+        assert agent_rows(conversation_id) == {"checkpoints": 0, "checkpoint_blobs": 0, "checkpoint_writes": 0}
+        _, _, chunks = await chat(client, conversation_id, "research tide pools")
+        assert agent_rows(conversation_id)["checkpoints"] > 0, "the run that waits keeps what it resumes from"
+        (asked,) = [chunk for chunk in chunks if chunk["type"] == "data-interrupt"]
+        resume = {"interruptId": asked["data"]["id"], "value": "safety"}
+        response = await client.post("/api/chat", json=chat_body(conversation_id, "", resume=resume))
+        assert "safety" in texts(accepted(response.content)["message"])
+        assert agent_rows(conversation_id) == {"checkpoints": 0, "checkpoint_blobs": 0, "checkpoint_writes": 0}

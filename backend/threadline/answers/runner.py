@@ -35,9 +35,10 @@ class TurnTranslator:
     cleaned (`clean_text`): no end markers or control characters ever reach a wire.
     """
 
-    def __init__(self, events_mode: bool, tools: Mapping[str, ToolInfo] | None = None) -> None:
+    def __init__(self, events_mode: bool, tools: Mapping[str, ToolInfo] | None = None, hosted: bool = False) -> None:
         self.events_mode = events_mode
         self.tools = tools  # None: the tools are not known here, and calls are shown as the model made them
+        self.hosted = hosted  # a team's own agent, which may have tools of its own besides these
         self.input_errors: set[str] = set()  # calls shown as tool-input-error: their error result is not shown
         self.usage = ev.Usage()
         self.step_open = False
@@ -173,7 +174,7 @@ class TurnTranslator:
         if self.tools is None:
             return None
         if (info := self.tools.get(tool_name)) is None:
-            return f"There is no tool named {tool_name!r}."
+            return None if self.hosted else f"There is no tool named {tool_name!r}."
         return info.problem(tool_input)
 
     def message(self, message: Any, node: str, namespace: tuple[str, ...] = ()) -> list[ev.Event]:

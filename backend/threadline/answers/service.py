@@ -333,6 +333,7 @@ class AnswerService:
             recording=self.recordings.start(thread_id, message.answer_id) if resumable else None,
             continue_on_disconnect=resumable and on_disconnect == "continue",
             context=self.graphs.context_for(profile.id, client_id, conversation_id),
+            hosted=self.graphs.hosted,
         )
         return Turn(self.graphs.of(profile.id), thread_id, conversation_id, client_id, request, setup)
 

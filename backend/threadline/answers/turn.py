@@ -82,6 +82,7 @@ class TurnSetup:
     recording: StreamRecording | None = None  # the answer's stream, kept for readers that resume it
     continue_on_disconnect: bool = False  # CHAT_ON_DISCONNECT=continue
     context: AgentContext | None = None  # what the agent's nodes get as LangGraph runtime context
+    hosted: bool = False  # a team's own agent (THREADLINE_GRAPH), which may have tools of its own
 
 
 class Turn:
@@ -94,7 +95,7 @@ class Turn:
         self.client_id = client_id
         self.request = request
         self.timeouts = setup.timeouts
-        self.translator = TurnTranslator(events_mode=setup.stream_mode == "events", tools=setup.tools)
+        self.translator = TurnTranslator(setup.stream_mode == "events", setup.tools, setup.hosted)
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.stop_reason: Stop | None = None
         self.task: asyncio.Task[None] | None = None
