@@ -180,6 +180,20 @@ def test_a_new_message_declines_what_waits_and_keeps_it(assistant_server):
     assert tool["state"] in ("output-denied", "output-error")
 
 
+@pytest.mark.parametrize("name", ALL)
+def test_the_seed_wires_carry_every_agents_answer(make_settings, name):
+    with serving(example(make_settings, name)) as base_url:
+        client, cookie = visitor(base_url)
+        events = seed_004_client(base_url, cookie, "hello there")["events"]
+        assert [events[0]["type"], events[-1]["type"]] == ["message_start", "message_end"]
+        assert "I can see 0 earlier messages" in "".join(
+            e.get("content", "") for e in events if e["type"] == "text_delta"
+        )
+        response = client.post("/api/get_chat_response_stream", json={"message": "and again"})
+        events = [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: {")]
+        assert events[-1]["type"] == "done" and any(event["type"] == "chunk" for event in events), events
+
+
 def test_seed_wires_cannot_ask_so_the_call_is_declined_and_the_agent_goes_on(assistant_server):
     client, cookie = visitor(assistant_server)
     events = seed_004_client(assistant_server, cookie, "calculate 2+3")["events"]
@@ -221,8 +235,9 @@ async def test_the_agents_question_is_answered_after_a_reload(make_settings):
         assert "Summarize what the sources say about geology" in texts(history[-1])
 
 
-async def test_a_reload_resumes_the_answer_and_a_stop_keeps_what_it_said(make_settings):
-    with serving(example(make_settings, "builtin", demo_token_delay_ms=10.0)) as base_url:
+@pytest.mark.parametrize("name", ALL)
+async def test_a_reload_resumes_the_answer_and_a_stop_keeps_what_it_said(make_settings, name):
+    with serving(example(make_settings, name, demo_token_delay_ms=10.0)) as base_url:
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
             await client.get("/api/conversations")
             cookie, conversation_id = f"{COOKIE}={client.cookies[COOKIE]}", new_conversation_id()
