@@ -7,6 +7,7 @@ from typing import Literal
 
 RefusalCode = Literal[
     "VALIDATION_ERROR",
+    "UNAUTHORIZED",
     "NOT_FOUND",
     "CONFLICT",
     "VOTE_REQUIRED",

@@ -136,6 +136,14 @@ def networks(raw: str, name: str) -> tuple[str, ...]:
     return values
 
 
+def https_url(raw: str, name: str) -> str:
+    """An identity provider's address: https, or http for one on this machine (a local stand-in)."""
+    local = raw.startswith(("http://127.0.0.1", "http://localhost", "http://[::1]"))
+    if not (raw.startswith("https://") or local):
+        raise SettingsError(f"{name} must be an https:// URL (http:// only on this machine) (got {raw!r})")
+    return raw  # as the provider writes it: a token's `iss` must match it exactly, trailing slash and all
+
+
 def mcp_secret(raw: str, name: str) -> str:
     if len(raw.encode()) < 32:
         raise SettingsError(f"{name} must be at least 32 bytes long (shorter HS256 keys can be guessed)")
@@ -320,6 +328,35 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             default="generated once into `<data dir>/client-id-secret`",
         ),
     ] = None
+    auth_issuer: Annotated[
+        str | None,
+        env(
+            "AUTH_ISSUER",
+            help="your OpenID Connect provider's issuer URL: every endpoint then accepts `Authorization: Bearer "
+            "<JWT>` from it, checked against its published keys (see [Accounts](../guides/accounts.md))",
+            read=https_url,
+        ),
+    ] = None
+    auth_audience: Annotated[
+        str | None,
+        env("AUTH_AUDIENCE", help="the audience (`aud`) tokens must name: your API's identifier at the provider"),
+    ] = None
+    auth_jwks_url: Annotated[
+        str | None,
+        env(
+            "AUTH_JWKS_URL",
+            help="where the provider publishes its keys, when that is not in its discovery document",
+            default="the discovery document's `jwks_uri`",
+            read=https_url,
+        ),
+    ] = None
+    auth_anonymous: Annotated[
+        Literal["allow", "deny"],
+        env(
+            "AUTH_ANONYMOUS",
+            help="with `AUTH_ISSUER`: `allow` lets visitors without a token chat anonymously, `deny` answers them 401",
+        ),
+    ] = "allow"
     cors_origins: Annotated[
         tuple[str, ...],
         env(

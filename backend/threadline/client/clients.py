@@ -41,11 +41,13 @@ Preference = Literal["A", "B", "tie"]
 class _Connection(Generic[H]):
     """What both clients hold: the wire they read, and an HTTP client that carries the visitor's identity."""
 
-    def __init__(self, http: H, wire: Wire, token: str | None) -> None:
+    def __init__(self, http: H, wire: Wire, token: str | None, bearer: str | None) -> None:
         self.wire = wire
         self.http: H = http
         if token:
             self.http.headers[IDENTITY_HEADER] = token
+        if bearer:  # a signed-in user: the access token from the server's identity provider (AUTH_ISSUER)
+            self.http.headers["authorization"] = f"Bearer {bearer}"
 
     @property
     def token(self) -> str | None:
@@ -63,9 +65,10 @@ class Client(_Connection[httpx.Client]):
         *,
         wire: Wire = "ndjson",
         token: str | None = None,
+        bearer: str | None = None,
         timeout: float = 130.0,
     ) -> None:
-        super().__init__(httpx.Client(base_url=base_url, timeout=timeout), wire, token)
+        super().__init__(httpx.Client(base_url=base_url, timeout=timeout), wire, token, bearer)
 
     def __enter__(self) -> Client:
         return self
@@ -177,9 +180,10 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         *,
         wire: Wire = "ndjson",
         token: str | None = None,
+        bearer: str | None = None,
         timeout: float = 130.0,
     ) -> None:
-        super().__init__(httpx.AsyncClient(base_url=base_url, timeout=timeout), wire, token)
+        super().__init__(httpx.AsyncClient(base_url=base_url, timeout=timeout), wire, token, bearer)
 
     async def __aenter__(self) -> AsyncClient:
         return self

@@ -25,6 +25,7 @@ from threadline import __version__
 from threadline.agent.graphs import load_agent
 from threadline.agent.loading import AgentSource
 from threadline.current_answer import current_turn
+from threadline.http.bearer import BearerTokens
 from threadline.http.connection_limits import RequestLimits
 from threadline.http.dependencies import AppServices, chat_allowance, owned_conversation
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
@@ -115,7 +116,7 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
     return CORSConfig(
         allow_origins=list(origins),
         allow_credentials=True,
-        allow_headers=["content-type", HEADER],
+        allow_headers=["content-type", "authorization", HEADER],  # a signed-in user's bearer token too
         expose_headers=["x-conversation-id", "retry-after", HEADER],
         allow_methods=["GET", "POST", "DELETE"],
     )
@@ -194,6 +195,12 @@ class Threadline(InitPluginProtocol):
         mcp_server = build_server(lambda: state.services)
         mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
         agent = self.graph if self.graph is not None else load_agent(settings)
+        provider = httpx.AsyncClient(timeout=10)  # the identity provider's discovery document and keys
+        bearer = (
+            BearerTokens(settings.auth_issuer, settings.auth_audience, settings.auth_jwks_url, provider)
+            if settings.auth_issuer
+            else None
+        )
 
         @asynccontextmanager
         async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -202,6 +209,7 @@ class Threadline(InitPluginProtocol):
             builtin_http = httpx.AsyncClient(transport=transport, base_url="http://threadline")
             builtin_token = lambda: turn_token(tokens)  # noqa: E731 - read each time an answer calls a tool
             async with (
+                provider,
                 mcp_server.session_manager.run(),
                 running_services(settings, limits, builtin_http, builtin_token, tracer_provider, agent) as services,
             ):
@@ -213,7 +221,13 @@ class Threadline(InitPluginProtocol):
             route_handlers=routes(settings, builtin_routes(mcp_server, tokens), page=self.page),
             middleware=[
                 DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
-                DefineMiddleware(ClientIdentityMiddleware, signer=signer),
+                DefineMiddleware(
+                    ClientIdentityMiddleware,
+                    signer=signer,
+                    bearer=bearer,
+                    anonymous=settings.auth_anonymous == "allow",
+                    admin_token=settings.admin_token,
+                ),
             ],
             dependencies=DEPENDENCIES,
             exception_handlers=EXCEPTION_HANDLERS,

@@ -26,7 +26,13 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ),
     ErrorCode(400, "UNKNOWN_ACTION", "`POST /api/actions` names no server action"),
     ErrorCode(400, "NOT_SUGGESTED", "`POST /api/actions` with an action (or data) the answer did not suggest"),
-    ErrorCode(401, "UNAUTHORIZED", "an operator endpoint without the right `Authorization: Bearer CHAT_ADMIN_TOKEN`"),
+    ErrorCode(
+        401,
+        "UNAUTHORIZED",
+        "an operator endpoint without the right `Authorization: Bearer CHAT_ADMIN_TOKEN`; with `AUTH_ISSUER`, a "
+        "bearer token that is not the provider's or not valid (signature, algorithm, issuer, audience, expiry), "
+        "or no token where `AUTH_ANONYMOUS=deny`; `WWW-Authenticate` says so",
+    ),
     ErrorCode(403, "FORBIDDEN", "an operator endpoint on a server without `CHAT_ADMIN_TOKEN`"),
     ErrorCode(404, "NOT_FOUND", "an unknown conversation (or message, comparison, trace, profile), or someone else's"),
     ErrorCode(406, "NOT_ACCEPTABLE", "none of the wires the request asks for (`Accept`, `?protocol=`)"),

@@ -134,6 +134,7 @@ def handle_http_exception(request: AnyRequest, exc: HTTPException) -> Response[E
 
 STATUS_OF: dict[RefusalCode, int] = {
     "VALIDATION_ERROR": 400,
+    "UNAUTHORIZED": 401,
     "NOT_FOUND": 404,
     "CONFLICT": 409,
     "VOTE_REQUIRED": 409,
@@ -153,6 +154,8 @@ def handle_refused(request: AnyRequest, exc: Refused) -> Response[ErrorBody]:
     headers = {"retry-after": str(exc.retry_after)} if exc.retry_after is not None else {}
     if status == 408:
         headers["connection"] = "close"  # the rest of a late body must not be read as the next request
+    if exc.code == "UNAUTHORIZED":  # RFC 6750: what a client with a bearer token needs to know
+        headers["www-authenticate"] = 'Bearer error="invalid_token"' if "bearer" in exc.message else "Bearer"
     return _response(status, ErrorInfo(exc.code, exc.message, details, exc.retry_after), headers)
 
 

@@ -1,8 +1,10 @@
-"""Anonymous visitors: every request carries a signed client id, issued on first contact.
+"""Who asks: a signed-in user (a bearer token from the team's identity provider, http/bearer.py), else an
+anonymous visitor with a signed client id, issued on first contact. Everything is owned by that id.
 
-The id travels in an HttpOnly, SameSite=Lax cookie for browsers, or in the `X-Threadline-Client`
+The visitor's id travels in an HttpOnly, SameSite=Lax cookie for browsers, or in the `X-Threadline-Client`
 header for programs (curl, the Python client). Both hold the same signed token; a token whose
 signature does not verify is ignored and a new identity issued, so ids cannot be forged or guessed.
+A bearer token that does not verify is refused (401), never taken for an anonymous visit.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from pathlib import Path
 
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from threadline.http.bearer import BearerTokens, InvalidToken, User
+from threadline.refusals import Refused
 
 COOKIE = "threadline_client"
 HEADER = "x-threadline-client"
@@ -66,10 +71,16 @@ def load_secret(configured: str | None, data_dir: Path) -> bytes:
     return path.read_bytes().strip()
 
 
-def _token_from(scope: Scope) -> str | None:
+def _header(scope: Scope, wanted: bytes) -> str | None:
     for name, value in scope["headers"]:
-        if name == HEADER.encode():
+        if name == wanted:
             return value.decode("latin-1")
+    return None
+
+
+def _token_from(scope: Scope) -> str | None:
+    if (token := _header(scope, HEADER.encode())) is not None:
+        return token
     for name, value in scope["headers"]:
         if name == b"cookie":
             morsel = SimpleCookie(value.decode("latin-1")).get(COOKIE)
@@ -79,16 +90,38 @@ def _token_from(scope: Scope) -> str | None:
 
 
 class ClientIdentityMiddleware:
-    """Puts the caller's client id in `scope["state"]["client_id"]`, issuing one when needed."""
+    """Puts the caller's id in `scope["state"]["client_id"]` (and a signed-in user in `["user"]`), issuing a
+    visitor's id when needed. `bearer`: tokens of the team's identity provider are accepted, and without one
+    a visitor is let in only when `anonymous`. `admin_token` (CHAT_ADMIN_TOKEN) is an operator's, which the
+    operator endpoints check; `/mcp` checks its own tokens."""
 
-    def __init__(self, app: ASGIApp, signer: Signer) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        signer: Signer,
+        bearer: BearerTokens | None = None,
+        anonymous: bool = True,
+        admin_token: str | None = None,
+    ) -> None:
         self.app = app
         self.signer = signer
+        self.bearer = bearer
+        self.anonymous = anonymous
+        self.admin_token = admin_token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
+        if self.bearer is not None and not scope["path"].startswith("/mcp"):
+            authorization = _header(scope, b"authorization")
+            user = await self._user(authorization)
+            if user is not None:
+                scope.setdefault("state", {}).update(client_id=user.principal, user=user)
+                await self.app(scope, receive, send)
+                return
+            if not (self.anonymous or self._operator(authorization) or not scope["path"].startswith("/api/")):
+                raise Refused("UNAUTHORIZED", "Sign in first: this server answers signed-in users only.")
         client_id = self.signer.verify(_token_from(scope))
         issued = None
         if client_id is None:
@@ -112,3 +145,19 @@ class ClientIdentityMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_identity)
+
+    async def _user(self, authorization: str | None) -> User | None:
+        """The signed-in user a bearer token names; None without one (or with the operator's token)."""
+        scheme, _, token = (authorization or "").partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token or self._operator(authorization):
+            return None
+        try:
+            return await self.bearer.user(token) if self.bearer else None
+        except InvalidToken as error:
+            raise Refused("UNAUTHORIZED", f"The bearer token is not valid: {error}.") from None
+
+    def _operator(self, authorization: str | None) -> bool:
+        """CHAT_ADMIN_TOKEN as the bearer: an operator's script, which the operator endpoints check."""
+        token = (authorization or "").partition(" ")[2].strip()
+        return bool(self.admin_token) and hmac.compare_digest(token.encode(), (self.admin_token or "").encode())

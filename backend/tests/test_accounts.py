@@ -1,0 +1,177 @@
+"""Signed-in users (AUTH_ISSUER): bearer tokens from a local OpenID Connect provider (threadline_testing.oidc),
+each user's conversations their own, and every forged, foreign or stale token refused with 401 before anything
+is stored."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import json
+import time
+import uuid
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from helpers import chat_body, new_conversation_id, running, serving
+from threadline.client import Client, ThreadlineError
+from threadline_testing import oidc
+from threadline_testing.sse import parse_sse
+
+
+@pytest.fixture(scope="module")
+def provider():
+    provider = oidc.start()
+    yield provider
+    provider.stop()
+
+
+@pytest.fixture
+def auth_settings(make_settings, provider):
+    return lambda **extra: make_settings(auth_issuer=provider.issuer, auth_audience=oidc.AUDIENCE, **extra)
+
+
+def someone(name: str) -> str:
+    """A subject of its own per test: the tests share a database, and a user's conversations are theirs."""
+    return f"{name}-{uuid.uuid4().hex[:8]}"
+
+
+def signed_in(provider, name: str) -> dict[str, str]:
+    return bearer(provider.token(someone(name)))
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+async def test_each_user_sees_only_their_own_conversations(auth_settings, provider):
+    alice, bob = signed_in(provider, "alice"), signed_in(provider, "bob")
+    async with running(auth_settings()) as client:
+        conversation_id = new_conversation_id()
+        answer = await client.post("/api/chat", json=chat_body(conversation_id, "hello"), headers=alice)
+        assert answer.status_code == 200 and parse_sse(answer.content)[-1]["type"] == "finish"
+        assert "set-cookie" not in answer.headers, "a signed-in user gets no anonymous identity"
+        assert (await client.get(f"/api/conversations/{conversation_id}", headers=alice)).status_code == 200
+        for other in (bob, {}):  # another user, and an anonymous visitor
+            assert (await client.get(f"/api/conversations/{conversation_id}", headers=other)).status_code == 404
+            taken = await client.post("/api/chat", json=chat_body(conversation_id, "mine now"), headers=other)
+            assert taken.status_code == 200  # a conversation of their own under the same id, not alice's
+        listed = (await client.get("/api/conversations", headers=alice)).json()
+        assert [item["id"] for item in listed] == [conversation_id]
+        history = (await client.get(f"/api/conversations/{conversation_id}", headers=alice)).json()["messages"]
+        assert [message["parts"][0]["text"] for message in history if message["role"] == "user"] == ["hello"]
+
+
+def unsigned(payload: dict, header: dict) -> str:
+    def part(value: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    return f"{part(header)}.{part(payload)}."
+
+
+def forged_tokens(provider) -> dict[str, str]:
+    now = time.time()
+    claims = {"iss": provider.issuer, "sub": "mallory", "aud": oidc.AUDIENCE, "iat": now, "exp": now + 300}
+    rsa_key = provider.keys[0]
+    public_pem = rsa_key.private.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+    stranger = oidc.new_key("RS256")
+    return {
+        "another key": jwt.encode(claims, stranger.private, algorithm="RS256", headers={"kid": rsa_key.kid}),
+        "alg none": unsigned(claims, {"alg": "none", "kid": rsa_key.kid}),
+        "HS256 with the public key": _hs256(claims, public_pem, rsa_key.kid),
+        "wrong issuer": provider.token("mallory", iss="https://evil.example"),
+        "wrong audience": provider.token("mallory", aud="https://another.api"),
+        "expired": provider.token("mallory", exp=now - 120),
+        "not yet valid": provider.token("mallory", nbf=now + 600),
+        "no subject": jwt.encode(
+            {k: v for k, v in claims.items() if k != "sub"}, rsa_key.private, "RS256", headers={"kid": rsa_key.kid}
+        ),
+        "not a JWT": "hello",
+    }
+
+
+def _hs256(claims: dict, secret: bytes, kid: str) -> str:
+    """HS256 signed with the provider's public key, which PyJWT itself refuses to do: signed by hand."""
+
+    def part(value: bytes) -> str:
+        return base64.urlsafe_b64encode(value).decode().rstrip("=")
+
+    signing_input = f"{part(json.dumps({'alg': 'HS256', 'kid': kid}).encode())}.{part(json.dumps(claims).encode())}"
+    signature = hmac.new(secret, signing_input.encode(), hashlib.sha256).digest()
+    return f"{signing_input}.{part(signature)}"
+
+
+async def test_forged_foreign_and_stale_tokens_are_refused_and_nothing_is_stored(auth_settings, provider):
+    async with running(auth_settings()) as client:
+        for why, token in forged_tokens(provider).items():
+            conversation_id = new_conversation_id()
+            response = await client.post("/api/chat", json=chat_body(conversation_id, "hello"), headers=bearer(token))
+            assert response.status_code == 401, (why, response.text)
+            assert response.json()["error"]["code"] == "UNAUTHORIZED", why
+            assert response.headers["www-authenticate"].startswith('Bearer error="invalid_token"'), why
+            assert "set-cookie" not in response.headers, why
+            assert "Traceback" not in response.text
+            mallory = bearer(provider.token("mallory"))
+            stored = await client.get(f"/api/conversations/{conversation_id}", headers=mallory)
+            assert stored.status_code == 404, f"{why}: nothing was stored"
+
+
+async def test_an_unknown_key_id_fetches_the_keys_once_however_many_ask(auth_settings, provider):
+    async with running(auth_settings()) as client:
+        assert (await client.get("/api/conversations", headers=signed_in(provider, "alice"))).status_code == 200
+        fetched = provider.key_fetches
+        stranger = oidc.new_key("RS256")
+        token = provider.token("mallory", key=stranger)
+        answers = await asyncio.gather(*(client.get("/api/conversations", headers=bearer(token)) for _ in range(30)))
+        assert {response.status_code for response in answers} == {401}
+        assert provider.key_fetches - fetched <= 1, "no refresh storm"
+        for _ in range(20):  # a known key never fetches
+            await client.get("/api/conversations", headers=signed_in(provider, "alice"))
+        assert provider.key_fetches - fetched <= 1
+
+
+async def test_a_rotated_key_is_fetched_and_accepted(auth_settings, provider, monkeypatch):
+    monkeypatch.setattr("threadline.http.bearer.REFRESH_EVERY", 0.0)
+    async with running(auth_settings()) as client:
+        assert (await client.get("/api/conversations", headers=signed_in(provider, "alice"))).status_code == 200
+        fresh = provider.rotate()
+        token = provider.token(someone("alice"), key=fresh)
+        rotated = await client.get("/api/conversations", headers=bearer(token))
+        assert rotated.status_code == 200
+        es256 = provider.keys[1]
+        assert es256.algorithm == "ES256"
+        assert (
+            await client.get("/api/conversations", headers=bearer(provider.token(someone("bob"), key=es256)))
+        ).status_code == 200
+
+
+async def test_anonymous_visitors_can_be_turned_away(auth_settings, provider):
+    async with running(auth_settings(auth_anonymous="deny", admin_token="operators-token")) as client:
+        refused = await client.post("/api/chat", json=chat_body(None, "hello"))
+        assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+        assert (await client.get("/health")).status_code == 200
+        allowed = await client.post("/api/chat", json=chat_body(None, "hello"), headers=signed_in(provider, "alice"))
+        assert allowed.status_code == 200
+        operators = await client.get("/api/comparisons", headers=bearer("operators-token"))
+        assert operators.status_code == 200, "CHAT_ADMIN_TOKEN still works for scripts"
+
+
+async def test_without_an_issuer_a_bearer_header_changes_nothing(make_settings, provider):
+    async with running(make_settings()) as client:
+        response = await client.post("/api/chat", json=chat_body(None, "hello"), headers=bearer("not checked"))
+        assert response.status_code == 200 and "set-cookie" in response.headers
+
+
+def test_the_python_client_asks_as_the_signed_in_user(auth_settings, provider):
+    with serving(auth_settings()) as base_url:
+        with Client(base_url, bearer=provider.token(someone("alice"))) as alice:
+            answer = alice.ask("hello")
+            assert "I can see 0 earlier messages" in answer.text
+            assert len(alice.list_conversations()) == 1
+        with Client(base_url, bearer=provider.token(someone("bob"))) as bob:
+            assert bob.list_conversations() == []
+        with Client(base_url, bearer="forged") as mallory, pytest.raises(ThreadlineError) as refused:
+            mallory.ask("hello")
+        assert refused.value.status == 401 and refused.value.code == "UNAUTHORIZED"
