@@ -175,3 +175,15 @@ def test_the_python_client_asks_as_the_signed_in_user(auth_settings, provider):
         with Client(base_url, bearer="forged") as mallory, pytest.raises(ThreadlineError) as refused:
             mallory.ask("hello")
         assert refused.value.status == 401 and refused.value.code == "UNAUTHORIZED"
+
+
+async def test_a_signed_in_users_chat_limit_is_their_own_not_their_addresss(auth_settings, provider):
+    async with running(auth_settings(rate_limit="2/minute")) as client:
+        alice, bob = signed_in(provider, "alice"), signed_in(provider, "bob")
+        for _ in range(2):
+            assert (await client.post("/api/chat", json=chat_body(None, "hello"), headers=alice)).status_code == 200
+        limited = await client.post("/api/chat", json=chat_body(None, "hello"), headers=alice)
+        assert limited.status_code == 429 and limited.json()["error"]["code"] == "RATE_LIMITED"
+        # Bob and an anonymous visitor share alice's address, not her allowance.
+        assert (await client.post("/api/chat", json=chat_body(None, "hello"), headers=bob)).status_code == 200
+        assert (await client.post("/api/chat", json=chat_body(None, "hello"))).status_code == 200

@@ -89,7 +89,8 @@ class MetricsController(PrometheusController):
 async def limit_every_request(request: AnyRequest) -> None:
     """A generous limit on every endpoint (API_RATE_LIMIT), besides the chat's own (CHAT_RATE_LIMIT)."""
     limits: Limits = request.app.state.limits
-    await limits.api.check(limits.client_address.of(request.scope))
+    user = request.scope.get("state", {}).get("user")
+    await limits.api.check(user.principal if user else limits.client_address.of(request.scope))
 
 
 def turn_token(tokens: McpTokens) -> str:

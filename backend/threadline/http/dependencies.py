@@ -33,18 +33,24 @@ async def owned_conversation(
 
 @dataclass(frozen=True)
 class ChatAllowance:
-    """CHAT_RATE_LIMIT for the caller's address; a handler spends it once its request is found valid, so a
-    refused request costs nothing."""
+    """CHAT_RATE_LIMIT for the caller: a signed-in user's own, else their address's (anonymous ids are free to
+    make); a handler spends it once its request is found valid, so a refused request costs nothing."""
 
     limit: RateLimit
-    address: str
+    key: str
 
     async def spend(self) -> None:
-        await self.limit.check(self.address)
+        await self.limit.check(self.key)
+
+
+def limit_key(request: AnyRequest, services: AppServices) -> str:
+    """Whose limits a request counts against: the signed-in user (http/bearer.py), else the client address."""
+    user = request.scope.get("state", {}).get("user")
+    return str(user.principal) if user else services.limits.client_address.of(request.scope)
 
 
 def chat_allowance(request: AnyRequest, services: AppServices) -> ChatAllowance:
-    return ChatAllowance(services.limits.chat, services.limits.client_address.of(request.scope))
+    return ChatAllowance(services.limits.chat, limit_key(request, services))
 
 
 Allowance: TypeAlias = SkipValidation[ChatAllowance]
