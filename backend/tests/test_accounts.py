@@ -187,3 +187,17 @@ async def test_a_signed_in_users_chat_limit_is_their_own_not_their_addresss(auth
         # Bob and an anonymous visitor share alice's address, not her allowance.
         assert (await client.post("/api/chat", json=chat_body(None, "hello"), headers=bob)).status_code == 200
         assert (await client.post("/api/chat", json=chat_body(None, "hello"))).status_code == 200
+
+
+async def test_operators_are_those_with_the_admin_role_or_the_admin_token(auth_settings, provider):
+    settings = auth_settings(auth_admin_role="ops", auth_roles_claim="realm_access.roles", admin_token="ops-token")
+    operator = bearer(provider.token(someone("olive"), realm_access={"roles": ["ops", "user"]}))
+    async with running(settings) as client:
+        for path in ("/api/comparisons", "/metrics"):
+            assert (await client.get(path, headers=operator)).status_code == 200, path
+            assert (await client.get(path, headers=bearer("ops-token"))).status_code == 200, path
+            forbidden = await client.get(path, headers=signed_in(provider, "alice"))
+            assert forbidden.status_code == 403 and forbidden.json()["error"]["code"] == "FORBIDDEN", path
+            assert (await client.get(path)).status_code == 401, path
+    async with running(auth_settings(auth_admin_role="ops", metrics_public=True)) as client:
+        assert (await client.get("/metrics")).status_code == 200, "METRICS_PUBLIC keeps it open to scrapers"

@@ -350,6 +350,26 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             read=https_url,
         ),
     ] = None
+    auth_roles_claim: Annotated[
+        str,
+        env(
+            "AUTH_ROLES_CLAIM",
+            help="the token claim that lists the user's roles: a name (`roles`, a namespaced "
+            "`https://example.com/roles`) or a dotted path (Keycloak's `realm_access.roles`)",
+        ),
+    ] = "roles"
+    auth_admin_role: Annotated[
+        str | None,
+        env(
+            "AUTH_ADMIN_ROLE",
+            help="the role of operators: they read the A/B results and, unless `METRICS_PUBLIC=true`, `/metrics` "
+            "(`CHAT_ADMIN_TOKEN` works too)",
+        ),
+    ] = None
+    metrics_public: Annotated[
+        bool,
+        env("METRICS_PUBLIC", help="with `AUTH_ADMIN_ROLE`: `true` keeps `/metrics` open to any scraper"),
+    ] = False
     auth_anonymous: Annotated[
         Literal["allow", "deny"],
         env(

@@ -30,6 +30,7 @@ from threadline.http.connection_limits import RequestLimits
 from threadline.http.dependencies import AppServices, chat_allowance, owned_conversation
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
+from threadline.http.operators import metrics_guard
 from threadline.http.routes.actions import ActionController
 from threadline.http.routes.chat import ChatController
 from threadline.http.routes.comparisons import ComparisonController
@@ -84,6 +85,7 @@ class MetricsController(PrometheusController):
     not in the API's schema."""
 
     include_in_schema = False
+    guards = [metrics_guard]  # noqa: RUF012 - Litestar reads the class attribute
 
 
 async def limit_every_request(request: AnyRequest) -> None:

@@ -36,6 +36,17 @@ class User:
     subject: str
     claims: dict[str, Any]
 
+    def roles(self, claim: str) -> frozenset[str]:
+        """The roles `claim` lists: a claim by that name, else a dotted path (`realm_access.roles`); a list of
+        names, or one string of them separated by spaces."""
+        value: Any = self.claims.get(claim)
+        if value is None:
+            value = self.claims
+            for step in claim.split("."):
+                value = value.get(step) if isinstance(value, dict) else None
+        names = value.split() if isinstance(value, str) else value if isinstance(value, list) else []
+        return frozenset(name for name in names if isinstance(name, str))
+
 
 def principal_of(issuer: str, subject: str) -> str:
     """A fixed-length id for the user, which cannot collide with an anonymous visitor's (32 hex digits)."""

@@ -29,11 +29,16 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode(
         401,
         "UNAUTHORIZED",
-        "an operator endpoint without the right `Authorization: Bearer CHAT_ADMIN_TOKEN`; with `AUTH_ISSUER`, a "
+        "an operator endpoint without the operators' token or role; with `AUTH_ISSUER`, a "
         "bearer token that is not the provider's or not valid (signature, algorithm, issuer, audience, expiry), "
         "or no token where `AUTH_ANONYMOUS=deny`; `WWW-Authenticate` says so",
     ),
-    ErrorCode(403, "FORBIDDEN", "an operator endpoint on a server without `CHAT_ADMIN_TOKEN`"),
+    ErrorCode(
+        403,
+        "FORBIDDEN",
+        "an operator endpoint on a server without `CHAT_ADMIN_TOKEN` or `AUTH_ADMIN_ROLE`, or for a signed-in "
+        "user without that role",
+    ),
     ErrorCode(404, "NOT_FOUND", "an unknown conversation (or message, comparison, trace, profile), or someone else's"),
     ErrorCode(406, "NOT_ACCEPTABLE", "none of the wires the request asks for (`Accept`, `?protocol=`)"),
     ErrorCode(

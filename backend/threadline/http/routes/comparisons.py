@@ -6,8 +6,6 @@ answer A; see `AnswerService.compare` (answers/service.py).
 
 from __future__ import annotations
 
-import secrets
-
 import msgspec
 from litestar import Controller, Response, get, post
 from litestar.di import NamedDependency
@@ -17,6 +15,7 @@ from litestar.response import Stream
 from threadline.conversations.comparisons import Comparison, PairResult, Preference, results
 from threadline.http.dependencies import AppServices
 from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
+from threadline.http.operators import require_operator
 from threadline.http.schemas import ID_PATTERN
 from threadline.http.streams import choose_wire
 
@@ -113,10 +112,5 @@ class ComparisonController(Controller):
     async def comparison_results(
         self, request: AnyRequest, services: AppServices, profile: str | None = ProfileFilter
     ) -> list[PairResult]:
-        token = services.settings.admin_token
-        if not token:
-            raise ApiError(403, "FORBIDDEN", "Comparison results are for operators: set CHAT_ADMIN_TOKEN to read them.")
-        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if not secrets.compare_digest(given.encode(), token.encode()):
-            raise ApiError(401, "UNAUTHORIZED", "Send the operators' token: Authorization: Bearer <CHAT_ADMIN_TOKEN>.")
+        require_operator(request, services.settings)
         return results(await services.storage.comparisons.counts(), profile)
