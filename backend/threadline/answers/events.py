@@ -212,6 +212,14 @@ AnyEvent = (
 )
 
 
+def plain(value: Any) -> Any:
+    """A value an agent produced, as JSON the wires can send; what has no JSON form is sent as its text."""
+    try:
+        return msgspec.to_builtins(value, str_keys=True)
+    except (TypeError, ValueError):
+        return str(value)
+
+
 def timestamp() -> str:
     """Now in UTC as the ISO 8601 string JavaScript's Date parses and produces (millisecond precision)."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

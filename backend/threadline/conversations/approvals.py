@@ -20,6 +20,8 @@ from typing import Any, Literal, NotRequired, TypedDict
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
+from threadline.answers.events import plain
+
 SUPERSEDED = "superseded by a new message"
 CANCELLED = "the answer was stopped"
 NOT_INTERACTIVE = "this client cannot ask the person for approval"
@@ -55,6 +57,11 @@ class Question:
 
     id: str  # the interrupt's
     value: Any
+
+    @property
+    def part_data(self) -> dict[str, Any]:
+        """The `data-interrupt` part's data, live and in the history alike."""
+        return {"id": self.id, "value": plain(self.value)}
 
 
 class ApprovalResponse(TypedDict):

@@ -97,8 +97,7 @@ def ui_messages(
 
 def _question_part(question: Question) -> dict[str, Any]:
     """What the agent asked the person and waits for (`interrupt(value)`), as the live stream sent it."""
-    data = {"id": question.id, "value": msgspec.to_builtins(question.value, str_keys=True)}
-    return {"type": "data-interrupt", "id": question.id, "data": data}
+    return {"type": "data-interrupt", "id": question.id, "data": question.part_data}
 
 
 def _editable_part(item: Waiting) -> dict[str, Any]:
