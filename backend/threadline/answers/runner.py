@@ -87,8 +87,8 @@ class TurnTranslator:
         return out
 
     def model_chunk(self, chunk: AIMessage) -> list[ev.Event]:
-        out = self.close_step() if self.calls_done else []  # a new model call after tool results: a new step
-        out += self.open_step()
+        # A new model call after tool results is a new step; otherwise the token loop just goes on.
+        out = [*self.close_step(), *self.open_step()] if self.calls_done else self.open_step()
         text, reasoning = text_and_reasoning(chunk)
         text, reasoning = clean_text(text), clean_text(reasoning)
         if reasoning:
@@ -282,10 +282,7 @@ class TurnTranslator:
             for a in approvals
             if "edit" in a.decisions
         ]
-        asked = [
-            ev.Data(name=QUESTION, id=question.id, data={"id": question.id, "value": _plain(question.value)})
-            for question in questions
-        ]
+        asked = [ev.Data(name=QUESTION, id=question.id, data=question.part_data) for question in questions]
         return [*requests, *editable, *asked, *self.close_step()]
 
     def custom(self, payload: Any) -> list[ev.Event]:
@@ -309,25 +306,17 @@ class TurnTranslator:
             return [
                 ev.Data(
                     name=name,
-                    data=_plain(payload["data"]),
+                    data=ev.plain(payload["data"]),
                     id=str(payload.get("id") or ""),
                     transient=payload.get("transient") is True,
                 )
             ]
-        return [ev.Data(name="custom", data=_plain(payload))]
+        return [ev.Data(name="custom", data=ev.plain(payload))]
 
 
 RESERVED_PARTS = frozenset(
     {QUESTION, "approval", "suggestions", "status", "warning", "tool-progress"}
 )  # threadline's own
-
-
-def _plain(value: Any) -> Any:
-    """JSON as the wires send it; what has no JSON form is sent as its text."""
-    try:
-        return msgspec.to_builtins(value, str_keys=True)
-    except (TypeError, ValueError):
-        return str(value)
 
 
 async def graph_events(

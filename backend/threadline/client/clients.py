@@ -41,13 +41,24 @@ Preference = Literal["A", "B", "tie"]
 class _Connection(Generic[H]):
     """What both clients hold: the wire they read, and an HTTP client that carries the visitor's identity."""
 
-    def __init__(self, http: H, wire: Wire, token: str | None, bearer: str | None) -> None:
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8000",
+        *,
+        wire: Wire = "ndjson",
+        token: str | None = None,
+        bearer: str | None = None,
+        timeout: float = 130.0,
+    ) -> None:
         self.wire = wire
-        self.http: H = http
+        self.http: H = self._open(base_url, timeout)
         if token:
             self.http.headers[IDENTITY_HEADER] = token
         if bearer:  # a signed-in user: the access token from the server's identity provider (AUTH_ISSUER)
             self.http.headers["authorization"] = f"Bearer {bearer}"
+
+    def _open(self, base_url: str, timeout: float) -> H:
+        raise NotImplementedError
 
     @property
     def token(self) -> str | None:
@@ -59,16 +70,8 @@ class _Connection(Generic[H]):
 class Client(_Connection[httpx.Client]):
     """Synchronous client. Keeps the anonymous identity the server issues, so conversations stay yours."""
 
-    def __init__(
-        self,
-        base_url: str = "http://127.0.0.1:8000",
-        *,
-        wire: Wire = "ndjson",
-        token: str | None = None,
-        bearer: str | None = None,
-        timeout: float = 130.0,
-    ) -> None:
-        super().__init__(httpx.Client(base_url=base_url, timeout=timeout), wire, token, bearer)
+    def _open(self, base_url: str, timeout: float) -> httpx.Client:
+        return httpx.Client(base_url=base_url, timeout=timeout)
 
     def __enter__(self) -> Client:
         return self
@@ -174,16 +177,8 @@ class Client(_Connection[httpx.Client]):
 class AsyncClient(_Connection[httpx.AsyncClient]):
     """The same as Client, for asyncio: every method is a coroutine (`stream` an async iterator)."""
 
-    def __init__(
-        self,
-        base_url: str = "http://127.0.0.1:8000",
-        *,
-        wire: Wire = "ndjson",
-        token: str | None = None,
-        bearer: str | None = None,
-        timeout: float = 130.0,
-    ) -> None:
-        super().__init__(httpx.AsyncClient(base_url=base_url, timeout=timeout), wire, token, bearer)
+    def _open(self, base_url: str, timeout: float) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=base_url, timeout=timeout)
 
     async def __aenter__(self) -> AsyncClient:
         return self

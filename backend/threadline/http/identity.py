@@ -78,6 +78,13 @@ def _header(scope: Scope, wanted: bytes) -> str | None:
     return None
 
 
+def _bearer_token(authorization: str | None) -> str | None:
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return token.strip() or None
+
+
 def _token_from(scope: Scope) -> str | None:
     if (token := _header(scope, HEADER.encode())) is not None:
         return token
@@ -114,13 +121,15 @@ class ClientIdentityMiddleware:
             await self.app(scope, receive, send)
             return
         if self.bearer is not None and not scope["path"].startswith("/mcp"):
-            authorization = _header(scope, b"authorization")
-            user = await self._user(authorization)
-            if user is not None:
+            token = _bearer_token(_header(scope, b"authorization"))
+            admin = (self.admin_token or "").encode()
+            operator = bool(token and admin and hmac.compare_digest(token.encode(), admin))
+            if token and not operator:  # an operator's script is checked by the operator endpoints
+                user = await self._user(self.bearer, token)
                 scope.setdefault("state", {}).update(client_id=user.principal, user=user)
                 await self.app(scope, receive, send)
                 return
-            if not (self.anonymous or self._operator(authorization) or not scope["path"].startswith("/api/")):
+            if not (self.anonymous or operator or not scope["path"].startswith("/api/")):
                 raise Refused("UNAUTHORIZED", "Sign in first: this server answers signed-in users only.")
         client_id = self.signer.verify(_token_from(scope))
         issued = None
@@ -146,18 +155,9 @@ class ClientIdentityMiddleware:
 
         await self.app(scope, receive, send_with_identity)
 
-    async def _user(self, authorization: str | None) -> User | None:
-        """The signed-in user a bearer token names; None without one (or with the operator's token)."""
-        scheme, _, token = (authorization or "").partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token or self._operator(authorization):
-            return None
+    @staticmethod
+    async def _user(bearer: BearerTokens, token: str) -> User:
         try:
-            return await self.bearer.user(token) if self.bearer else None
+            return await bearer.user(token)
         except InvalidToken as error:
             raise Refused("UNAUTHORIZED", f"The bearer token is not valid: {error}.") from None
-
-    def _operator(self, authorization: str | None) -> bool:
-        """CHAT_ADMIN_TOKEN as the bearer: an operator's script, which the operator endpoints check."""
-        token = (authorization or "").partition(" ")[2].strip()
-        return bool(self.admin_token) and hmac.compare_digest(token.encode(), (self.admin_token or "").encode())
