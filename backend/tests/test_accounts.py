@@ -12,11 +12,13 @@ import json
 import time
 import uuid
 
+import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-from helpers import chat_body, new_conversation_id, running, serving
+from helpers import chat_body, new_conversation_id, running, serving, stream_some, text_of
 from threadline.client import Client, ThreadlineError
+from threadline.http.identity import COOKIE, HEADER
 from threadline_testing import oidc
 from threadline_testing.sse import parse_sse
 
@@ -170,8 +172,12 @@ def test_the_python_client_asks_as_the_signed_in_user(auth_settings, provider):
             answer = alice.ask("hello")
             assert "I can see 0 earlier messages" in answer.text
             assert len(alice.list_conversations()) == 1
-        with Client(base_url, bearer=provider.token(someone("bob"))) as bob:
+        with Client(base_url) as visitor, Client(base_url, bearer=provider.token(someone("bob"))) as bob:
             assert bob.list_conversations() == []
+            conversation_id = visitor.ask("before signing in").conversation_id
+            assert bob.claim(visitor.token) == {"conversations": [conversation_id], "skipped": []}
+            assert [item["conversation_id"] for item in bob.list_conversations()] == [conversation_id]
+            assert visitor.list_conversations() == []
         with Client(base_url, bearer="forged") as mallory, pytest.raises(ThreadlineError) as refused:
             mallory.ask("hello")
         assert refused.value.status == 401 and refused.value.code == "UNAUTHORIZED"
@@ -201,3 +207,89 @@ async def test_operators_are_those_with_the_admin_role_or_the_admin_token(auth_s
             assert (await client.get(path)).status_code == 401, path
     async with running(auth_settings(auth_admin_role="ops", metrics_public=True)) as client:
         assert (await client.get("/metrics")).status_code == 200, "METRICS_PUBLIC keeps it open to scrapers"
+
+
+async def anonymous_conversation(client, text: str) -> tuple[str, str]:
+    """A conversation of a fresh anonymous visitor; returns (its id, the visitor's token)."""
+    conversation_id = new_conversation_id()
+    response = await client.post("/api/chat", json=chat_body(conversation_id, text), headers={HEADER: ""})
+    assert response.status_code == 200
+    return conversation_id, response.headers[HEADER]
+
+
+async def rated_answer(client, conversation_id: str, headers: dict) -> str:
+    messages = (await client.get(f"/api/conversations/{conversation_id}", headers=headers)).json()["messages"]
+    message_id = messages[-1]["id"]
+    rated = await client.put(f"/api/messages/{message_id}/feedback", json={"rating": "up"}, headers=headers)
+    assert rated.status_code == 200
+    return message_id
+
+
+@pytest.mark.parametrize("backend", ["postgres", "memory"])
+async def test_a_visitor_who_signs_in_claims_their_anonymous_conversations(auth_settings, provider, backend):
+    settings = auth_settings() if backend == "postgres" else auth_settings(memory_backend="memory", database_url=None)
+    alice, bob = signed_in(provider, "alice"), signed_in(provider, "bob")
+    async with running(settings) as client:
+        client.cookies.clear()
+        first, token = await anonymous_conversation(client, "before signing in")
+        visitor = {HEADER: token}
+        message_id = await rated_answer(client, first, visitor)
+        second = new_conversation_id()
+        assert (await client.post("/api/chat", json=chat_body(second, "mine"), headers=visitor)).status_code == 200
+        assert (await client.post("/api/chat", json=chat_body(second, "hers"), headers=alice)).status_code == 200
+
+        claimed = await client.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
+        assert claimed.status_code == 200, claimed.text
+        assert claimed.json() == {"conversations": [first], "skipped": [second]}, "alice already had that id"
+        fresh = claimed.headers[HEADER]
+        assert fresh != token and claimed.headers["set-cookie"].startswith(f"{COOKIE}={fresh};")
+
+        mine = {item["id"] for item in (await client.get("/api/conversations", headers=alice)).json()}
+        assert mine == {first, second}
+        history = (await client.get(f"/api/conversations/{first}", headers=alice)).json()["messages"]
+        assert history[0]["parts"][0]["text"] == "before signing in"
+        assert history[-1]["metadata"]["feedback"]["rating"] == "up", "the rating came along"
+        assert (await client.get(f"/api/trace/by_message/{message_id}", headers=alice)).status_code == 200
+        _, body, _ = await chat_as(client, first, "and now?", alice)
+        assert "I can see 1 earlier message" in body, "the conversation goes on where the visitor left it"
+
+        # The old anonymous identity owns nothing of it any more, on any route.
+        assert [item["id"] for item in (await client.get("/api/conversations", headers=visitor)).json()] == [second]
+        assert (await client.get(f"/api/conversations/{first}", headers=visitor)).status_code == 404
+        assert (await client.get(f"/api/trace/by_message/{message_id}", headers=visitor)).status_code == 404
+        assert (await client.delete(f"/api/messages/{message_id}/feedback", headers=visitor)).status_code == 404
+        _, body, _ = await chat_as(client, first, "still there?", visitor)
+        assert "I can see 0 earlier messages" in body, "a new conversation of its own, not alice's"
+
+        # Another account cannot take it; a forged token, or no sign-in, claims nothing.
+        taken = await client.post("/api/account/claim", json={"anonymousToken": token}, headers=bob)
+        assert taken.status_code == 403 and taken.json()["error"]["code"] == "FORBIDDEN"
+        forged = await client.post("/api/account/claim", json={"anonymousToken": f"{token[:-2]}xx"}, headers=bob)
+        assert forged.status_code == 403
+        anonymous = await client.post("/api/account/claim", json={"anonymousToken": token}, headers={HEADER: fresh})
+        assert anonymous.status_code == 401
+        assert (await client.get("/api/conversations", headers=bob)).json() == []
+        again = await client.post("/api/account/claim", json={}, headers=alice | visitor)  # the header proves it
+        assert again.json() == {"conversations": [], "skipped": [second, first]}, "nothing new, nothing lost"
+
+
+async def chat_as(client, conversation_id: str, text: str, headers: dict):
+    response = await client.post("/api/chat", json=chat_body(conversation_id, text), headers=headers)
+    assert response.status_code == 200, response.text
+    return response, text_of(parse_sse(response.content)), parse_sse(response.content)
+
+
+async def test_a_claim_waits_for_the_visitors_running_answer(auth_settings, provider):
+    """An answer still streaming for the anonymous identity would write to a thread that moved: refused."""
+    alice = signed_in(provider, "alice")
+    with serving(auth_settings(demo_token_delay_ms=20.0)) as base_url:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as visitor:
+            conversation_id = new_conversation_id()
+            response, _, _ = await stream_some(visitor, conversation_id, deltas=1)
+            token = response.headers[HEADER]
+            busy = await visitor.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
+            await visitor.post("/api/cancel_stream", json={"conversationId": conversation_id})
+            await response.aclose()
+            claimed = await visitor.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
+    assert busy.status_code == 409 and busy.json()["error"]["code"] == "CONFLICT"
+    assert claimed.status_code == 200 and claimed.json()["conversations"] == [conversation_id]

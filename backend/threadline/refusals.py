@@ -8,6 +8,7 @@ from typing import Literal
 RefusalCode = Literal[
     "VALIDATION_ERROR",
     "UNAUTHORIZED",
+    "FORBIDDEN",
     "NOT_FOUND",
     "CONFLICT",
     "VOTE_REQUIRED",

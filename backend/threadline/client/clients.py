@@ -173,6 +173,15 @@ class Client(_Connection[httpx.Client]):
         listed: list[dict[str, Any]] = json_of(self.http.get("/api/list_conversations"))
         return listed
 
+    def claim(self, anonymous_token: str) -> dict[str, Any]:
+        """Signed in (`bearer=`), take the conversations of an anonymous identity (another client's `token`):
+        `{"conversations": [moved ids], "skipped": [ids you already had]}`."""
+        claimed: dict[str, Any] = json_of(self.http.post(CLAIM_PATH, json={"anonymousToken": anonymous_token}))
+        return claimed
+
+
+CLAIM_PATH = "/api/account/claim"
+
 
 class AsyncClient(_Connection[httpx.AsyncClient]):
     """The same as Client, for asyncio: every method is a coroutine (`stream` an async iterator)."""
@@ -274,3 +283,8 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
     async def list_conversations(self) -> list[dict[str, Any]]:
         listed: list[dict[str, Any]] = json_of(await self.http.get("/api/list_conversations"))
         return listed
+
+    async def claim(self, anonymous_token: str) -> dict[str, Any]:
+        response = await self.http.post(CLAIM_PATH, json={"anonymousToken": anonymous_token})
+        claimed: dict[str, Any] = json_of(response)
+        return claimed

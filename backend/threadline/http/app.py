@@ -31,6 +31,7 @@ from threadline.http.dependencies import AppServices, chat_allowance, owned_conv
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.http.operators import metrics_guard
+from threadline.http.routes.account import AccountController
 from threadline.http.routes.actions import ActionController
 from threadline.http.routes.chat import ChatController
 from threadline.http.routes.comparisons import ComparisonController
@@ -155,6 +156,7 @@ def routes(
         FeedbackController,
         ComparisonController,
         TraceController,
+        AccountController,
         MetricsController,
         health,
         profiles,

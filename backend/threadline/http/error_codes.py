@@ -37,7 +37,8 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
         403,
         "FORBIDDEN",
         "an operator endpoint on a server without `CHAT_ADMIN_TOKEN` or `AUTH_ADMIN_ROLE`, or for a signed-in "
-        "user without that role",
+        "user without that role; a claim with an anonymous token this server did not issue, or one another "
+        "account already claimed",
     ),
     ErrorCode(404, "NOT_FOUND", "an unknown conversation (or message, comparison, trace, profile), or someone else's"),
     ErrorCode(406, "NOT_ACCEPTABLE", "none of the wires the request asks for (`Accept`, `?protocol=`)"),
@@ -49,8 +50,9 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode(
         409,
         "CONFLICT",
-        "this visitor already has an answer streaming (one at a time, across all server processes); a stop "
-        "request when no answer is running; approvals that no longer match what waits",
+        "this visitor already has an answer streaming (one at a time, across all server processes), also when "
+        "claiming its conversations; a stop request when no answer is running; approvals that no longer match "
+        "what waits",
     ),
     ErrorCode(409, "VOTE_REQUIRED", "a new message while the conversation's A/B comparison waits for a vote"),
     ErrorCode(413, "PAYLOAD_TOO_LARGE", "a body over 1 MB"),

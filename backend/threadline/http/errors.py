@@ -135,6 +135,7 @@ def handle_http_exception(request: AnyRequest, exc: HTTPException) -> Response[E
 STATUS_OF: dict[RefusalCode, int] = {
     "VALIDATION_ERROR": 400,
     "UNAUTHORIZED": 401,
+    "FORBIDDEN": 403,
     "NOT_FOUND": 404,
     "CONFLICT": 409,
     "VOTE_REQUIRED": 409,

@@ -85,7 +85,14 @@ def _bearer_token(authorization: str | None) -> str | None:
     return token.strip() or None
 
 
-def _token_from(scope: Scope) -> str | None:
+def identity_cookie(token: str, scope: Scope) -> str:
+    """The Set-Cookie value that gives a browser this signed anonymous identity."""
+    secure = "; Secure" if scope.get("scheme") == "https" else ""
+    return f"{COOKIE}={token}; Path=/; Max-Age={COOKIE_MAX_AGE}; HttpOnly; SameSite=Lax{secure}"
+
+
+def anonymous_token_of(scope: Scope) -> str | None:
+    """The signed anonymous identity a request carries: the header, else the cookie."""
     if (token := _header(scope, HEADER.encode())) is not None:
         return token
     for name, value in scope["headers"]:
@@ -131,7 +138,7 @@ class ClientIdentityMiddleware:
                 return
             if not (self.anonymous or operator or not scope["path"].startswith("/api/")):
                 raise Refused("UNAUTHORIZED", "Sign in first: this server answers signed-in users only.")
-        client_id = self.signer.verify(_token_from(scope))
+        client_id = self.signer.verify(anonymous_token_of(scope))
         issued = None
         if client_id is None:
             client_id = secrets.token_hex(16)
@@ -140,8 +147,7 @@ class ClientIdentityMiddleware:
         if issued is None:
             await self.app(scope, receive, send)
             return
-        secure = "; Secure" if scope.get("scheme") == "https" else ""
-        cookie = f"{COOKIE}={issued}; Path=/; Max-Age={COOKIE_MAX_AGE}; HttpOnly; SameSite=Lax{secure}"
+        cookie = identity_cookie(issued, scope)
 
         async def send_with_identity(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -23,6 +23,7 @@ from threadline.agent.profiles import Profile
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
 from threadline.answers.service import AnswerService
+from threadline.conversations.claims import Claimed
 from threadline.conversations.closing import recover_turn
 from threadline.conversations.state import branch_of, thread_of
 from threadline.http.client_address import ClientAddress
@@ -30,9 +31,11 @@ from threadline.http.rate_limit import RateLimit
 from threadline.mcp.toolbox import McpToolbox
 from threadline.observability.answers import Observability
 from threadline.observability.otel import AnswerSpans
+from threadline.refusals import busy
 from threadline.settings import Settings
 from threadline.storage.conversation_list import Conversations
 from threadline.storage.database import Storage, open_storage
+from threadline.storage.fallback import FallbackCheckpointer
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -87,6 +90,17 @@ class Services:
             for side in "AB":
                 await self.storage.checkpointer.adelete_thread(branch_of(thread_id, comparison_id, side))
         return True
+
+    async def claim(self, anonymous_id: str, principal: str) -> Claimed:
+        """Give a signed-in user the conversations of their anonymous identity (conversations/claims.py), once no
+        answer of that identity runs; this process forgets what it kept of their old threads."""
+        if await self.answers.active.running_answer(anonymous_id) is not None:
+            raise busy()
+        claimed = await self.storage.claims.claim(anonymous_id, principal)
+        if isinstance(checkpointer := self.storage.checkpointer, FallbackCheckpointer):
+            for conversation_id in claimed.conversations:
+                await checkpointer.forget(thread_of(anonymous_id, conversation_id))
+        return claimed
 
     @property
     def graph(self) -> Graph:

@@ -3,7 +3,7 @@
 `open_storage` opens the database (starting the embedded one without DATABASE_URL), applies the
 migrations, and puts every store in one `Storage`: LangGraph's checkpointer keeps each conversation's
 messages (only its latest checkpoint, see answers/turn.py), the conversation list (conversation_list.py),
-traces, feedback and comparisons keep the rest.
+traces, feedback and comparisons keep the rest; conversations/claims.py moves an anonymous visitor's to a user.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from threadline.conversations.claims import Claims, MemoryClaims, PostgresClaims
 from threadline.conversations.comparisons import ComparisonStore, MemoryComparisons, PostgresComparisons
 from threadline.conversations.feedback import FeedbackStore, MemoryFeedback, PostgresFeedback
 from threadline.observability.trace_store import MemoryTraces, PostgresTraces, TraceStore
@@ -45,6 +46,7 @@ class Storage:
     traces: TraceStore
     feedback: FeedbackStore
     comparisons: ComparisonStore
+    claims: Claims
     description: str
     pool: Pool | None = None
     database_url: str | None = None
@@ -82,14 +84,8 @@ class Storage:
 async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
     limits = StorageLimits(settings.max_turns_per_conversation, settings.max_conversations_per_visitor)
     if settings.memory_backend == "memory":
-        yield Storage(
-            InMemorySaver(),
-            MemoryConversations(limits),
-            MemoryTraces(),
-            MemoryFeedback(),
-            MemoryComparisons(),
-            "memory (lost when the server stops)",
-        )
+        stores = (InMemorySaver(), MemoryConversations(limits), MemoryTraces(), MemoryFeedback(), MemoryComparisons())
+        yield Storage(*stores, MemoryClaims(*stores), "memory (lost when the server stops)")
         return
     url = settings.database_url
     description = "PostgreSQL at DATABASE_URL"
@@ -122,6 +118,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
             PostgresTraces(pool),
             PostgresFeedback(pool),
             PostgresComparisons(pool),
+            PostgresClaims(pool, limits),
             description,
             pool=pool,
             database_url=url,

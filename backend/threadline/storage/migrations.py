@@ -111,6 +111,13 @@ MIGRATIONS = [
         "ALTER TABLE traces ALTER COLUMN trace DROP NOT NULL",
         "ALTER TABLE traces ADD COLUMN question_id text",
     ],
+    [  # an anonymous identity whose conversations a signed-in user took (conversations/claims.py)
+        """CREATE TABLE claims (
+            anonymous_id text PRIMARY KEY,
+            principal text NOT NULL,
+            claimed_at timestamptz NOT NULL DEFAULT now()
+        )""",
+    ],
 ]
 
 

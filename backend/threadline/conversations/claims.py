@@ -1,0 +1,173 @@
+"""A visitor who signs in takes the conversations of their anonymous identity (POST /api/account/claim).
+
+Everything the anonymous id owns moves to the user at once: the conversation rows, their checkpoints and
+recorded streams (whose thread ids are scoped by owner, conversations/state.py), traces, feedback and
+comparisons. In PostgreSQL that is one transaction, so a claim is whole or nothing. Afterwards the anonymous
+id owns none of it, and the claim is recorded: the id stays the user's, and another account presenting it
+is refused. A conversation whose id the user already has stays where it is and is reported as skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import msgspec
+from langgraph.checkpoint.memory import InMemorySaver
+
+from threadline.conversations.comparisons import MemoryComparisons
+from threadline.conversations.feedback import MemoryFeedback
+from threadline.conversations.state import branch_of, thread_of
+from threadline.observability.trace_store import MemoryTraces
+from threadline.refusals import Refused
+from threadline.storage.conversation_list import MemoryConversations, StorageLimits
+from threadline.storage.saver import Pool
+
+
+class Claimed(msgspec.Struct, rename="camel"):
+    conversations: list[str]  # now the user's
+    skipped: list[str]  # the user already has a conversation with this id: it stays with the anonymous id
+
+
+def claimed_by_another() -> Refused:
+    return Refused("FORBIDDEN", "These conversations were already claimed by another account.")
+
+
+# Rows keyed by the thread (owner and conversation id), moved by rewriting the owner part.
+THREAD_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "stream_chunks")
+# Rows keyed by owner, moved with their conversation.
+OWNED_TABLES = ("traces", "feedback", "comparisons")
+
+
+def threads_of(owner: str, conversation_ids: list[str], comparisons: list[tuple[str, str]]) -> list[str]:
+    """The checkpointer threads of these conversations: each one's own, and those of its A/B answers."""
+    own = [thread_of(owner, id_) for id_ in conversation_ids]
+    return own + [
+        branch_of(thread_of(owner, conversation_id), comparison_id, side)
+        for conversation_id, comparison_id in comparisons
+        for side in "AB"
+    ]
+
+
+class Claims(Protocol):
+    async def claim(self, anonymous_id: str, principal: str) -> Claimed: ...
+
+
+class PostgresClaims:
+    def __init__(self, pool: Pool, limits: StorageLimits) -> None:
+        self.pool = pool
+        self.limits = limits
+
+    async def claim(self, anonymous_id: str, principal: str) -> Claimed:
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute(
+                "INSERT INTO claims (anonymous_id, principal) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (anonymous_id, principal),
+            )
+            owner = await (
+                await conn.execute("SELECT principal FROM claims WHERE anonymous_id = %s FOR UPDATE", (anonymous_id,))
+            ).fetchone()
+            if owner is None or owner["principal"] != principal:
+                raise claimed_by_another()
+            rows = await (
+                await conn.execute(
+                    "SELECT id, EXISTS (SELECT 1 FROM conversations mine WHERE mine.client_id = %s AND mine.id = c.id)"
+                    " AS taken FROM conversations c WHERE c.client_id = %s ORDER BY c.last_message_at",
+                    (principal, anonymous_id),
+                )
+            ).fetchall()
+            moving = [row["id"] for row in rows if not row["taken"]]
+            count = await (
+                await conn.execute("SELECT count(*) AS n FROM conversations WHERE client_id = %s", (principal,))
+            ).fetchone()
+            if moving and (count["n"] if count else 0) + len(moving) > self.limits.conversations_per_visitor:
+                raise self.limits.too_many_conversations()
+            moved = {"anonymous": anonymous_id, "principal": principal, "ids": moving}
+            await conn.execute(
+                "UPDATE conversations SET client_id = %(principal)s "
+                "WHERE client_id = %(anonymous)s AND id = ANY(%(ids)s)",
+                moved,
+            )
+            compared = await (
+                await conn.execute(
+                    "SELECT id, conversation_id FROM comparisons WHERE client_id = %(anonymous)s "
+                    "AND conversation_id = ANY(%(ids)s)",
+                    moved,
+                )
+            ).fetchall()
+            pairs = [(row["conversation_id"], row["id"]) for row in compared]
+            threads = moved | {"threads": threads_of(anonymous_id, moving, pairs)}
+            for table in THREAD_TABLES:
+                await conn.execute(
+                    f"UPDATE {table} SET thread_id = %(principal)s || substr(thread_id, length(%(anonymous)s) + 1) "
+                    "WHERE thread_id = ANY(%(threads)s)",
+                    threads,
+                )
+            for table in OWNED_TABLES:
+                await conn.execute(
+                    f"UPDATE {table} SET client_id = %(principal)s "
+                    "WHERE client_id = %(anonymous)s AND conversation_id = ANY(%(ids)s)",
+                    moved,
+                )
+        return Claimed(moving, [row["id"] for row in rows if row["taken"]])
+
+
+@dataclass
+class MemoryClaims:
+    """The same for CHAT_MEMORY_BACKEND=memory: the memory stores' entries are re-keyed in one step."""
+
+    checkpointer: InMemorySaver
+    conversations: MemoryConversations
+    traces: MemoryTraces
+    feedback: MemoryFeedback
+    comparisons: MemoryComparisons
+
+    def __post_init__(self) -> None:
+        self.claimed: dict[str, str] = {}
+
+    async def claim(self, anonymous_id: str, principal: str) -> Claimed:
+        if self.claimed.setdefault(anonymous_id, principal) != principal:
+            raise claimed_by_another()
+        conversations, limits = self.conversations, self.conversations.limits
+        theirs = sorted(
+            (row for (owner, _), (_, row) in conversations.rows.items() if owner == anonymous_id),
+            key=lambda row: row.last_message_at,
+        )
+        moving = [row.id for row in theirs if (principal, row.id) not in conversations.rows]
+        if moving and conversations.counts.get(principal, 0) + len(moving) > limits.conversations_per_visitor:
+            raise limits.too_many_conversations()
+        ids = set(moving)
+        compared = [
+            (comparison.conversation_id, comparison_id)
+            for (owner, comparison_id), comparison in self.comparisons.rows.items()
+            if owner == anonymous_id and comparison.conversation_id in ids
+        ]
+        for thread_id in threads_of(anonymous_id, moving, compared):
+            self._move_thread(thread_id, principal + thread_id.removeprefix(anonymous_id))
+        _rekey(conversations.rows, anonymous_id, principal, lambda key, _: key[1] in ids)
+        conversations.counts[principal] = conversations.counts.get(principal, 0) + len(moving)
+        if left := conversations.counts.pop(anonymous_id, 0) - len(moving):
+            conversations.counts[anonymous_id] = left
+        for trace in self.traces.rows.values():
+            if trace.owner == anonymous_id and trace.conversation_id in ids:
+                trace.owner = principal
+        _rekey(self.feedback.rows, anonymous_id, principal, lambda _, value: value[0] in ids)
+        comparison_ids = {comparison_id for _, comparison_id in compared}
+        _rekey(self.comparisons.rows, anonymous_id, principal, lambda key, _: key[1] in comparison_ids)
+        _rekey(self.comparisons.answers, anonymous_id, principal, lambda key, _: key[1] in comparison_ids)
+        return Claimed(moving, [row.id for row in theirs if row.id not in ids])
+
+    def _move_thread(self, old: str, new: str) -> None:
+        saver = self.checkpointer
+        if old in saver.storage:
+            saver.storage[new] = saver.storage.pop(old)
+        tables: tuple[dict[Any, Any], ...] = (saver.writes, saver.blobs)  # keyed (thread id, …)
+        for table in tables:
+            _rekey(table, old, new, lambda _, __: True)
+
+
+def _rekey(rows: dict[Any, Any], old: str, new: str, wanted: Callable[[Any, Any], bool]) -> None:
+    """Move the entries keyed (`old`, …) that are `wanted` to (`new`, …)."""
+    for key in [key for key, value in rows.items() if key[0] == old and wanted(key, value)]:
+        rows[(new, *key[1:])] = rows.pop(key)

@@ -1,0 +1,54 @@
+"""The signed-in user's account: `POST /api/account/claim` takes the conversations of the anonymous identity
+they used before signing in. The request proves both: the bearer token (the user) and the signed anonymous
+token (in the body, or the cookie or header the browser or client already sends)."""
+
+from __future__ import annotations
+
+import secrets
+
+import msgspec
+from litestar import Controller, Response, post
+from litestar.di import NamedDependency
+from litestar.params import JSONBody
+
+from threadline.conversations.claims import Claimed
+from threadline.http.dependencies import AppServices
+from threadline.http.errors import AnyRequest, error_responses, json_only
+from threadline.http.identity import HEADER, Signer, anonymous_token_of, identity_cookie
+from threadline.refusals import Refused
+
+
+class ClaimRequest(msgspec.Struct, rename="camel"):
+    # The anonymous identity (the `X-Threadline-Client` value); without it, the one the request carries.
+    anonymous_token: str | None = None
+
+
+class AccountController(Controller):
+    path = "/api/account"
+
+    @post(
+        "/claim",
+        status_code=200,
+        guards=[json_only],
+        responses=error_responses(400, 401, 403, 409, 413, 503),
+        summary="Take the conversations of your anonymous identity, once signed in",
+    )
+    async def claim(
+        self,
+        request: AnyRequest,
+        data: JSONBody[ClaimRequest],
+        services: AppServices,
+        client_id: NamedDependency[str],
+    ) -> Response[Claimed]:
+        """Everything the anonymous identity owns becomes yours, at once; it then owns nothing. The response
+        carries a fresh anonymous identity (cookie and header) for when you sign out, since the old one is
+        yours now. Claiming again later takes what it made since; another account cannot claim it."""
+        if request.scope["state"].get("user") is None:
+            raise Refused("UNAUTHORIZED", "Sign in first: conversations are claimed by a signed-in user.")
+        signer: Signer = request.app.state.signer
+        anonymous_id = signer.verify(data.anonymous_token or anonymous_token_of(request.scope))
+        if anonymous_id is None:
+            raise Refused("FORBIDDEN", "That is not an anonymous identity this server issued.")
+        claimed = await services.claim(anonymous_id, client_id)
+        fresh = signer.sign(secrets.token_hex(16))
+        return Response(claimed, headers={"set-cookie": identity_cookie(fresh, request.scope), HEADER: fresh})
