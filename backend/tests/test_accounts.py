@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from helpers import chat_body, new_conversation_id, running, serving, stream_some, text_of
 from threadline.client import Client, ThreadlineError
 from threadline.http.identity import COOKIE, HEADER
+from threadline.settings import SettingsError, load_settings
 from threadline_testing import oidc
 from threadline_testing.sse import parse_sse
 
@@ -293,3 +294,28 @@ async def test_a_claim_waits_for_the_visitors_running_answer(auth_settings, prov
             claimed = await visitor.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
     assert busy.status_code == 409 and busy.json()["error"]["code"] == "CONFLICT"
     assert claimed.status_code == 200 and claimed.json()["conversations"] == [conversation_id]
+
+
+async def test_a_role_has_a_chat_limit_of_its_own(auth_settings, provider):
+    settings = auth_settings(rate_limit="1/minute", role_rate_limits=(("pro", "3/minute"), ("trial", "2/minute")))
+    pro = bearer(provider.token(someone("pat"), roles=["trial", "pro"]))  # the first listed role wins
+    plain = signed_in(provider, "alice")
+    async with running(settings) as client:
+
+        async def statuses(headers: dict, times: int) -> list[int]:
+            sent = [await client.post("/api/chat", json=chat_body(None, "hi"), headers=headers) for _ in range(times)]
+            return [response.status_code for response in sent]
+
+        assert await statuses(pro, 4) == [200, 200, 200, 429]
+        assert await statuses(plain, 2) == [200, 429], "a user without a listed role has CHAT_RATE_LIMIT"
+
+
+def test_role_limits_are_read_and_checked():
+    demo = {"CHAT_MODEL_PROVIDER": "demo"}
+    assert load_settings(demo | {"AUTH_ROLE_RATE_LIMITS": "pro=100/minute, trial=5/hour"}).role_rate_limits == (
+        ("pro", "100/minute"),
+        ("trial", "5/hour"),
+    )
+    for wrong in ("pro", "pro=lots", "=5/hour"):
+        with pytest.raises(SettingsError, match="AUTH_ROLE_RATE_LIMITS"):
+            load_settings(demo | {"AUTH_ROLE_RATE_LIMITS": wrong})

@@ -118,6 +118,17 @@ def rate(raw: str, name: str) -> str:
     return raw
 
 
+def role_rates(raw: str, name: str) -> tuple[tuple[str, str], ...]:
+    """`role=limit` pairs, comma-separated, in the order they are tried."""
+    pairs = []
+    for item in comma_list(raw, name):
+        role, _, limit = item.partition("=")
+        if not role.strip() or not limit.strip():
+            raise SettingsError(f"{name} must look like pro=100/minute,trial=5/minute (got {item!r})")
+        pairs.append((role.strip(), rate(limit.strip(), name)))
+    return tuple(pairs)
+
+
 def rate_storage(raw: str, name: str) -> str:
     if not raw.startswith(("memory://", "redis://", "rediss://")):
         raise SettingsError(f"{name} must be memory:// or a redis:// URL (got {raw.split(':')[0]!r}...)")
@@ -389,6 +400,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     rate_limit: Annotated[
         str, env("CHAT_RATE_LIMIT", help="chat requests per client address, e.g. `100/hour`", read=rate)
     ] = "10/minute"
+    role_rate_limits: Annotated[
+        tuple[tuple[str, str], ...],
+        env(
+            "AUTH_ROLE_RATE_LIMITS",
+            help="with `AUTH_ISSUER`: chat requests per signed-in user by role instead of `CHAT_RATE_LIMIT`, e.g. "
+            "`pro=100/minute,trial=5/hour`; a user with several of these roles gets the first listed",
+            read=role_rates,
+            default="empty: `CHAT_RATE_LIMIT` for everyone",
+        ),
+    ] = ()
     chat_stream_rate_limit: Annotated[
         str,
         env(

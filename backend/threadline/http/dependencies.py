@@ -1,8 +1,8 @@
 """What handlers declare instead of writing it again: the visitor's own conversation, and the chat rate limit.
 
 `conversation: OwnedConversation` (beside a `conversation_id` path parameter) is the visitor's conversation,
-a 404 for another's exactly as for a missing one; `allowance: Allowance` is the caller's CHAT_RATE_LIMIT,
-which a route that starts an answer spends once the request is valid.
+a 404 for another's exactly as for a missing one; `allowance: Allowance` is the caller's CHAT_RATE_LIMIT (or
+their role's), which a route that starts an answer spends once the request is valid.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TypeAlias
 from litestar.di import NamedDependency
 from litestar.params import Parameter, SkipValidation
 
+from threadline.http.bearer import User
 from threadline.http.errors import AnyRequest
 from threadline.http.rate_limit import RateLimit
 from threadline.http.schemas import ID_PATTERN
@@ -50,6 +51,13 @@ def limit_key(request: AnyRequest, services: AppServices) -> str:
 
 
 def chat_allowance(request: AnyRequest, services: AppServices) -> ChatAllowance:
+    """A signed-in user's limit is their role's (AUTH_ROLE_RATE_LIMITS), when one of theirs is listed."""
+    user: User | None = request.scope.get("state", {}).get("user")
+    if user is not None and services.limits.chat_by_role:
+        roles = user.roles(services.settings.auth_roles_claim)
+        for role, limit in services.limits.chat_by_role:
+            if role in roles:
+                return ChatAllowance(limit, user.principal)
     return ChatAllowance(services.limits.chat, limit_key(request, services))
 
 

@@ -51,6 +51,7 @@ class Limits:
     api: RateLimit
     client_address: ClientAddress
     chat_stream_per_visitor: RateLimit
+    chat_by_role: tuple[tuple[str, RateLimit], ...] = ()  # AUTH_ROLE_RATE_LIMITS, in the order they are tried
 
     @classmethod
     def of(cls, settings: Settings) -> Limits:
@@ -60,6 +61,10 @@ class Limits:
             client_address=ClientAddress(settings.trusted_proxies),
             chat_stream_per_visitor=RateLimit(
                 settings.chat_stream_rate_limit, settings.rate_limit_storage, namespace="chat-stream"
+            ),
+            chat_by_role=tuple(
+                (role, RateLimit(limit, settings.rate_limit_storage, namespace=f"chat-role-{role}"))
+                for role, limit in settings.role_rate_limits
             ),
         )
 
