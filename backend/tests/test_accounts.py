@@ -319,3 +319,21 @@ def test_role_limits_are_read_and_checked():
     for wrong in ("pro", "pro=lots", "=5/hour"):
         with pytest.raises(SettingsError, match="AUTH_ROLE_RATE_LIMITS"):
             load_settings(demo | {"AUTH_ROLE_RATE_LIMITS": wrong})
+
+
+async def test_the_page_learns_how_to_sign_in_even_when_anonymous_visitors_are_turned_away(auth_settings, provider):
+    async with running(auth_settings(auth_client_id="page", auth_anonymous="deny")) as client:
+        config = await client.get("/api/auth/config")
+        assert config.status_code == 200
+        assert config.json() == {
+            "anonymous": False,
+            "issuer": provider.issuer,
+            "clientId": "page",
+            "scopes": "openid profile email offline_access",
+            "audience": oidc.AUDIENCE,
+        }
+        page = await client.get("/api/conversations")
+        assert page.status_code == 401
+        assert f"connect-src 'self' {provider.issuer};" in config.headers["content-security-policy"]
+    async with running(auth_settings()) as client:  # no client id: the page stays anonymous
+        assert (await client.get("/api/auth/config")).json() == {"anonymous": True}

@@ -361,6 +361,22 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             read=https_url,
         ),
     ] = None
+    auth_client_id: Annotated[
+        str | None,
+        env(
+            "AUTH_CLIENT_ID",
+            help="with `AUTH_ISSUER`: the chat page's client id at the provider (a public client, authorization "
+            "code with PKCE); the page then offers to sign in",
+            default="none: the page stays anonymous",
+        ),
+    ] = None
+    auth_scopes: Annotated[
+        str,
+        env(
+            "AUTH_SCOPES",
+            help="the scopes the page asks for; `offline_access` brings the refresh token it renews sign-ins with",
+        ),
+    ] = "openid profile email offline_access"
     auth_roles_claim: Annotated[
         str,
         env(

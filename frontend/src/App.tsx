@@ -1,6 +1,8 @@
 // The page: a conversation sidebar and the open conversation, whose id lives in the URL (?c=…).
 import { useCallback, useEffect, useState } from 'react';
+import type { User } from 'oidc-client-ts';
 import {
+  anonymousConversations,
   type ChatMessage,
   type ConversationSummary,
   deleteConversation,
@@ -11,6 +13,8 @@ import {
   newConversationId,
   type Profile,
 } from './lib/api';
+import { type Account, startAccount } from './lib/auth';
+import { AccountBar, ClaimOffer, SignInScreen } from './components/Account';
 import { Chat } from './components/Chat';
 import { Sidebar } from './components/Sidebar';
 
@@ -32,6 +36,19 @@ export function App() {
   const [loadError, setLoadError] = useState<string | null>(null);
   const [profiles, setProfiles] = useState<Profile[]>([]);
   const [menuOpen, setMenuOpen] = useState(false); // the sidebar, on a narrow screen
+  const [account, setAccount] = useState<Account | null>(null); // null until the sign-in state is known
+  const [user, setUser] = useState<User | null>(null);
+  const [claimable, setClaimable] = useState(0); // anonymous conversations to offer, just after signing in
+  const [claims, setClaims] = useState(0); // a claim may bring the open conversation's history: shown afresh
+
+  // First who is asking: every request after this one carries the signed-in user's token.
+  useEffect(() => {
+    startAccount(setUser).then(async (started) => {
+      setUser(started.user);
+      if (started.justSignedIn && started.user) setClaimable(await anonymousConversations());
+      setAccount(started);
+    });
+  }, []);
 
   // Refreshed after each answer; a failure then says nothing more than the chat's own banner does.
   const refreshList = useCallback(
@@ -60,13 +77,14 @@ export function App() {
   }, []);
 
   useEffect(() => {
+    if (!account) return;
     listProfiles().then(setProfiles, () => setProfiles([]));  // without the list, the default is used
     void refreshList();
     void openConversation(idFromUrl(), false);
     const onPopState = () => void openConversation(idFromUrl(), false);
     window.addEventListener('popstate', onPopState);
     return () => window.removeEventListener('popstate', onPopState);
-  }, [refreshList, openConversation]);
+  }, [account, refreshList, openConversation]);
 
   const onDelete = async (id: string) => {
     try {
@@ -82,6 +100,12 @@ export function App() {
     setMenuOpen(false);
     void openConversation(null, true);
   };
+
+  if (!account) return <div className="layout" />;
+  const signInOffered = Boolean(account.config.issuer && account.config.clientId);
+  if (signInOffered && !account.config.anonymous && !user) {
+    return <SignInScreen error={account.error} />;
+  }
 
   return (
     <div className="layout">
@@ -114,16 +138,28 @@ export function App() {
           void openConversation(id, true);
         }}
         onDelete={(id) => void onDelete(id)}
+        footer={signInOffered ? <AccountBar user={user} /> : undefined}
       />
       <main className="main">
-        {loadError && (
+        {(loadError ?? account.error) && (
           <div className="banner" role="alert">
-            {loadError}
+            {loadError ?? account.error}
           </div>
+        )}
+        {claimable > 0 && (
+          <ClaimOffer
+            count={claimable}
+            onDone={(claimed) => {
+              setClaimable(0);
+              if (!claimed) return;
+              void refreshList();
+              if (open) void openConversation(open.id, false).then(() => setClaims((count) => count + 1));
+            }}
+          />
         )}
         {open && (
           <Chat
-            key={open.id}
+            key={`${open.id}:${claims}`}
             id={open.id}
             initialMessages={open.messages}
             profiles={profiles}

@@ -7,6 +7,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import httpx
 from litestar import Litestar, Router, get
@@ -31,7 +32,7 @@ from threadline.http.dependencies import AppServices, chat_allowance, owned_conv
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.http.operators import metrics_guard
-from threadline.http.routes.account import AccountController
+from threadline.http.routes.account import AccountController, sign_in
 from threadline.http.routes.actions import ActionController
 from threadline.http.routes.chat import ChatController
 from threadline.http.routes.comparisons import ComparisonController
@@ -126,6 +127,14 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
     )
 
 
+def page_provider(settings: Settings) -> tuple[str, ...]:
+    """The identity provider's origin, which the page signing in talks to (discovery, tokens)."""
+    if not (settings.auth_issuer and settings.auth_client_id):
+        return ()
+    parts = urlsplit(settings.auth_issuer)
+    return (f"{parts.scheme}://{parts.netloc}",)
+
+
 def http_spans(tracer_provider: TracerProvider) -> PluginProtocol:
     """A span per HTTP request, continuing an incoming `traceparent`; not one per body chunk of a stream.
     Imported only when an OTLP endpoint is set, like the SDK."""
@@ -157,6 +166,7 @@ def routes(
         ComparisonController,
         TraceController,
         AccountController,
+        sign_in,
         MetricsController,
         health,
         profiles,
@@ -242,7 +252,7 @@ class Threadline(InitPluginProtocol):
         app_config.route_handlers.append(router)
         app_config.lifespan.append(lifespan)
         app_config.state.update(state)
-        app_config.before_send.append(SecurityHeaders(settings.cors_origins))
+        app_config.before_send.append(SecurityHeaders((*settings.cors_origins, *page_provider(settings))))
         if (cors := cors_config(settings.cors_origins)) is not None:
             app_config.cors_config = cors
         return app_config

@@ -26,6 +26,7 @@ from threadline.refusals import Refused
 COOKIE = "threadline_client"
 HEADER = "x-threadline-client"
 COOKIE_MAX_AGE = 400 * 24 * 3600  # the longest lifetime browsers accept
+SIGN_IN_PATH = "/api/auth/config"  # how to sign in: open to all, also where anonymous visitors are turned away
 
 
 class Signer:
@@ -136,7 +137,8 @@ class ClientIdentityMiddleware:
                 scope.setdefault("state", {}).update(client_id=user.principal, user=user)
                 await self.app(scope, receive, send)
                 return
-            if not (self.anonymous or operator or not scope["path"].startswith("/api/")):
+            public = not scope["path"].startswith("/api/") or scope["path"] == SIGN_IN_PATH
+            if not (self.anonymous or operator or public):
                 raise Refused("UNAUTHORIZED", "Sign in first: this server answers signed-in users only.")
         client_id = self.signer.verify(anonymous_token_of(scope))
         issued = None

@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import type { ConversationSummary } from '../lib/api';
 
 type Props = {
@@ -7,9 +8,10 @@ type Props = {
   onNew: () => void;
   onOpen: (id: string) => void;
   onDelete: (id: string) => void;
+  footer?: ReactNode; // who is signed in, when the server offers accounts
 };
 
-export function Sidebar({ open, conversations, activeId, onNew, onOpen, onDelete }: Props) {
+export function Sidebar({ open, conversations, activeId, onNew, onOpen, onDelete, footer }: Props) {
   return (
     <nav className={open ? 'sidebar open' : 'sidebar'} aria-label="Conversations" data-testid="sidebar">
       <div className="brand">threadline</div>
@@ -44,6 +46,7 @@ export function Sidebar({ open, conversations, activeId, onNew, onOpen, onDelete
           ))}
         </ul>
       )}
+      {footer}
     </nav>
   );
 }

@@ -1,5 +1,6 @@
 // The server's REST endpoints and its error shape, for what useChat does not cover.
 import type { UIMessage } from 'ai';
+import { apiFetch } from './auth';
 
 export type MessageMetadata = {
   createdAt?: string;
@@ -61,27 +62,44 @@ export async function errorFrom(response: Response): Promise<ApiError> {
 
 /** fetch for the chat transport: a refused request becomes an ApiError instead of its raw body. */
 export const chatFetch: typeof fetch = async (input, init) => {
-  const response = await fetch(input, init);
+  const response = await apiFetch(input, init);
   if (!response.ok) throw await errorFrom(response);
   return response;
 };
 
 export async function listConversations(): Promise<ConversationSummary[]> {
-  const response = await fetch('/api/conversations');
+  const response = await apiFetch('/api/conversations');
   if (!response.ok) throw await errorFrom(response);
   return response.json();
 }
 
+/** How many conversations this browser's anonymous identity has: asked without the user's token. */
+export async function anonymousConversations(): Promise<number> {
+  const response = await fetch('/api/conversations');
+  return response.ok ? (await response.json()).length : 0;
+}
+
+/** Signed in, take the anonymous identity's conversations (its cookie goes along); how many moved. */
+export async function claimConversations(): Promise<number> {
+  const response = await apiFetch('/api/account/claim', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+  if (!response.ok) throw await errorFrom(response);
+  return (await response.json()).conversations.length;
+}
+
 /** The conversation's messages, or none for an id the server does not know yet (a new chat). */
 export async function loadConversation(id: string): Promise<ChatMessage[]> {
-  const response = await fetch(`/api/conversations/${encodeURIComponent(id)}`);
+  const response = await apiFetch(`/api/conversations/${encodeURIComponent(id)}`);
   if (response.status === 404) return [];
   if (!response.ok) throw await errorFrom(response);
   return (await response.json()).messages;
 }
 
 export async function deleteConversation(id: string): Promise<void> {
-  const response = await fetch(`/api/conversations/${encodeURIComponent(id)}`, { method: 'DELETE' });
+  const response = await apiFetch(`/api/conversations/${encodeURIComponent(id)}`, { method: 'DELETE' });
   if (!response.ok && response.status !== 404) throw await errorFrom(response);
 }
 
@@ -109,7 +127,7 @@ export type Feedback = { rating: Rating; comment?: string; updatedAt: string };
 
 /** Rate an answer (again to change it); the server keeps one rating per answer. */
 export async function rateAnswer(messageId: string, rating: Rating, comment?: string): Promise<Feedback> {
-  const response = await fetch(`/api/messages/${encodeURIComponent(messageId)}/feedback`, {
+  const response = await apiFetch(`/api/messages/${encodeURIComponent(messageId)}/feedback`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(comment ? { rating, comment } : { rating }),
@@ -119,7 +137,7 @@ export async function rateAnswer(messageId: string, rating: Rating, comment?: st
 }
 
 export async function clearRating(messageId: string): Promise<void> {
-  const response = await fetch(`/api/messages/${encodeURIComponent(messageId)}/feedback`, { method: 'DELETE' });
+  const response = await apiFetch(`/api/messages/${encodeURIComponent(messageId)}/feedback`, { method: 'DELETE' });
   if (!response.ok) throw await errorFrom(response);
 }
 
@@ -127,7 +145,7 @@ export type Profile = { id: string; label: string; provider: string; model: stri
 
 /** The model profiles a new conversation may use (one: nothing to pick). */
 export async function listProfiles(): Promise<Profile[]> {
-  const response = await fetch('/api/profiles');
+  const response = await apiFetch('/api/profiles');
   if (!response.ok) throw await errorFrom(response);
   return response.json();
 }
@@ -144,13 +162,13 @@ export type ComparisonRecord = { id: string; a: ComparedAnswer; b: ComparedAnswe
 
 /** An A/B comparison: both answers (their texts once written) and the vote. */
 export async function getComparison(id: string): Promise<ComparisonRecord> {
-  const response = await fetch(`/api/comparisons/${encodeURIComponent(id)}`);
+  const response = await apiFetch(`/api/comparisons/${encodeURIComponent(id)}`);
   if (!response.ok) throw await errorFrom(response);
   return response.json();
 }
 
 export async function voteComparison(id: string, preference: Preference): Promise<void> {
-  const response = await fetch(`/api/comparisons/${encodeURIComponent(id)}/vote`, {
+  const response = await apiFetch(`/api/comparisons/${encodeURIComponent(id)}/vote`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ preference }),
@@ -160,7 +178,7 @@ export async function voteComparison(id: string, preference: Preference): Promis
 
 /** Stop whatever answers a conversation has streaming (both of an A/B comparison). */
 export async function stopAnswers(conversationId: string): Promise<void> {
-  await fetch(`/api/chat/${encodeURIComponent(conversationId)}/stream`, { method: 'DELETE' });
+  await apiFetch(`/api/chat/${encodeURIComponent(conversationId)}/stream`, { method: 'DELETE' });
 }
 
 export type SuggestedValue = { label: string; value: string };
@@ -190,7 +208,7 @@ export async function runAction(
   messageId: string,
   action: SuggestedAction,
 ): Promise<ActionOutcome> {
-  const response = await fetch('/api/actions', {
+  const response = await apiFetch('/api/actions', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({

@@ -1,21 +1,45 @@
-"""The signed-in user's account: `POST /api/account/claim` takes the conversations of the anonymous identity
-they used before signing in. The request proves both: the bearer token (the user) and the signed anonymous
-token (in the body, or the cookie or header the browser or client already sends)."""
+"""Signing in: `GET /api/auth/config` tells the page how, and `POST /api/account/claim` takes the conversations
+of the anonymous identity a user had before signing in. A claim proves both: the bearer token (the user) and
+the signed anonymous token (in the body, or the cookie or header the browser or client already sends)."""
 
 from __future__ import annotations
 
 import secrets
 
 import msgspec
-from litestar import Controller, Response, post
+from litestar import Controller, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from threadline.conversations.claims import Claimed
 from threadline.http.dependencies import AppServices
 from threadline.http.errors import AnyRequest, error_responses, json_only
-from threadline.http.identity import HEADER, Signer, anonymous_token_of, identity_cookie
+from threadline.http.identity import HEADER, SIGN_IN_PATH, Signer, anonymous_token_of, identity_cookie
 from threadline.refusals import Refused
+
+
+class SignIn(msgspec.Struct, rename="camel", omit_defaults=True):
+    anonymous: bool  # whether visitors may chat without signing in
+    issuer: str | None = None  # where the page signs in (OIDC discovery), when it may
+    client_id: str | None = None
+    scopes: str | None = None
+    audience: str | None = None  # the API the access token must be for (Auth0's `audience` parameter)
+
+
+@get(SIGN_IN_PATH, summary="How the page signs in: the identity provider and the page's client id, when set")
+async def sign_in(services: AppServices) -> SignIn:
+    """Public: the page reads it before anyone has signed in. Without AUTH_ISSUER and AUTH_CLIENT_ID the page
+    stays anonymous (`{"anonymous": true}`)."""
+    settings = services.settings
+    if not (settings.auth_issuer and settings.auth_client_id):
+        return SignIn(anonymous=settings.auth_issuer is None or settings.auth_anonymous == "allow")
+    return SignIn(
+        anonymous=settings.auth_anonymous == "allow",
+        issuer=settings.auth_issuer,
+        client_id=settings.auth_client_id,
+        scopes=settings.auth_scopes,
+        audience=settings.auth_audience,
+    )
 
 
 class ClaimRequest(msgspec.Struct, rename="camel"):
