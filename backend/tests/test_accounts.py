@@ -11,16 +11,19 @@ import hmac
 import json
 import time
 import uuid
+from contextlib import ExitStack
 
 import httpx
 import jwt
 import pytest
+import redis
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from helpers import chat_body, new_conversation_id, running, serving, stream_some, text_of
 from threadline.client import Client, ThreadlineError
 from threadline.http.identity import COOKIE, HEADER
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import oidc
+from threadline_testing.processes import threadline_server
 from threadline_testing.sse import parse_sse
 
 
@@ -177,7 +180,7 @@ def test_the_python_client_asks_as_the_signed_in_user(auth_settings, provider):
             assert bob.list_conversations() == []
             conversation_id = visitor.ask("before signing in").conversation_id
             assert bob.claim(visitor.token) == {"conversations": [conversation_id], "skipped": []}
-            assert [item["conversation_id"] for item in bob.list_conversations()] == [conversation_id]
+            assert [item["conversationId"] for item in bob.list_conversations()] == [conversation_id]
             assert visitor.list_conversations() == []
         with Client(base_url, bearer="forged") as mallory, pytest.raises(ThreadlineError) as refused:
             mallory.ask("hello")
@@ -337,3 +340,43 @@ async def test_the_page_learns_how_to_sign_in_even_when_anonymous_visitors_are_t
         assert f"connect-src 'self' {provider.issuer};" in config.headers["content-security-policy"]
     async with running(auth_settings()) as client:  # no client id: the page stays anonymous
         assert (await client.get("/api/auth/config")).json() == {"anonymous": True}
+
+
+def stream_request(client: httpx.AsyncClient, text: str, headers: dict) -> httpx.Request:
+    return client.build_request(
+        "POST", "/api/chat/stream", json={"message": text}, headers={"accept": "text/event-stream"} | headers
+    )
+
+
+async def test_seed_004s_limits_hold_per_user_across_two_processes_sharing_redis(database_url, tmp_path, provider):
+    """20 requests a minute and one stream at a time, per signed-in user, whichever process each request reaches."""
+    redis.Redis(host="127.0.0.1", port=6379, socket_connect_timeout=1).ping()  # .ci/run starts it; tasks.py too
+    env = {
+        "AUTH_ISSUER": provider.issuer,
+        "AUTH_AUDIENCE": oidc.AUDIENCE,
+        "RATE_LIMIT_STORAGE": "redis://127.0.0.1:6379/0",
+        "CHAT_RATE_LIMIT": "1000/minute",
+        "CHAT_DEMO_TOKEN_DELAY_MS": "5",
+    }
+    alice, bob = signed_in(provider, "alice"), signed_in(provider, "bob")
+    with ExitStack() as servers:
+        bases = [servers.enter_context(threadline_server(database_url, tmp_path, **env)) for _ in range(2)]
+        async with httpx.AsyncClient(base_url=bases[0]) as one, httpx.AsyncClient(base_url=bases[1]) as two:
+            streaming = await one.send(stream_request(one, "count to 300", alice), stream=True)
+            assert streaming.status_code == 200
+            lines = streaming.aiter_lines()
+            first_line = await anext(lines)  # alice's answer runs in the first process
+            conversation_id = json.loads(first_line.removeprefix("data:"))["conversationId"]
+            elsewhere = await two.send(stream_request(two, "hello", alice))
+            assert elsewhere.status_code == 429 and "one at a time" in elsewhere.json()["error"]["message"]
+            assert (await two.send(stream_request(two, "hello", bob))).status_code == 200, "bob is not alice"
+            await streaming.aclose()
+            for _ in range(100):  # the closed stream stops alice's answer, which lets go of her one stream
+                if (await two.get(f"/api/chat/{conversation_id}/stream", headers=alice)).status_code == 204:
+                    break
+                await asyncio.sleep(0.1)
+            statuses = [
+                (await (one, two)[n % 2].send(stream_request((one, two)[n % 2], "hello", alice))).status_code
+                for n in range(19)
+            ]
+    assert statuses == [200] * 18 + [429], "20 a minute for alice, the two rejected or running ones included"
