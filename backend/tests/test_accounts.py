@@ -24,7 +24,7 @@ from threadline.http.identity import COOKIE, HEADER
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import oidc
 from threadline_testing.processes import threadline_server
-from threadline_testing.sse import parse_sse
+from threadline_testing.sse import aevents_of, parse_sse
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +180,7 @@ def test_the_python_client_asks_as_the_signed_in_user(auth_settings, provider):
             assert bob.list_conversations() == []
             conversation_id = visitor.ask("before signing in").conversation_id
             assert bob.claim(visitor.token) == {"conversations": [conversation_id], "skipped": []}
-            assert [item["conversationId"] for item in bob.list_conversations()] == [conversation_id]
+            assert [item["conversation_id"] for item in bob.list_conversations()] == [conversation_id]
             assert visitor.list_conversations() == []
         with Client(base_url, bearer="forged") as mallory, pytest.raises(ThreadlineError) as refused:
             mallory.ask("hello")
@@ -364,9 +364,8 @@ async def test_seed_004s_limits_hold_per_user_across_two_processes_sharing_redis
         async with httpx.AsyncClient(base_url=bases[0]) as one, httpx.AsyncClient(base_url=bases[1]) as two:
             streaming = await one.send(stream_request(one, "count to 300", alice), stream=True)
             assert streaming.status_code == 200
-            lines = streaming.aiter_lines()
-            first_line = await anext(lines)  # alice's answer runs in the first process
-            conversation_id = json.loads(first_line.removeprefix("data:"))["conversationId"]
+            events = aevents_of(streaming)  # kept: a dropped iterator would close the stream
+            conversation_id = (await anext(events))["conversationId"]  # alice's answer runs in the first process
             elsewhere = await two.send(stream_request(two, "hello", alice))
             assert elsewhere.status_code == 429 and "one at a time" in elsewhere.json()["error"]["message"]
             assert (await two.send(stream_request(two, "hello", bob))).status_code == 200, "bob is not alice"
