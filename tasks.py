@@ -233,6 +233,7 @@ BENCHMARKS = {
     "observability": "observability_bench.py",
     "context": "context_bench.py",
     "resume": "resume_bench.py",
+    "accounts": "accounts_bench.py",
 }
 
 

@@ -6,10 +6,12 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import Callable
 
 
-async def one_answer(port: int, tokens: int) -> tuple[float, float, float, int] | str:
-    """(first byte, first text-delta, total, text-deltas) in seconds, or what went wrong."""
+async def one_answer(port: int, tokens: int, headers: str = "") -> tuple[float, float, float, int] | str:
+    """(first byte, first text-delta, total, text-deltas) in seconds, or what went wrong. `headers`: more
+    request header lines, each ending in CRLF."""
     body = json.dumps(
         {
             "id": f"b{uuid.uuid4().hex[:16]}",
@@ -25,7 +27,7 @@ async def one_answer(port: int, tokens: int) -> tuple[float, float, float, int] 
     try:
         writer.write(
             f"POST /api/chat HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}".encode()
+            f"Content-Length: {len(body)}\r\n{headers}Connection: close\r\n\r\n{body}".encode()
         )
         received = b""
         first_byte = first_delta = None
@@ -52,15 +54,17 @@ async def one_answer(port: int, tokens: int) -> tuple[float, float, float, int] 
         writer.close()
 
 
-async def answers_at(port: int, tokens: int, concurrency: int, answers: int) -> list:
-    """`concurrency` clients asking one after another until `answers` answers are in, each a new visitor;
-    one_answer's result for each."""
+async def answers_at(
+    port: int, tokens: int, concurrency: int, answers: int, headers: Callable[[int], str] = lambda _: ""
+) -> list:
+    """`concurrency` clients asking one after another until `answers` answers are in, each a new visitor
+    (or, with `headers`, whoever client n's header lines say); one_answer's result for each."""
     remaining = iter(range(answers))
     results: list = []
 
-    async def client() -> None:
+    async def client(n: int) -> None:
         for _ in remaining:
-            results.append(await one_answer(port, tokens))
+            results.append(await one_answer(port, tokens, headers(n)))
 
-    await asyncio.gather(*(client() for _ in range(concurrency)))
+    await asyncio.gather(*(client(n) for n in range(concurrency)))
     return results
