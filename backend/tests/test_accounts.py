@@ -19,12 +19,13 @@ import pytest
 import redis
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from helpers import chat_body, new_conversation_id, running, serving, stream_some, text_of
+from test_comparisons import TWO_DEMOS
 from threadline.client import Client, ThreadlineError
 from threadline.http.identity import COOKIE, HEADER
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import oidc
 from threadline_testing.processes import threadline_server
-from threadline_testing.sse import aevents_of, parse_sse
+from threadline_testing.sse import aevents_of, events_of, parse_sse
 
 
 @pytest.fixture(scope="module")
@@ -379,3 +380,58 @@ async def test_seed_004s_limits_hold_per_user_across_two_processes_sharing_redis
                 for n in range(19)
             ]
     assert statuses == [200] * 18 + [429], "20 a minute for alice, the two rejected or running ones included"
+
+
+async def test_another_user_reaches_none_of_a_users_conversation_on_any_route(auth_settings, provider):
+    """Bob holds a valid token and all of alice's ids: every route answers him as if they did not exist, and
+    alice's conversation is as she left it."""
+    two_demos = load_settings({"CHAT_PROFILES": json.dumps(TWO_DEMOS)}).profiles
+    alice, bob = signed_in(provider, "alice"), signed_in(provider, "bob")
+    async with running(auth_settings(profiles=two_demos)) as client:
+        conversation_id = new_conversation_id()
+        await chat_as(client, conversation_id, "hello", alice)
+        answer = (await client.get(f"/api/conversations/{conversation_id}", headers=alice)).json()["messages"][-1]
+        body = chat_body(conversation_id, "compare", compareProfiles=["demo", "demo2"])
+        compared = parse_sse((await client.post("/api/chat", json=body, headers=alice)).content)
+        comparison_id = compared[0]["messageMetadata"]["comparisonId"]
+        trace_id = answer["metadata"]["traceId"]
+        started = await client.post("/api/chat/stream", json={"message": "hi"}, headers=alice)
+        seed_004_id = next(events_of(started))["conversationId"]
+        attempts = {
+            "read": client.get(f"/api/conversations/{conversation_id}", headers=bob),
+            "resume": client.get(f"/api/chat/{conversation_id}/stream", headers=bob),
+            "stop": client.post("/api/cancel_stream", json={"conversationId": conversation_id}, headers=bob),
+            "stop by path": client.delete(f"/api/chat/{conversation_id}/stream", headers=bob),
+            "rate": client.put(f"/api/messages/{answer['id']}/feedback", json={"rating": "down"}, headers=bob),
+            "trace": client.get(f"/api/trace/{trace_id}", headers=bob),
+            "comparison": client.get(f"/api/comparisons/{comparison_id}", headers=bob),
+            "vote": client.post(f"/api/comparisons/{comparison_id}/vote", json={"preference": "B"}, headers=bob),
+            "action": client.post(
+                "/api/actions",
+                json={"conversationId": conversation_id, "messageId": answer["id"], "action": "summarize_conversation"},
+                headers=bob,
+            ),
+            "seed 002": client.post("/api/load_conversation", json={"conversation_id": conversation_id}, headers=bob),
+            "seed 004 continue": client.post(
+                "/api/chat/stream", json={"message": "hi", "conversationId": seed_004_id}, headers=bob
+            ),
+            "delete": client.delete(f"/api/conversations/{conversation_id}", headers=bob),
+        }
+        for what, attempt in attempts.items():
+            response = await attempt
+            assert response.status_code == 404, (what, response.status_code, response.text)
+        kept = (await client.get(f"/api/conversations/{conversation_id}", headers=alice)).json()["messages"]
+        assert [message["role"] for message in kept] == ["user", "assistant", "user", "assistant"]
+        assert "feedback" not in kept[1]["metadata"], "bob's rating did not land"
+        assert (await client.get(f"/api/comparisons/{comparison_id}", headers=alice)).json()["preference"] is None
+
+
+async def test_the_builtin_tools_act_as_the_signed_in_user(auth_settings, provider):
+    """The built-in MCP server's token for an answer names its principal: a tool lists the user's own."""
+    alice, bob = signed_in(provider, "alice"), signed_in(provider, "bob")
+    async with running(auth_settings()) as client:
+        await chat_as(client, new_conversation_id(), "alice's secret plan", alice)
+        await chat_as(client, new_conversation_id(), "bob's holiday", bob)
+        _, _, chunks = await chat_as(client, new_conversation_id(), "list my conversations", alice)
+        listed = json.dumps([chunk for chunk in chunks if chunk["type"] == "tool-output-available"])
+        assert "alice's secret plan" in listed and "bob's holiday" not in listed, listed
