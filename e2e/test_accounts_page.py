@@ -97,9 +97,7 @@ def test_each_user_sees_only_their_own_and_sign_in_renews_silently(page: Page, s
     expect(chat.conversations).to_have_count(1)
 
 
-def test_a_server_for_signed_in_users_only_asks_to_sign_in_first(
-    page: Page, e2e_database, tmp_path_factory, provider
-):
+def test_a_server_for_signed_in_users_only_asks_to_sign_in_first(page: Page, e2e_database, tmp_path_factory, provider):
     with accounts_server(e2e_database, tmp_path_factory, provider, AUTH_ANONYMOUS="deny") as url:
         page.goto(url)
         screen = page.get_by_test_id("sign-in-screen")
