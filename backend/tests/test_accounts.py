@@ -435,3 +435,24 @@ async def test_the_builtin_tools_act_as_the_signed_in_user(auth_settings, provid
         _, _, chunks = await chat_as(client, new_conversation_id(), "list my conversations", alice)
         listed = json.dumps([chunk for chunk in chunks if chunk["type"] == "tool-output-available"])
         assert "alice's secret plan" in listed and "bob's holiday" not in listed, listed
+
+
+@pytest.mark.parametrize("backend", ["postgres", "memory"])
+async def test_claimed_conversations_bring_their_files(auth_settings, provider, backend):
+    settings = auth_settings() if backend == "postgres" else auth_settings(memory_backend="memory", database_url=None)
+    alice = signed_in(provider, "alice")
+    async with running(settings) as client:
+        token = (await client.get("/health", headers={HEADER: ""})).headers[HEADER]
+        conversation_id = new_conversation_id()
+        body = chat_body(conversation_id, "see")
+        body["messages"][0]["parts"].append({"type": "file", "mediaType": "text/plain", "url": "data:,hello%20there"})
+        assert (await client.post("/api/chat", json=body, headers={HEADER: token})).status_code == 200
+        history = (await client.get(f"/api/conversations/{conversation_id}", headers={HEADER: token})).json()
+        url = history["messages"][0]["parts"][1]["url"]
+        assert (
+            await client.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
+        ).status_code == 200
+        assert (await client.get(url, headers=alice)).content == b"hello there"
+        assert (await client.get(url, headers={HEADER: token})).status_code == 404
+        await client.delete(f"/api/conversations/{conversation_id}", headers=alice)
+        assert (await client.get(url, headers=alice)).status_code == 404

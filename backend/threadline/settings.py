@@ -446,6 +446,40 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_conversations_per_visitor: Annotated[
         int, msgspec.Meta(ge=1, le=1_000_000), env("CHAT_MAX_CONVERSATIONS", help="conversations per visitor")
     ] = 500
+    file_types: Annotated[
+        tuple[str, ...],
+        env(
+            "FILE_TYPES",
+            help="the media types a message may attach, comma-separated (see [Attachments](../guides/attachments.md))",
+            read=comma_list,
+        ),
+    ] = (
+        "image/png",
+        "image/jpeg",
+        "image/webp",
+        "image/gif",
+        "application/pdf",
+        "text/plain",
+        "text/markdown",
+        "text/csv",
+        "application/json",
+    )
+    file_max_bytes: Annotated[
+        int, msgspec.Meta(ge=1, le=30 * 1024 * 1024), env("FILE_MAX_BYTES", help="bytes per attached file")
+    ] = 10 * 1024 * 1024
+    file_max_count: Annotated[
+        int, msgspec.Meta(ge=0, le=100), env("FILE_MAX_COUNT", help="files per message (0: no attachments)")
+    ] = 4
+    file_max_message_bytes: Annotated[
+        int,
+        msgspec.Meta(ge=1, le=30 * 1024 * 1024),
+        env("FILE_MAX_MESSAGE_BYTES", help="bytes of all files in one message"),
+    ] = 20 * 1024 * 1024
+    file_quota_bytes: Annotated[
+        int,
+        msgspec.Meta(ge=1, le=1 << 50),
+        env("FILE_QUOTA_BYTES", help="bytes of files each visitor or user may keep"),
+    ] = 500 * 1024 * 1024
     header_timeout: Annotated[
         float, seconds(), env("THREADLINE_HEADER_TIMEOUT", help="seconds a client may take to send a request's headers")
     ] = 10.0

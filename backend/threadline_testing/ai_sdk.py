@@ -49,3 +49,9 @@ def resume_with_chat(base_url: str, cookie: str, conversation_id: str) -> dict:
     """The real `ai` Chat's resumeStream() against a server, as a reloaded page does (resume-chat.mjs)."""
     request = {"baseUrl": base_url, "cookie": cookie, "conversationId": conversation_id}
     return _node("resume-chat.mjs", json.dumps(request).encode())
+
+
+def send_files_with_chat(base_url: str, cookie: str, conversation_id: str, text: str, files: list[dict]) -> dict:
+    """The real `ai` Chat sending files with a message, and the history read back and validated (file-chat.mjs)."""
+    request = {"baseUrl": base_url, "cookie": cookie, "conversationId": conversation_id, "text": text}
+    return _node("file-chat.mjs", json.dumps(request | {"files": files}).encode())

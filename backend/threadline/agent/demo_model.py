@@ -7,6 +7,7 @@ about itself: its answers say it is the demo model, and the server names it in t
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import uuid
@@ -40,6 +41,26 @@ _USE_TOOL = re.compile(r"\buse the ([\w.-]+) tool(?: with (\{.*\}))?", re.I | re
 _SEARCH = re.compile(r"\bsearch (?:this conversation|earlier messages) for (.+)", re.I | re.S)
 _LIST = re.compile(r"\b(?:list|show) my conversations\b", re.I)
 _DELETE = re.compile(r"\bdelete (?:the )?conversations? ([\w-]+(?:\s*(?:,|\band\b)\s*[\w-]+)*)", re.I)
+
+
+def _prompt_and_files(message: HumanMessage) -> tuple[str, str]:
+    """The message's own text, and a sentence naming what was attached to it (agent/attachments.py's blocks)."""
+    if isinstance(message.content, str):
+        return message.text, ""
+    blocks = [block for block in message.content if isinstance(block, dict)]
+    described = [_described(block) for block in blocks[1:]]
+    sentence = f"You attached {'; '.join(described)}. " if described else ""
+    return (blocks[0].get("text", "") if blocks else ""), sentence
+
+
+def _described(block: dict[str, Any]) -> str:
+    if block.get("type") == "text":
+        name, _, content = str(block.get("text", "")).removeprefix("Attached file ").partition(":\n")
+        first_line = content.strip().splitlines()[0][:80] if content.strip() else ""
+        return f"{name} (text, {len(content.encode()):,} bytes, beginning \u201c{first_line}\u201d)"
+    size = len(base64.b64decode(block.get("base64", "")))
+    name = block.get("extras", {}).get("filename", "a file")
+    return f"{name} ({block.get('mime_type')}, {size:,} bytes)"
 
 
 def _is_suggestion_request(messages: list[BaseMessage]) -> bool:
@@ -107,7 +128,7 @@ class DemoChatModel(BaseChatModel):
                 for m in reversed(results[:1])
             )
             return AIMessage(content=f"{text} (That answer came through a real tool call.)")
-        prompt = last.text if isinstance(last, HumanMessage) else ""
+        prompt, attached = _prompt_and_files(last) if isinstance(last, HumanMessage) else ("", "")
         if _is_suggestion_request(messages):
             return AIMessage(content=json.dumps(_suggestions(prompt)))
         if prompt == SUMMARIZE_REQUEST:
@@ -146,7 +167,8 @@ class DemoChatModel(BaseChatModel):
         return AIMessage(
             content=(
                 f"I am threadline's offline demo model, so this reply is scripted. You said: \u201c{prompt}\u201d. "
-                f"I can see {earlier} earlier message{'s' if earlier != 1 else ''} from you in this conversation. "
+                f"{attached}I can see {earlier} earlier message{'s' if earlier != 1 else ''} from you in this "
+                "conversation. "
                 "Try \u201ccalculate (17 * 23) + 4\u201d, \u201cwhat time is it in Europe/Paris?\u201d, "
                 "\u201csearch this conversation for <words>\u201d, \u201clist my conversations\u201d "
                 "or \u201ccount to 20\u201d to see tools and streaming."

@@ -21,7 +21,6 @@ from langchain_core.messages import (
     AIMessage,
     AnyMessage,
     BaseMessage,
-    HumanMessage,
     RemoveMessage,
     SystemMessage,
     ToolCall,
@@ -35,15 +34,18 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send, interrupt
 
+from threadline.agent.attachments import Read, no_files, readable
 from threadline.agent.compression import Compressor, ContextState
 from threadline.agent.suggestions import Suggester
 from threadline.answers.events import timestamp
 from threadline.conversations.approvals import NOT_INTERACTIVE, SUPERSEDED, ApprovalResponse, ask, denial, waits
 from threadline.conversations.state import (
     AnswerRecord,
+    FileRef,
     clean_message,
     last_user_index,
     merge_records,
+    question,
     unanswered_calls,
     usage_since,
 )
@@ -70,6 +72,7 @@ class TurnRequest(TypedDict):
     interactive: NotRequired[bool]  # False: the wire cannot ask for approval, so such calls are declined
     resume: NotRequired[dict[str, Any]]  # resume the turn: the person's answers, by the interrupt they answer
     declined: NotRequired[list[str]]  # the tool calls among them that the person declined
+    files: NotRequired[list[FileRef]]  # the new message's attachments, by reference
 
 
 class ChatState(TypedDict, total=False):
@@ -92,6 +95,7 @@ class GraphOptions:
     require_approval: Sequence[str] = ()
     auto_approve: Sequence[str] = ()
     suggester: Suggester | None = None
+    read_file: Read = no_files  # attached files' bytes
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,7 @@ class Agent:
     max_model_calls: int
     compressor: Compressor | None
     suggester: Suggester | None
+    read_file: Read
 
 
 def build_graph(
@@ -117,6 +122,7 @@ def build_graph(
         max_model_calls=options.max_model_calls,
         compressor=Compressor(model, options.context_limit) if options.context_limit else None,
         suggester=options.suggester,
+        read_file=options.read_file,
     )
     # Every node is `async def`: LangGraph would run a plain function in a worker thread.
     builder = StateGraph(ChatState)
@@ -158,7 +164,7 @@ async def input_node(state: ChatState) -> dict[str, Any]:
         turn = AnswerRecord()
     else:
         user_id = _fresh_id(request["user_message_id"], messages, state.get("turns", {}))
-        update = [*update, HumanMessage(id=user_id, content=request["text"])]
+        update = [*update, question(request["text"], user_id, request.get("files", []))]
         turn = AnswerRecord(user_created_at=request["created_at"])
     turn |= AnswerRecord(
         assistant_id=request["assistant_message_id"],
@@ -210,7 +216,7 @@ async def process(state: ChatState, config: RunnableConfig, *, agent: Agent) -> 
             update["context"] = kept
     started = time.perf_counter()
     try:
-        response = await agent.model.ainvoke(messages, config)
+        response = await agent.model.ainvoke(await readable(messages, agent.read_file), config)
     except BaseException as error:  # a failed or stopped call is part of the trace too
         if turn is not None:
             turn.model_called(started, messages, None, error)

@@ -16,6 +16,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline.agent.actions import load_actions
+from threadline.agent.attachments import Read, no_files
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, GraphOptions, build_graph
 from threadline.agent.hosting import host_graph
@@ -50,8 +51,10 @@ class GraphSwitch:
         checkpointer: BaseCheckpointSaver[Any],
         settings: Settings,
         agent: AgentSource | None = None,
+        read_file: Read = no_files,
     ) -> None:
         self.profiles = {profile.id: profile for profile in profiles}
+        self.read_file = read_file  # attached files' bytes, for the model calls
         self.default = default_of(profiles)
         self.models = {profile.id: build_chat_model(profile, settings) for profile in profiles}
         self.actions = load_actions(settings.actions, [profile.id for profile in profiles])
@@ -100,7 +103,8 @@ class GraphSwitch:
         model = self.models[profile.id]
         suggester = Suggester(model, self.actions) if profile.suggests else None
         if self.agent is not None:
-            return host_graph(agent_graph(self.agent, self.contexts[profile.id]), self.checkpointer, suggester)
+            agent = agent_graph(self.agent, self.contexts[profile.id])
+            return host_graph(agent, self.checkpointer, suggester, self.read_file)
         options = GraphOptions(
             system_prompt=self.contexts[profile.id].system_prompt,
             max_model_calls=self.settings.max_model_calls,
@@ -108,5 +112,6 @@ class GraphSwitch:
             require_approval=profile.require_approval,
             auto_approve=profile.auto_approve,
             suggester=suggester,
+            read_file=self.read_file,
         )
         return build_graph(model, tools, self.checkpointer, options)

@@ -23,6 +23,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
+from threadline.agent.attachments import Read, no_files, readable, restored
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import ChatState, Graph, closing_update, input_node
 from threadline.agent.loading import AgentGraph
@@ -34,18 +35,20 @@ class HostedState(ChatState, total=False):
     agent_state: dict[str, Any]  # the agent's own state keys besides `messages`, kept from answer to answer
 
 
-def host_graph(agent: AgentGraph, checkpointer: BaseCheckpointSaver[Any], suggester: Suggester | None) -> Graph:
+def host_graph(
+    agent: AgentGraph, checkpointer: BaseCheckpointSaver[Any], suggester: Suggester | None, read_file: Read = no_files
+) -> Graph:
     """Compile threadline's graph around `agent`; node names match the built-in graph's, so a stop, a rollback
     or a recovery edits either conversation alike (conversations/closing.py)."""
 
     async def run_agent(state: HostedState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         carried = state.get("agent_state") or {}
-        result = await agent.ainvoke(
-            {**carried, "messages": state["messages"]}, _with_model_calls(get_config()), context=runtime.context
-        )
+        given = await readable(state["messages"], read_file)  # attachments as content blocks, for its model
+        config = _with_model_calls(get_config())
+        result = await agent.ainvoke({**carried, "messages": given}, config, context=runtime.context)
         # The agent's messages replace the conversation's: it may have changed or removed earlier ones
-        # (SummarizationMiddleware does).
-        messages = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *result.get("messages", [])]
+        # (SummarizationMiddleware does). Messages with attachments go back to holding references only.
+        messages = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *restored(result.get("messages", []), state["messages"])]
         return {"messages": messages, "agent_state": {k: v for k, v in result.items() if k != "messages"}}
 
     async def respond(state: HostedState) -> dict[str, Any]:

@@ -44,7 +44,17 @@ class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     require_approval: tuple[str, ...] = ()  # tool names or globs that wait for the person's approval
     auto_approve: tuple[str, ...] = ()  # … that never do, whatever their MCP server says
     suggestions: bool | None = None  # suggested replies and actions after each answer (one more model call)
+    # What its model reads besides text: "image", "pdf" (text files arrive as text); else its provider's default.
+    inputs: tuple[Literal["text", "image", "pdf"], ...] | None = None
     default: bool = False
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """The kinds of attachment this profile's model takes: its `inputs`, else what its provider's API takes
+        (an OpenAI-compatible server of unknown abilities: text only)."""
+        if self.inputs is not None:
+            return frozenset(self.inputs) | {"text"}
+        return frozenset({"text"} if self.provider == "custom" else {"text", "image", "pdf"})
 
     @property
     def suggests(self) -> bool:
@@ -65,6 +75,7 @@ class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
             "model": self.model,
             "default": self.default,
             "thinking": self.enable_thinking,
+            "inputs": sorted(self.reads),
         }
 
 

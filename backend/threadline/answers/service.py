@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from threadline.agent.attachments import kind_of
 from threadline.agent.graph import TurnRequest
 from threadline.agent.graphs import GraphSwitch
 from threadline.agent.profiles import Profile
@@ -32,6 +33,7 @@ from threadline.conversations.closing import decline_waiting, roll_back
 from threadline.conversations.comparisons import ComparedAnswer, Comparison, Side, kept_answer
 from threadline.conversations.state import (
     Conversation,
+    FileRef,
     answer_messages,
     answer_text,
     branch_of,
@@ -63,6 +65,7 @@ class NewMessage:
     text: str
     id: str = field(default_factory=new_id)
     answer_id: str = field(default_factory=new_id)
+    files: tuple[FileRef, ...] = ()  # attachments, stored already (http/attachments.py)
 
 
 @dataclass(frozen=True)
@@ -319,6 +322,9 @@ class AnswerService:
         options: AnswerOptions,
         resume: dict[str, Any] | None = None,
     ) -> Turn:
+        if unreadable := {kind_of(file["media_type"]) for file in message.files} - profile.reads:
+            kinds = " or ".join(sorted(unreadable))
+            raise invalid("messages", f"the model of profile {profile.id!r} cannot read {kinds} files")
         request = turn_request(message, profile, options)
         if resume is not None:
             request["resume"] = resume
@@ -343,8 +349,10 @@ class AnswerService:
         released and a conversation this turn created is removed again."""
         conversations = self.storage.conversations
         self.active.claim(turn)
+        files = turn.request.get("files", [])
+        title = turn.request["text"] or (files[0]["filename"] if files else "")
         touch = conversations.touch(
-            turn.conversation_id, turn.client_id, turn.request["text"], new_turn=new_turn, profile_id=profile_id
+            turn.conversation_id, turn.client_id, title, new_turn=new_turn, profile_id=profile_id
         )
         created, recorded = await asyncio.gather(touch, self.active.record(turn), return_exceptions=True)
         failure = next((outcome for outcome in (created, recorded) if isinstance(outcome, BaseException)), None)
@@ -358,6 +366,8 @@ class AnswerService:
             if created is True:
                 await conversations.delete(turn.conversation_id, turn.client_id)
             raise failure
+        if files:  # the conversation now uses them: they go when it goes
+            await self.storage.files.use(turn.client_id, [file["id"] for file in files], turn.conversation_id)
         self.active.launch(turn)
 
     async def _make_room(self, client_id: str, strategy: MultitaskStrategy) -> None:
@@ -421,6 +431,8 @@ def turn_request(message: NewMessage, profile: Profile, options: AnswerOptions) 
         created_at=ev.timestamp(),
         trace_id=uuid.uuid4().hex,  # 32 hex digits: also a valid OpenTelemetry and Langfuse trace id
     )
+    if message.files:
+        request["files"] = list(message.files)
     if options.comparison_id:
         request["comparison_id"] = options.comparison_id
     if not options.interactive:

@@ -1,10 +1,11 @@
 """A visitor who signs in takes the conversations of their anonymous identity (POST /api/account/claim).
 
 Everything the anonymous id owns moves to the user at once: the conversation rows, their checkpoints and
-recorded streams (whose thread ids are scoped by owner, conversations/state.py), traces, feedback and
-comparisons. In PostgreSQL that is one transaction, so a claim is whole or nothing. Afterwards the anonymous
-id owns none of it, and the claim is recorded: the id stays the user's, and another account presenting it
-is refused. A conversation whose id the user already has stays where it is and is reported as skipped.
+recorded streams (whose thread ids are scoped by owner, conversations/state.py), traces, feedback,
+comparisons and the files they use. In PostgreSQL that is one transaction, so a claim is whole or nothing.
+Afterwards the anonymous id owns none of it, and the claim is recorded: the id stays the user's, and another
+account presenting it is refused. A conversation whose id the user already has stays where it is and is
+reported as skipped.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from threadline.conversations.state import branch_of, thread_of
 from threadline.observability.trace_store import MemoryTraces
 from threadline.refusals import Refused
 from threadline.storage.conversation_list import MemoryConversations, StorageLimits
+from threadline.storage.file_store import MemoryFiles
 from threadline.storage.saver import Pool
 
 
@@ -37,7 +39,16 @@ def claimed_by_another() -> Refused:
 # Rows keyed by the thread (owner and conversation id), moved by rewriting the owner part.
 THREAD_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "stream_chunks")
 # Rows keyed by owner, moved with their conversation.
-OWNED_TABLES = ("traces", "feedback", "comparisons")
+OWNED_TABLES = ("traces", "feedback", "comparisons", "file_uses")
+# The files those conversations use become the user's too (kept by the anonymous id only if it still uses them).
+CLAIMED_FILES = "SELECT file_id FROM file_uses WHERE client_id = %(principal)s AND conversation_id = ANY(%(ids)s)"
+MOVE_FILES = (
+    "INSERT INTO files (client_id, id, sha256, media_type, filename, size, created_at) "
+    "SELECT %(principal)s, id, sha256, media_type, filename, size, created_at FROM files "
+    f"WHERE client_id = %(anonymous)s AND id IN ({CLAIMED_FILES}) ON CONFLICT DO NOTHING",
+    f"DELETE FROM files f WHERE client_id = %(anonymous)s AND id IN ({CLAIMED_FILES}) AND NOT EXISTS "
+    "(SELECT 1 FROM file_uses u WHERE u.client_id = f.client_id AND u.file_id = f.id)",
+)
 
 
 def threads_of(owner: str, conversation_ids: list[str], comparisons: list[tuple[str, str]]) -> list[str]:
@@ -110,6 +121,8 @@ class PostgresClaims:
                     "WHERE client_id = %(anonymous)s AND conversation_id = ANY(%(ids)s)",
                     moved,
                 )
+            for statement in MOVE_FILES:
+                await conn.execute(statement, moved)
         return Claimed(moving, [row["id"] for row in rows if row["taken"]])
 
 
@@ -122,6 +135,7 @@ class MemoryClaims:
     traces: MemoryTraces
     feedback: MemoryFeedback
     comparisons: MemoryComparisons
+    files: MemoryFiles
 
     def __post_init__(self) -> None:
         self.claimed: dict[str, str] = {}
@@ -156,7 +170,18 @@ class MemoryClaims:
         comparison_ids = {comparison_id for _, comparison_id in compared}
         _rekey(self.comparisons.rows, anonymous_id, principal, lambda key, _: key[1] in comparison_ids)
         _rekey(self.comparisons.answers, anonymous_id, principal, lambda key, _: key[1] in comparison_ids)
+        self._move_files(anonymous_id, principal, ids)
         return Claimed(moving, [row.id for row in theirs if row.id not in ids])
+
+    def _move_files(self, old: str, new: str, conversation_ids: set[str]) -> None:
+        files = self.files
+        moving = {use for use in files.uses if use[0] == old and use[2] in conversation_ids}
+        files.uses = (files.uses - moving) | {(new, file_id, conversation) for _, file_id, conversation in moving}
+        still_used = {file_id for who, file_id, _ in files.uses if who == old}
+        for _, file_id, _ in moving:
+            if (old, file_id) in files.files:
+                stored = files.files[(old, file_id)] if file_id in still_used else files.files.pop((old, file_id))
+                files.files.setdefault((new, file_id), stored)
 
     def _move_thread(self, old: str, new: str) -> None:
         saver = self.checkpointer

@@ -15,7 +15,15 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from threadline.answers import events as ev
 from threadline.conversations.approvals import Question, Waiting
 from threadline.conversations.feedback import Feedback
-from threadline.conversations.state import AnswerRecord, Conversation, Usage, text_and_reasoning, tool_output
+from threadline.conversations.state import (
+    AnswerRecord,
+    Conversation,
+    FileRef,
+    Usage,
+    files_of,
+    text_and_reasoning,
+    tool_output,
+)
 
 
 def _usage(usage: Usage | None) -> dict[str, int] | None:
@@ -111,7 +119,17 @@ def _user_message(message: HumanMessage, record: AnswerRecord) -> dict[str, Any]
         "id": message.id,
         "role": "user",
         "metadata": {"createdAt": record.get("user_created_at")},
-        "parts": [{"type": "text", "text": message.text}],
+        "parts": [{"type": "text", "text": message.text}, *(file_part(file) for file in files_of(message))],
+    }
+
+
+def file_part(file: FileRef) -> dict[str, Any]:
+    """An attachment as the AI SDK's `file` part: a URL its owner can fetch (GET /api/files/{id})."""
+    return {
+        "type": "file",
+        "mediaType": file["media_type"],
+        "filename": file["filename"],
+        "url": f"/api/files/{file['id']}",
     }
 
 

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypedDict
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
+    BaseMessage,
     HumanMessage,
     RemoveMessage,
     ToolCall,
@@ -27,6 +28,28 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from threadline.answers import events as ev
 from threadline.conversations.approvals import Question, Waiting, is_denied, waiting_of
+
+FILES = "files"  # where a user message keeps its attachments: its additional_kwargs
+
+
+class FileRef(TypedDict):
+    """An attached file as a conversation keeps it: a reference to the file store, never the bytes."""
+
+    id: str
+    sha256: str
+    media_type: str
+    filename: str
+    size: int
+
+
+def files_of(message: BaseMessage) -> list[FileRef]:
+    files: list[FileRef] = message.additional_kwargs.get(FILES) or []
+    return files
+
+
+def question(text: str, message_id: str, files: Sequence[FileRef]) -> HumanMessage:
+    """The user's message as the conversation keeps it: its text, and its files by reference."""
+    return HumanMessage(id=message_id, content=text, additional_kwargs={FILES: list(files)} if files else {})
 
 
 class Usage(TypedDict):

@@ -41,6 +41,7 @@ from threadline.http.routes.contracts.seed_002 import Seed002Controller
 from threadline.http.routes.contracts.seed_004 import chat_stream_route
 from threadline.http.routes.conversations import ConversationController
 from threadline.http.routes.feedback import FeedbackController
+from threadline.http.routes.files import FileController
 from threadline.http.routes.traces import TraceController
 from threadline.http.schemas import MAX_BODY_BYTES
 from threadline.http.security_headers import SecurityHeaders
@@ -167,6 +168,7 @@ def routes(
         TraceController,
         AccountController,
         sign_in,
+        FileController,
         MetricsController,
         health,
         profiles,

@@ -58,6 +58,13 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode(413, "PAYLOAD_TOO_LARGE", "a body over 1 MB"),
     ErrorCode(413, "CONVERSATION_FULL", "the conversation has `CHAT_MAX_TURNS` messages"),
     ErrorCode(413, "TOO_MANY_CONVERSATIONS", "the visitor has `CHAT_MAX_CONVERSATIONS` conversations"),
+    ErrorCode(
+        413,
+        "FILES_TOO_LARGE",
+        "an attached file over `FILE_MAX_BYTES`, more files than `FILE_MAX_COUNT` or more bytes than "
+        "`FILE_MAX_MESSAGE_BYTES` in one message",
+    ),
+    ErrorCode(413, "STORAGE_FULL", "the visitor's files would take more than `FILE_QUOTA_BYTES`"),
     ErrorCode(415, "UNSUPPORTED_MEDIA_TYPE", "a body of a media type the endpoint does not read"),
     ErrorCode(
         429,

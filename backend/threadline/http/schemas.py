@@ -14,6 +14,9 @@ ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}(?!\n)$"
 Id = Annotated[str, msgspec.Meta(pattern=ID_PATTERN, description="letters, digits, _ and -")]
 MAX_MESSAGE_CHARS = 10_000
 MAX_BODY_BYTES = 1_048_576  # 1 MB
+# A message with files (as data URLs, a third larger than the files) or a file upload: FILE_MAX_MESSAGE_BYTES
+# and FILE_MAX_BYTES are at most 30 MB, so their bodies fit; their own limits are checked on the bytes.
+MAX_FILES_BODY_BYTES = 41 * 1_048_576
 
 
 class ApprovalIn(msgspec.Struct):
@@ -39,11 +42,14 @@ class ResumeIn(msgspec.Struct, rename="camel"):
 
 
 class UIMessagePart(msgspec.Struct, rename="camel"):
-    """A part of a `UIMessage`. The server reads text parts of the new user message, and tool parts in
+    """A part of a `UIMessage`. The server reads text and file parts of the new user message, and tool parts in
     `approval-responded` state of the assistant message that answers approvals; the rest is ignored."""
 
     type: str
     text: str | None = None
+    media_type: str | None = None  # a file part's: its type as the client declares it (the bytes decide)
+    filename: str | None = None
+    url: str | None = None  # a file part's: a data URL, or /api/files/{id} for one already uploaded
     tool_call_id: str | None = None
     state: str | None = None
     approval: EditableApprovalIn | None = None

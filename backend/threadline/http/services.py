@@ -91,6 +91,7 @@ class Services:
         await self.storage.checkpointer.adelete_thread(thread_id)
         await self.observability.traces.delete_conversation(client_id, conversation_id)
         await self.storage.feedback.delete_conversation(client_id, conversation_id)
+        await self.storage.files.delete_conversation(client_id, conversation_id)
         for comparison_id in await self.storage.comparisons.delete_conversation(client_id, conversation_id):
             for side in "AB":
                 await self.storage.checkpointer.adelete_thread(branch_of(thread_id, comparison_id, side))
@@ -165,7 +166,7 @@ async def running_services(
     `builtin_http` reaches this server's own MCP endpoint, with tokens from `builtin_token`; answers' spans
     go to `tracer_provider` when there is one; `agent` is a team's own (agent/loading.py), else the built-in."""
     async with open_storage(settings) as storage:
-        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agent)
+        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agent, storage.files.read)
         toolbox = McpToolbox(
             settings.mcp_servers,
             timeout=settings.mcp_tool_timeout,

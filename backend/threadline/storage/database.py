@@ -33,6 +33,7 @@ from threadline.storage.conversation_list import (
 )
 from threadline.storage.embedded import embedded_database
 from threadline.storage.fallback import DatabaseHealth, FallbackCheckpointer
+from threadline.storage.file_store import FileStore, MemoryFiles, PostgresFiles
 from threadline.storage.migrations import migrate
 from threadline.storage.saver import Pool, PooledPostgresSaver
 
@@ -47,6 +48,7 @@ class Storage:
     feedback: FeedbackStore
     comparisons: ComparisonStore
     claims: Claims
+    files: FileStore
     description: str
     pool: Pool | None = None
     database_url: str | None = None
@@ -85,7 +87,8 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
     limits = StorageLimits(settings.max_turns_per_conversation, settings.max_conversations_per_visitor)
     if settings.memory_backend == "memory":
         stores = (InMemorySaver(), MemoryConversations(limits), MemoryTraces(), MemoryFeedback(), MemoryComparisons())
-        yield Storage(*stores, MemoryClaims(*stores), "memory (lost when the server stops)")
+        files = MemoryFiles()
+        yield Storage(*stores, MemoryClaims(*stores, files), files, "memory (lost when the server stops)")
         return
     url = settings.database_url
     description = "PostgreSQL at DATABASE_URL"
@@ -119,6 +122,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
             PostgresFeedback(pool),
             PostgresComparisons(pool),
             PostgresClaims(pool, limits),
+            PostgresFiles(pool),
             description,
             pool=pool,
             database_url=url,

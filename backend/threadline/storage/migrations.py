@@ -118,6 +118,29 @@ MIGRATIONS = [
             claimed_at timestamptz NOT NULL DEFAULT now()
         )""",
     ],
+    [  # attached files: their bytes once by content hash, who has each, and the conversations using it
+        "CREATE TABLE file_blobs (sha256 text PRIMARY KEY, data bytea NOT NULL)",
+        # images and PDFs are compressed already: stored as they are, not compressed again
+        "ALTER TABLE file_blobs ALTER COLUMN data SET STORAGE EXTERNAL",
+        """CREATE TABLE files (
+            client_id text NOT NULL,
+            id text NOT NULL,
+            sha256 text NOT NULL,
+            media_type text NOT NULL,
+            filename text NOT NULL,
+            size bigint NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (client_id, id)
+        )""",
+        "CREATE INDEX files_by_blob ON files (sha256)",
+        """CREATE TABLE file_uses (
+            client_id text NOT NULL,
+            file_id text NOT NULL,
+            conversation_id text NOT NULL,
+            PRIMARY KEY (client_id, conversation_id, file_id)
+        )""",
+        "CREATE INDEX file_uses_by_file ON file_uses (client_id, file_id)",
+    ],
 ]
 
 

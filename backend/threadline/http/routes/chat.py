@@ -13,10 +13,11 @@ from litestar.response import Stream
 
 from threadline.answers.service import AnswerOptions, NewMessage, new_id
 from threadline.conversations.approvals import ApprovalResponse
+from threadline.http.attachments import attached_files
 from threadline.http.dependencies import Allowance, AppServices, ConversationId
 from threadline.http.errors import AnyRequest, error_responses, json_only
 from threadline.http.messages import checked_text, invalid
-from threadline.http.schemas import CancelRequest, CancelResult, ChatRequest, UIMessageIn
+from threadline.http.schemas import MAX_FILES_BODY_BYTES, CancelRequest, CancelResult, ChatRequest, UIMessageIn
 from threadline.http.services import Services
 from threadline.http.streams import choose_wire, stream_answer
 from threadline.wires.registry import UI_MESSAGE_STREAM
@@ -36,12 +37,16 @@ def approval_responses(message: UIMessageIn) -> dict[str, tuple[str, ApprovalRes
     return responses
 
 
-def new_message(data: ChatRequest) -> NewMessage:
-    """The request's new user message: its last, which must be the user's."""
+async def new_message(services: Services, client_id: str, data: ChatRequest) -> NewMessage:
+    """The request's new user message: its last, which must be the user's; its text may be empty when it
+    carries files, which are stored once everything else about it is found valid."""
     last = data.messages[-1]
     if last.role != "user":
         raise invalid("messages", "the last message must have role 'user'")
-    return NewMessage(checked_text(last.text, "messages"), last.id or new_id())
+    with_files = any(part.type == "file" for part in last.parts)
+    text = checked_text(last.text, "messages") if last.text.strip() or not with_files else ""
+    files = await attached_files(services, client_id, last.parts)
+    return NewMessage(text, last.id or new_id(), files=files)
 
 
 def options_of(services: Services, data: ChatRequest) -> AnswerOptions:
@@ -62,6 +67,7 @@ class ChatController(Controller):
         "/chat",
         status_code=200,
         guards=[json_only],
+        request_max_body_size=MAX_FILES_BODY_BYTES,  # a message's files come inside it, as data URLs
         responses={
             200: ResponseSpec(
                 dict[str, Any], media_type=UI_MESSAGE_STREAM.media_type, description="The answer, chunk by chunk"
@@ -95,9 +101,12 @@ class ChatController(Controller):
             turn = await answers.answer_approvals(client_id, conversation_id, responses, options)
         elif (pair := answers.comparison_pair(data.compare_profiles)) is not None:
             compared = AnswerOptions(stream_mode=options.stream_mode)
-            turn = await answers.compare(client_id, conversation_id, new_message(data), pair, compared)
+            message = await new_message(services, client_id, data)
+            turn = await answers.compare(client_id, conversation_id, message, pair, compared)
         else:
-            turn = await answers.start(client_id, conversation_id, new_message(data), options)
+            turn = await answers.start(
+                client_id, conversation_id, await new_message(services, client_id, data), options
+            )
         return await stream_answer(turn, wire, conversation_id)
 
     @post(

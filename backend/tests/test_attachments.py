@@ -1,0 +1,266 @@
+"""Attachments: files sent with a message as `useChat` sends them (data URLs) or uploaded first, checked by their
+bytes, stored once, kept out of the checkpoint, given to the model, read back in the history, served to their
+owner only, and deleted with their conversation; every bad file refused with nothing stored."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import struct
+import zlib
+
+import httpx
+import psycopg
+import pytest
+from helpers import chat_body, new_conversation_id, running, serving, text_of
+from PIL import Image
+from pypdf import PdfWriter
+from threadline.http.identity import HEADER
+from threadline.settings import load_settings
+from threadline_testing.ai_sdk import send_files_with_chat
+from threadline_testing.sse import parse_sse
+
+
+def png(width: int = 8, height: int = 8, color: str = "red") -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), color).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def pdf(pages: int = 1) -> bytes:
+    writer = PdfWriter()
+    for _ in range(pages):
+        writer.add_blank_page(width=200, height=200)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def bomb_png(width: int = 100_000, height: int = 100_000) -> bytes:
+    """A PNG whose header claims 10 gigapixels: refused by its header, before anything is decoded."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+
+
+def data_url(data: bytes, media_type: str) -> str:
+    return f"data:{media_type};base64,{base64.b64encode(data).decode()}"
+
+
+def file_part(data: bytes, media_type: str, filename: str | None = None) -> dict:
+    part = {"type": "file", "mediaType": media_type, "url": data_url(data, media_type)}
+    return part | ({"filename": filename} if filename else {})
+
+
+def with_files(conversation_id: str | None, text: str, *parts: dict) -> dict:
+    body = chat_body(conversation_id, text)
+    body["messages"][0]["parts"].extend(parts)
+    return body
+
+
+async def visitor(client) -> dict[str, str]:
+    """A fresh anonymous visitor of its own: the tests share a database and count what is stored."""
+    return {HEADER: (await client.get("/health", headers={HEADER: ""})).headers[HEADER]}
+
+
+async def blob_count(database_url: str) -> int:
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        row = await (await conn.execute("SELECT count(*) FROM file_blobs")).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def test_an_image_a_pdf_and_a_text_file_go_to_the_model_and_come_back_in_the_history(make_settings):
+    image, document, notes = png(), pdf(), b"Shopping list\neggs\nmilk\n"
+    async with running(make_settings()) as client:
+        me = await visitor(client)
+        conversation_id = new_conversation_id()
+        body = with_files(
+            conversation_id,
+            "what are these?",
+            file_part(image, "image/png", "photo.png"),
+            file_part(document, "application/pdf", "report.pdf"),
+            file_part(notes, "text/plain", "notes.txt"),
+        )
+        answer = await client.post("/api/chat", json=body, headers=me)
+        assert answer.status_code == 200, answer.text
+        text = text_of(parse_sse(answer.content))
+        assert f"photo.png (image/png, {len(image):,} bytes)" in text
+        assert f"report.pdf (application/pdf, {len(document):,} bytes)" in text
+        assert "notes.txt (text, 24 bytes, beginning \u201cShopping list\u201d)" in text
+
+        history = (await client.get(f"/api/conversations/{conversation_id}", headers=me)).json()["messages"]
+        files = [part for part in history[0]["parts"] if part["type"] == "file"]
+        assert [(part["filename"], part["mediaType"]) for part in files] == [
+            ("photo.png", "image/png"),
+            ("report.pdf", "application/pdf"),
+            ("notes.txt", "text/plain"),
+        ]
+        for part, data in zip(files, (image, document, notes), strict=True):
+            served = await client.get(part["url"], headers=me)
+            assert served.status_code == 200 and served.content == data
+            assert served.headers["content-type"].startswith(part["mediaType"])
+            assert served.headers["x-content-type-options"] == "nosniff"
+            policies = served.headers.get_list("content-security-policy")  # the page's, and the file's own
+            assert any("sandbox" in policy for policy in policies), policies
+        image_served = await client.get(files[0]["url"], headers=me)
+        assert image_served.headers["content-disposition"].startswith("inline")
+        assert (await client.get(files[1]["url"], headers=me)).headers["content-disposition"].startswith("attachment")
+        assert (await client.get(files[0]["url"], headers=await visitor(client))).status_code == 404, "the owner's only"
+
+
+async def test_the_checkpoint_keeps_references_not_bytes(make_settings, database_url):
+    big = b"a line of a long log file\n" * 80_000  # 2 MB
+    async with running(make_settings()) as client:
+        me = await visitor(client)
+        conversation_id = new_conversation_id()
+        body = with_files(conversation_id, "read this", file_part(big, "text/plain", "big.log"))
+        assert (await client.post("/api/chat", json=body, headers=me)).status_code == 200
+    async with await psycopg.AsyncConnection.connect(database_url) as conn:
+        row = await (
+            await conn.execute(
+                "SELECT coalesce(sum(length(blob)), 0) FROM checkpoint_blobs WHERE thread_id LIKE %s",
+                (f"%:{conversation_id}",),
+            )
+        ).fetchone()
+    assert row is not None and row[0] < 20_000, f"{row[0]} bytes of checkpoint for a {len(big):,}-byte file"
+
+
+async def test_an_upload_is_referenced_by_its_url_and_the_same_bytes_are_stored_once(make_settings, database_url):
+    image = png(color="blue")
+    async with running(make_settings()) as client:
+        me, other = await visitor(client), await visitor(client)
+        before = await blob_count(database_url)
+        uploaded = await client.post(
+            "/api/files?filename=blue.png", content=image, headers=me | {"content-type": "image/png"}
+        )
+        assert uploaded.status_code == 201, uploaded.text
+        file = uploaded.json()
+        assert file["mediaType"] == "image/png" and file["size"] == len(image) and file["filename"] == "blue.png"
+        again = await client.post("/api/files", content=image, headers=other | {"content-type": "image/png"})
+        assert again.json()["id"] == file["id"]
+        assert await blob_count(database_url) == before + 1, "the same bytes are stored once"
+
+        reference = {"type": "file", "mediaType": "image/png", "url": file["url"], "filename": "blue.png"}
+        conversation_id = new_conversation_id()
+        sent = await client.post("/api/chat", json=with_files(conversation_id, "", reference), headers=me)
+        assert sent.status_code == 200 and "blue.png (image/png" in text_of(parse_sse(sent.content))
+        listed = (await client.get("/api/conversations", headers=me)).json()
+        assert listed[0]["title"] == "blue.png", "a message of files alone is named by its first file"
+
+        stranger = await visitor(client)
+        taken = await client.post("/api/chat", json=with_files(None, "mine?", reference), headers=stranger)
+        assert taken.status_code == 404 and taken.json()["error"]["code"] == "NOT_FOUND"
+
+        assert (await client.delete(f"/api/conversations/{conversation_id}", headers=me)).status_code == 204
+        assert (await client.get(file["url"], headers=me)).status_code == 404, "gone with its conversation"
+        assert (await client.get(file["url"], headers=other)).status_code == 200, "another's upload is theirs"
+
+
+BAD = {
+    "an HTML page named .png": (file_part(b"<html><script>alert(1)</script></html>", "image/png", "x.png"), 400),
+    "an SVG with a script": (
+        file_part(b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', "image/svg+xml"),
+        400,
+    ),
+    "a decompression bomb": (file_part(bomb_png(), "image/png", "bomb.png"), 400),
+    "a PDF over the page cap": (file_part(pdf(301), "application/pdf", "long.pdf"), 400),
+    "a data URL that does not decode": (
+        {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,@@@not base64@@@"},
+        400,
+    ),
+    "a file by URL": ({"type": "file", "mediaType": "image/png", "url": "https://169.254.169.254/x.png"}, 400),
+    "a loopback URL": ({"type": "file", "mediaType": "image/png", "url": "http://127.0.0.1:5432/"}, 400),
+    "a path in the name": (file_part(b"hello", "text/plain", "../../etc/passwd"), 400),
+    "a control character in the name": (file_part(b"hello", "text/plain", "a\x07b.txt"), 400),
+    "a name of 10,000 characters": (file_part(b"hello", "text/plain", "n" * 10_000), 400),
+    "a zip archive": (file_part(b"PK\x03\x04" + b"\x00" * 100, "application/zip", "bomb.zip"), 400),
+    "JSON that does not parse": (file_part(b"{not json", "application/json", "data.json"), 400),
+    "a file over FILE_MAX_BYTES": (file_part(b"a" * 2_000, "text/plain", "big.txt"), 413),
+}
+
+
+@pytest.mark.parametrize("why", list(BAD))
+async def test_a_bad_file_is_refused_and_nothing_is_stored(make_settings, database_url, why):
+    part, status = BAD[why]
+    async with running(make_settings(file_max_bytes=1_000 if "FILE_MAX" in why else 10_000_000)) as client:
+        me = await visitor(client)
+        before = await blob_count(database_url)
+        conversation_id = new_conversation_id()
+        good = file_part(png(color="green"), "image/png", "fine.png")  # refused with it: nothing is half-stored
+        response = await client.post("/api/chat", json=with_files(conversation_id, "look", good, part), headers=me)
+        assert response.status_code == status, (why, response.text)
+        assert "Traceback" not in response.text and response.json()["error"]["message"]
+        assert await blob_count(database_url) == before, why
+        assert (await client.get(f"/api/conversations/{conversation_id}", headers=me)).status_code == 404
+
+
+async def test_too_many_files_or_bytes_in_one_message_are_refused(make_settings):
+    async with running(make_settings(file_max_count=2, file_max_message_bytes=3_000)) as client:
+        me = await visitor(client)
+        three = [file_part(f"note {n}".encode(), "text/plain", f"n{n}.txt") for n in range(3)]
+        refused = await client.post("/api/chat", json=with_files(None, "hi", *three), headers=me)
+        assert refused.status_code == 413 and refused.json()["error"]["code"] == "FILES_TOO_LARGE"
+        heavy = [file_part(bytes([65 + n]) * 2_000, "text/plain", f"h{n}.txt") for n in range(2)]
+        refused = await client.post("/api/chat", json=with_files(None, "hi", *heavy), headers=me)
+        assert refused.status_code == 413 and "3,000 bytes" in refused.json()["error"]["message"]
+
+
+async def test_the_storage_quota_holds_per_owner(make_settings):
+    async with running(make_settings(file_quota_bytes=3_000)) as client:
+        me = await visitor(client)
+        first = await client.post("/api/files", content=b"a" * 2_000, headers=me | {"content-type": "text/plain"})
+        assert first.status_code == 201
+        second = await client.post("/api/files", content=b"b" * 2_000, headers=me | {"content-type": "text/plain"})
+        assert second.status_code == 413 and second.json()["error"]["code"] == "STORAGE_FULL"
+        other = await visitor(client)
+        assert (
+            await client.post("/api/files", content=b"b" * 2_000, headers=other | {"content-type": "text/plain"})
+        ).status_code == 201
+
+
+async def test_a_profile_whose_model_cannot_read_images_refuses_them_before_the_model_call(make_settings):
+    profiles = load_settings(
+        {"CHAT_PROFILES": json.dumps([{"id": "texts", "provider": "demo", "model": "demo", "inputs": ["text"]}])}
+    ).profiles
+    async with running(make_settings(profiles=profiles)) as client:
+        me = await visitor(client)
+        refused = await client.post(
+            "/api/chat", json=with_files(None, "see", file_part(png(), "image/png")), headers=me
+        )
+        assert refused.status_code == 400 and "cannot read image files" in refused.json()["error"]["message"]
+        text_file = file_part(b"plain words", "text/plain", "words.txt")
+        assert (await client.post("/api/chat", json=with_files(None, "read", text_file), headers=me)).status_code == 200
+
+
+async def test_the_memory_backend_keeps_files_too(make_settings):
+    async with running(make_settings(memory_backend="memory", database_url=None)) as client:
+        me = await visitor(client)
+        conversation_id = new_conversation_id()
+        body = with_files(conversation_id, "hi", file_part(png(), "image/png", "dot.png"))
+        assert (await client.post("/api/chat", json=body, headers=me)).status_code == 200
+        history = (await client.get(f"/api/conversations/{conversation_id}", headers=me)).json()["messages"]
+        url = history[0]["parts"][1]["url"]
+        assert (await client.get(url, headers=me)).content == png()
+        await client.delete(f"/api/conversations/{conversation_id}", headers=me)
+        assert (await client.get(url, headers=me)).status_code == 404
+
+
+def test_the_ai_sdks_chat_sends_files_and_reads_them_back(make_settings):
+    with serving(make_settings()) as base_url:
+        cookie_value = httpx.get(f"{base_url}/health").headers[HEADER]
+        conversation_id = new_conversation_id()
+        parts = [file_part(png(), "image/png", "dot.png"), file_part(b"# Title\nbody", "text/markdown", "a.md")]
+        result = send_files_with_chat(base_url, f"threadline_client={cookie_value}", conversation_id, "look", parts)
+    assert not result["errors"] and result["valid"] is True, result
+    answer = result["messages"][-1]
+    assert "dot.png (image/png" in "".join(part.get("text", "") for part in answer["parts"])
+    sent = [part for part in result["history"][0]["parts"] if part["type"] == "file"]
+    assert [(part["filename"], part["mediaType"]) for part in sent] == [
+        ("dot.png", "image/png"),
+        ("a.md", "text/markdown"),
+    ]
+    assert all(part["url"].startswith("/api/files/") for part in sent)

@@ -1,0 +1,155 @@
+"""What an attached file must be before it is stored: an accepted type by its bytes (not by its name or the
+type it claims), within the size limits, and safe to open later. Pillow reads an image's real format and
+dimensions from its header, so a decompression bomb is refused before anything is decoded; pypdf counts a
+PDF's pages; text must be UTF-8 (and JSON must parse)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import unicodedata
+import warnings
+from collections.abc import Collection
+from dataclasses import dataclass
+from urllib.parse import unquote_to_bytes
+
+from PIL import Image, UnidentifiedImageError
+from pypdf import PdfReader
+from pypdf.errors import PyPdfError
+
+from threadline.refusals import Refused, invalid
+
+MAX_PIXELS = 40_000_000  # an image's width × height: bigger ones are refused by their header alone
+MAX_PDF_PAGES = 300
+MAX_FILENAME_CHARS = 255
+IMAGE_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
+TEXT_TYPES = ("text/plain", "text/markdown", "text/csv", "application/json")
+EXTENSIONS = {
+    "image/png": "png",
+    "image/jpeg": "jpg",
+    "image/webp": "webp",
+    "image/gif": "gif",
+    "application/pdf": "pdf",
+    "text/plain": "txt",
+    "text/markdown": "md",
+    "text/csv": "csv",
+    "application/json": "json",
+}
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    types: Collection[str]
+    max_bytes: int
+    max_count: int
+    max_message_bytes: int
+
+
+@dataclass(frozen=True)
+class CheckedFile:
+    data: bytes
+    media_type: str  # what its bytes are
+    filename: str
+
+
+def too_large(message: str) -> Refused:
+    return Refused("FILES_TOO_LARGE", message)
+
+
+def data_url_bytes(url: str, field: str) -> tuple[bytes, str]:
+    """The bytes and declared media type of a `data:` URL (RFC 2397), as `useChat` sends a file."""
+    header, comma, payload = url.removeprefix("data:").partition(",")
+    if not comma:
+        raise invalid(field, "a data URL must hold a comma before its data")
+    media_type, *parameters = header.split(";")
+    try:
+        if "base64" in parameters:
+            return base64.b64decode(payload, validate=True), media_type.strip().lower()
+        return unquote_to_bytes(payload), media_type.strip().lower()
+    except (binascii.Error, ValueError):
+        raise invalid(field, "the data URL's base64 does not decode") from None
+
+
+def checked_filename(name: str | None, media_type: str, field: str) -> str:
+    """A name to show and download under: no path, no control characters, not too long."""
+    name = (name or "").strip()
+    if not name:
+        return f"attachment.{EXTENSIONS.get(media_type, 'bin')}"
+    if len(name) > MAX_FILENAME_CHARS:
+        raise invalid(field, f"a file name is longer than {MAX_FILENAME_CHARS} characters")
+    if "/" in name or "\\" in name or any(unicodedata.category(char) in ("Cc", "Cf", "Cs") for char in name):
+        raise invalid(field, f"the file name {name[:60]!r} holds a path separator or a control character")
+    return name
+
+
+def checked_file(data: bytes, declared: str, filename: str | None, limits: FileLimits, field: str) -> CheckedFile:
+    """The file as it will be stored, or Refused: too big, not an accepted type, or not what it claims."""
+    declared = declared.split(";")[0].strip().lower()
+    shown = checked_filename(filename, declared, field)
+    if len(data) > limits.max_bytes:
+        raise too_large(f"{shown} is over {limits.max_bytes:,} bytes, the most a file may have")
+    media_type = _sniffed(data, declared, shown, field)
+    if media_type not in limits.types:
+        raise invalid(field, f"{shown}: {media_type} files are not accepted here")
+    return CheckedFile(data, media_type, shown)
+
+
+def _sniffed(data: bytes, declared: str, name: str, field: str) -> str:
+    """What the bytes are; refused when they are not what the declared type says, or cannot be opened safely."""
+    if (image := _image_type(data, name, field)) is not None:
+        actual = image
+    elif data.startswith(b"%PDF-"):
+        _check_pdf(data, name, field)
+        actual = "application/pdf"
+    else:
+        actual = _text_type(data, declared, name, field)
+    if declared and declared != actual and not (declared in TEXT_TYPES and actual in TEXT_TYPES):
+        raise invalid(field, f"{name} says it is {declared}, but its bytes are {actual}")
+    return actual
+
+
+def _image_type(data: bytes, name: str, field: str) -> str | None:
+    """An image's type by its header, None when the bytes are no image Pillow knows."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))  # reads the header only
+    except UnidentifiedImageError:
+        return None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise invalid(field, f"{name} has more pixels than an image may have") from None
+    except (OSError, SyntaxError, ValueError):
+        raise invalid(field, f"{name} is a broken image") from None
+    if image.width * image.height > MAX_PIXELS:
+        raise invalid(field, f"{name} is {image.width}×{image.height} pixels, more than {MAX_PIXELS:,}")
+    try:
+        image.verify()
+    except (OSError, SyntaxError, ValueError):
+        raise invalid(field, f"{name} is a broken image") from None
+    return IMAGE_TYPES.get(image.format or "", f"image/{(image.format or 'unknown').lower()}")
+
+
+def _check_pdf(data: bytes, name: str, field: str) -> None:
+    try:
+        pages = len(PdfReader(io.BytesIO(data)).pages)
+    except (PyPdfError, ValueError, KeyError, OSError):
+        raise invalid(field, f"{name} is not a PDF that can be read") from None
+    if pages > MAX_PDF_PAGES:
+        raise invalid(field, f"{name} has {pages} pages, more than {MAX_PDF_PAGES}")
+
+
+def _text_type(data: bytes, declared: str, name: str, field: str) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise invalid(field, f"{name} is neither an accepted image, a PDF nor UTF-8 text") from None
+    if "\x00" in text:
+        raise invalid(field, f"{name} holds NUL characters: it is not text")
+    if declared == "application/json":
+        try:
+            json.loads(text)
+        except ValueError:
+            raise invalid(field, f"{name} is not valid JSON") from None
+    return declared if declared in TEXT_TYPES else "text/plain"

@@ -1,0 +1,61 @@
+"""The files a new message carries, as `useChat` sends them (`file` parts with a data URL), or by the URL of
+one uploaded before (`/api/files/{id}`, the caller's own): checked, all of them, before any is stored."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from threadline.conversations.attachments import CheckedFile, FileLimits, checked_file, data_url_bytes, too_large
+from threadline.conversations.state import FileRef
+from threadline.http.schemas import UIMessagePart
+from threadline.http.services import Services
+from threadline.refusals import invalid, not_found
+from threadline.storage.file_store import StoredFile
+
+FILE_URL = re.compile(r"^/api/files/([0-9a-f]{32})(?!\n)$")
+
+
+def limits_of(services: Services) -> FileLimits:
+    settings = services.settings
+    return FileLimits(
+        settings.file_types, settings.file_max_bytes, settings.file_max_count, settings.file_max_message_bytes
+    )
+
+
+def reference(file: StoredFile) -> FileRef:
+    return FileRef(id=file.id, sha256=file.sha256, media_type=file.media_type, filename=file.filename, size=file.size)
+
+
+async def attached_files(services: Services, owner: str, parts: Sequence[UIMessagePart]) -> tuple[FileRef, ...]:
+    """The message's files, stored (once each); refused, with nothing stored, when any one is refused."""
+    indexed = [(index, part) for index, part in enumerate(parts) if part.type == "file"]
+    if not indexed:
+        return ()
+    limits = limits_of(services)
+    if len(indexed) > limits.max_count:
+        raise too_large(f"A message may carry {limits.max_count} files at most (this one has {len(indexed)}).")
+    found: list[StoredFile | CheckedFile] = []
+    for index, part in indexed:
+        field, url = f"messages[-1].parts[{index}]", part.url or ""
+        if match := FILE_URL.match(url):
+            if (stored := await services.storage.files.get(owner, match[1])) is None:
+                raise not_found("File")
+            found.append(stored)
+        elif url.startswith("data:"):
+            data, declared = data_url_bytes(url, field)
+            found.append(checked_file(data, part.media_type or declared, part.filename, limits, field))
+        elif url.startswith(("http://", "https://")):
+            raise invalid(field, "this server does not fetch files from other addresses: send the file itself")
+        else:
+            raise invalid(field, "a file part's url must be a data: URL or /api/files/<id>")
+    total = sum(item.size if isinstance(item, StoredFile) else len(item.data) for item in found)
+    if total > limits.max_message_bytes:
+        raise too_large(f"The files of one message may have {limits.max_message_bytes:,} bytes at most.")
+    quota, store = services.settings.file_quota_bytes, services.storage.files
+    kept = []
+    for item in found:
+        if isinstance(item, CheckedFile):
+            item = await store.save(owner, item.data, item.media_type, item.filename, quota)
+        kept.append(reference(item))
+    return tuple(kept)

@@ -1,0 +1,88 @@
+"""Attached files: `POST /api/files` uploads one before the message that uses it is sent (the page does, to
+show progress), `GET /api/files/{id}` gives it back to its owner only. Files are content-addressed, so a
+response may be cached for good; it is served so that no browser runs it: `nosniff`, a sandboxing CSP, and
+`Content-Disposition: attachment` for everything but images."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import quote
+
+import msgspec
+from litestar import Controller, Request, Response, get, post
+from litestar.di import NamedDependency
+from litestar.params import Parameter, QueryParameter
+
+from threadline.conversations.attachments import checked_file
+from threadline.http.attachments import limits_of
+from threadline.http.dependencies import AppServices
+from threadline.http.errors import error_responses
+from threadline.http.schemas import MAX_FILES_BODY_BYTES
+from threadline.refusals import not_found
+from threadline.storage.file_store import StoredFile
+
+FileId = Parameter(pattern=r"^[0-9a-f]{32}(?!\n)$", description="The file's id (the start of its SHA-256)")
+SANDBOX = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox"
+
+
+class Uploaded(msgspec.Struct, rename="camel"):
+    id: str
+    url: str  # what a `file` part of a message names it by
+    media_type: str
+    filename: str
+    size: int
+
+    @classmethod
+    def of(cls, file: StoredFile) -> Uploaded:
+        return cls(file.id, file.url, file.media_type, file.filename, file.size)
+
+
+class FileController(Controller):
+    path = "/api/files"
+
+    @post(
+        "/",
+        status_code=201,
+        request_max_body_size=MAX_FILES_BODY_BYTES,
+        responses=error_responses(400, 413, 503),
+        summary="Upload a file for a message: the body is its bytes, `Content-Type` its type, `?filename=` its name",
+    )
+    async def upload(
+        self,
+        request: Request,  # type: ignore[type-arg]
+        services: AppServices,
+        client_id: NamedDependency[str],
+        filename: Annotated[str | None, QueryParameter(max_length=1000)] = None,
+    ) -> Uploaded:
+        """The same checks as a file sent inside a message; the same bytes again give the same file. Send its
+        `url` as a `file` part's url. A file no message uses is not kept for good."""
+        data = await request.body()
+        checked = checked_file(data, request.headers.get("content-type", ""), filename, limits_of(services), "body")
+        stored = await services.storage.files.save(
+            client_id, checked.data, checked.media_type, checked.filename, services.settings.file_quota_bytes
+        )
+        return Uploaded.of(stored)
+
+    @get(
+        "/{file_id:str}",
+        responses=error_responses(400, 404, 503),
+        summary="One of your files, as it was sent",
+        media_type="application/octet-stream",
+    )
+    async def download(
+        self, services: AppServices, client_id: NamedDependency[str], file_id: str = FileId
+    ) -> Response[bytes]:
+        file = await services.storage.files.get(client_id, file_id)
+        data = await services.storage.files.read(file.sha256) if file is not None else None
+        if file is None or data is None:
+            raise not_found("File")
+        disposition = "inline" if file.media_type.startswith("image/") else "attachment"
+        return Response(
+            data,
+            media_type=file.media_type,
+            headers={
+                "content-disposition": f"{disposition}; filename*=UTF-8''{quote(file.filename)}",
+                "content-security-policy": SANDBOX,
+                "cache-control": "private, max-age=31536000, immutable",
+            },
+        )

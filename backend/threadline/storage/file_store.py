@@ -1,0 +1,166 @@
+"""Attached files: each one's bytes stored once by content hash, and owned like conversations.
+
+A file's id is the start of its SHA-256, so the same file sent twice (by anyone) is stored once; who may
+read it is a row per owner (another owner's id is a 404, like a missing one). The conversations that
+use a file are recorded, so deleting the last of them deletes the file, and its bytes once nobody has
+them. A checkpoint holds only the id (agent/attachments.py), never the bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import psycopg
+from psycopg.rows import DictRow
+
+from threadline.refusals import Refused
+from threadline.storage.saver import Pool
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    id: str
+    sha256: str
+    media_type: str
+    filename: str
+    size: int
+
+    @property
+    def url(self) -> str:
+        return f"/api/files/{self.id}"
+
+
+def storage_full(quota: int) -> Refused:
+    return Refused("STORAGE_FULL", f"Your files would take more than {quota:,} bytes: delete a conversation first.")
+
+
+def file_of(data: bytes, media_type: str, filename: str) -> StoredFile:
+    digest = hashlib.sha256(data).hexdigest()
+    return StoredFile(digest[:32], digest, media_type, filename, len(data))
+
+
+class FileStore(Protocol):
+    async def save(self, owner: str, data: bytes, media_type: str, filename: str, quota: int) -> StoredFile:
+        """The file, stored for `owner` (once: the same bytes again give the same file); STORAGE_FULL past
+        `quota` bytes of the owner's files."""
+
+    async def get(self, owner: str, file_id: str) -> StoredFile | None: ...
+
+    async def read(self, sha256: str) -> bytes | None: ...
+
+    async def use(self, owner: str, file_ids: list[str], conversation_id: str) -> None: ...
+
+    async def delete_conversation(self, owner: str, conversation_id: str) -> None: ...
+
+
+COLUMNS = "id, sha256, media_type, filename, size"
+
+
+class PostgresFiles:
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+
+    async def save(self, owner: str, data: bytes, media_type: str, filename: str, quota: int) -> StoredFile:
+        file = file_of(data, media_type, filename)
+        async with self.pool.connection() as conn, conn.transaction():
+            if (known := await self._get(conn, owner, file.id)) is not None:
+                return known
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (owner,))  # one quota check at a time
+            row = await (
+                await conn.execute("SELECT coalesce(sum(size), 0) AS used FROM files WHERE client_id = %s", (owner,))
+            ).fetchone()
+            if (row["used"] if row else 0) + file.size > quota:
+                raise storage_full(quota)
+            await conn.execute(
+                "INSERT INTO file_blobs (sha256, data) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (file.sha256, data),
+            )
+            await conn.execute(
+                "INSERT INTO files (client_id, id, sha256, media_type, filename, size) VALUES (%s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT DO NOTHING",
+                (owner, file.id, file.sha256, file.media_type, file.filename, file.size),
+            )
+        return file
+
+    @staticmethod
+    async def _get(conn: psycopg.AsyncConnection[DictRow], owner: str, file_id: str) -> StoredFile | None:
+        cursor = await conn.execute(f"SELECT {COLUMNS} FROM files WHERE client_id = %s AND id = %s", (owner, file_id))
+        row = await cursor.fetchone()
+        return None if row is None else StoredFile(**row)
+
+    async def get(self, owner: str, file_id: str) -> StoredFile | None:
+        async with self.pool.connection() as conn:
+            return await self._get(conn, owner, file_id)
+
+    async def read(self, sha256: str) -> bytes | None:
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute("SELECT data FROM file_blobs WHERE sha256 = %s", (sha256,))
+            row = await cursor.fetchone()
+        return None if row is None else bytes(row["data"])
+
+    async def use(self, owner: str, file_ids: list[str], conversation_id: str) -> None:
+        async with self.pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO file_uses (client_id, file_id, conversation_id) "
+                "SELECT %s, unnest(%s::text[]), %s ON CONFLICT DO NOTHING",
+                (owner, file_ids, conversation_id),
+            )
+
+    async def delete_conversation(self, owner: str, conversation_id: str) -> None:
+        """Forget the conversation's use of its files; a file no conversation uses goes, and its bytes with it
+        once no owner has them."""
+        async with self.pool.connection() as conn, conn.transaction():
+            cursor = await conn.execute(
+                "DELETE FROM file_uses WHERE client_id = %s AND conversation_id = %s RETURNING file_id",
+                (owner, conversation_id),
+            )
+            used = [row["file_id"] for row in await cursor.fetchall()]
+            cursor = await conn.execute(
+                "DELETE FROM files f WHERE client_id = %s AND id = ANY(%s) AND NOT EXISTS "
+                "(SELECT 1 FROM file_uses u WHERE u.client_id = f.client_id AND u.file_id = f.id) RETURNING sha256",
+                (owner, used),
+            )
+            gone = [row["sha256"] for row in await cursor.fetchall()]
+            await conn.execute(
+                "DELETE FROM file_blobs b WHERE sha256 = ANY(%s) "
+                "AND NOT EXISTS (SELECT 1 FROM files f WHERE f.sha256 = b.sha256)",
+                (gone,),
+            )
+
+
+@dataclass
+class MemoryFiles:
+    """The same in process memory, for CHAT_MEMORY_BACKEND=memory."""
+
+    files: dict[tuple[str, str], StoredFile] = field(default_factory=dict)  # (owner, id) →
+    blobs: dict[str, bytes] = field(default_factory=dict)  # sha256 → bytes
+    uses: set[tuple[str, str, str]] = field(default_factory=set)  # (owner, file id, conversation id)
+
+    async def save(self, owner: str, data: bytes, media_type: str, filename: str, quota: int) -> StoredFile:
+        file = file_of(data, media_type, filename)
+        if (known := self.files.get((owner, file.id))) is not None:
+            return known
+        if sum(stored.size for (who, _), stored in self.files.items() if who == owner) + file.size > quota:
+            raise storage_full(quota)
+        self.blobs.setdefault(file.sha256, data)
+        self.files[(owner, file.id)] = file
+        return file
+
+    async def get(self, owner: str, file_id: str) -> StoredFile | None:
+        return self.files.get((owner, file_id))
+
+    async def read(self, sha256: str) -> bytes | None:
+        return self.blobs.get(sha256)
+
+    async def use(self, owner: str, file_ids: list[str], conversation_id: str) -> None:
+        self.uses.update((owner, file_id, conversation_id) for file_id in file_ids)
+
+    async def delete_conversation(self, owner: str, conversation_id: str) -> None:
+        used = {file_id for who, file_id, used_in in self.uses if (who, used_in) == (owner, conversation_id)}
+        self.uses -= {(owner, file_id, conversation_id) for file_id in used}
+        for file_id in used - {file_id for who, file_id, _ in self.uses if who == owner}:
+            gone = self.files.pop((owner, file_id))
+            if not any(stored.sha256 == gone.sha256 for stored in self.files.values()):
+                self.blobs.pop(gone.sha256, None)
