@@ -18,6 +18,7 @@ from PIL import Image
 from pypdf import PdfWriter
 from threadline.http.identity import HEADER
 from threadline.settings import load_settings
+from threadline_testing import standins
 from threadline_testing.ai_sdk import send_files_with_chat
 from threadline_testing.sse import parse_sse
 
@@ -264,3 +265,55 @@ def test_the_ai_sdks_chat_sends_files_and_reads_them_back(make_settings):
         ("a.md", "text/markdown"),
     ]
     assert all(part["url"].startswith("/api/files/") for part in sent)
+
+
+@pytest.fixture
+def provider_standins():
+    started = {name: standins.start(name) for name in ("openai", "anthropic", "gemini")}
+    yield started
+    for standin in started.values():
+        standin.stop()
+
+
+async def test_each_provider_gets_the_files_in_its_own_apis_format(make_settings, provider_standins):
+    """Through the real client libraries (langchain-openai, -anthropic, -google-genai) to the stand-ins."""
+    profiles = [
+        {"id": "openai", "provider": "openai", "model": "gpt-standin", "api_key": "sk-test", "default": True},
+        {"id": "anthropic", "provider": "anthropic", "model": "claude-standin", "api_key": "sk-ant-test"},
+        {"id": "gemini", "provider": "google", "model": "gemini-standin", "api_key": "test-key"},
+    ]
+    for profile in profiles:
+        profile["base_url"] = provider_standins[profile["id"]].base_url
+    settings = make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps(profiles)}).profiles)
+    image, document = png(), pdf()
+    image64, document64 = base64.b64encode(image).decode(), base64.b64encode(document).decode()
+    parts = (
+        file_part(image, "image/png", "photo.png"),
+        file_part(document, "application/pdf", "report.pdf"),
+        file_part(b"line one\nline two", "text/plain", "notes.txt"),
+    )
+    async with running(settings) as client:
+        me = await visitor(client)
+        for profile in ("openai", "anthropic", "gemini"):
+            body = with_files(new_conversation_id(), "describe", *parts) | {"profileId": profile}
+            response = await client.post("/api/chat", json=body, headers=me)
+            assert response.status_code == 200, (profile, response.text)
+    openai = provider_standins["openai"].requests[0]["messages"][-1]["content"]
+    assert {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{image64}"}} in openai
+    pdf_part = next(part for part in openai if part["type"] == "file")["file"]
+    assert pdf_part["file_data"] == f"data:application/pdf;base64,{document64}" and pdf_part["filename"] == "report.pdf"
+    assert any("Attached file notes.txt:\nline one" in part.get("text", "") for part in openai)
+
+    anthropic = provider_standins["anthropic"].requests[0]["messages"][-1]["content"]
+    assert {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image64}} in anthropic
+    document_block = next(block for block in anthropic if block["type"] == "document")
+    assert document_block["source"] == {"type": "base64", "media_type": "application/pdf", "data": document64}
+    assert any("Attached file notes.txt" in block.get("text", "") for block in anthropic)
+
+    gemini = provider_standins["gemini"].requests[0]["contents"][-1]["parts"]
+    inline = [
+        part.get("inlineData") or part["inline_data"] for part in gemini if {"inlineData", "inline_data"} & set(part)
+    ]
+    received = [(blob.get("mimeType") or blob["mime_type"], base64.urlsafe_b64decode(blob["data"])) for blob in inline]
+    assert received == [("image/png", image), ("application/pdf", document)]
+    assert any("Attached file notes.txt" in part.get("text", "") for part in gemini)

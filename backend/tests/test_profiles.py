@@ -87,7 +87,15 @@ async def test_profiles_are_listed_without_secrets(make_settings, claude):
     async with running(two_profiles(make_settings, claude)) as client:
         listed = (await client.get("/api/profiles")).json()
     assert listed == [
-        {"id": "demo", "label": "Demo", "provider": "demo", "model": "demo", "default": True, "thinking": False},
+        {
+            "id": "demo",
+            "label": "Demo",
+            "provider": "demo",
+            "model": "demo",
+            "default": True,
+            "thinking": False,
+            "inputs": ["image", "pdf", "text"],
+        },
         {
             "id": "claude",
             "label": "Claude (stand-in)",
@@ -95,6 +103,7 @@ async def test_profiles_are_listed_without_secrets(make_settings, claude):
             "model": "claude-standin",
             "default": False,
             "thinking": False,
+            "inputs": ["image", "pdf", "text"],
         },
     ]
     assert "sk-ant" not in json.dumps(listed) and claude.base_url not in json.dumps(listed)
