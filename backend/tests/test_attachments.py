@@ -16,6 +16,7 @@ import pytest
 from helpers import chat_body, new_conversation_id, running, serving, text_of
 from PIL import Image
 from pypdf import PdfWriter
+from threadline.client import Client, ThreadlineError
 from threadline.http.identity import HEADER
 from threadline.settings import load_settings
 from threadline_testing import standins
@@ -317,3 +318,15 @@ async def test_each_provider_gets_the_files_in_its_own_apis_format(make_settings
     received = [(blob.get("mimeType") or blob["mime_type"], base64.urlsafe_b64decode(blob["data"])) for blob in inline]
     assert received == [("image/png", image), ("application/pdf", document)]
     assert any("Attached file notes.txt" in part.get("text", "") for part in gemini)
+
+
+def test_the_python_client_attaches_files_by_path(make_settings, tmp_path):
+    photo, notes = tmp_path / "photo.png", tmp_path / "notes.md"
+    photo.write_bytes(png())
+    notes.write_text("# Plans\nmore")
+    with serving(make_settings()) as base_url, Client(base_url) as client:
+        answer = client.ask("what are these?", files=[photo, notes])
+        assert "photo.png (image/png" in answer.text and "notes.md (text" in answer.text
+        with pytest.raises(ThreadlineError) as refused:
+            client.ask("and this?", files=[tmp_path / "photo.png", tmp_path / "photo.png"] * 3)
+    assert refused.value.status == 413 and refused.value.code == "FILES_TOO_LARGE"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
 import httpx
@@ -83,10 +84,16 @@ class Client(_Connection[httpx.Client]):
         self.http.close()
 
     def stream(
-        self, text: str, conversation_id: str | None = None, *, stream_mode: StreamMode | None = None
+        self,
+        text: str,
+        conversation_id: str | None = None,
+        *,
+        stream_mode: StreamMode | None = None,
+        files: Sequence[str | Path] = (),
     ) -> Iterator[Chunk]:
-        """The answer's chunks as they arrive; leaving the loop early stops the answer on the server."""
-        yield from self._chunks("POST", "/api/chat", chat_request(text, conversation_id, stream_mode))
+        """The answer's chunks as they arrive; leaving the loop early stops the answer on the server. `files`:
+        paths of files to attach (images, PDFs, text; see the docs' Attachments)."""
+        yield from self._chunks("POST", "/api/chat", chat_request(text, conversation_id, stream_mode, files=files))
 
     def _chunks(self, method: str, path: str, body: dict[str, Any] | None = None) -> Iterator[Chunk]:
         with self.http.stream(method, path, json=body, headers={"accept": ACCEPT[self.wire]}) as response:
@@ -97,9 +104,16 @@ class Client(_Connection[httpx.Client]):
                 raise error_from(response, response.read())
             yield from chunks_of(response, self.wire)
 
-    def ask(self, text: str, conversation_id: str | None = None, *, stream_mode: StreamMode | None = None) -> Answer:
+    def ask(
+        self,
+        text: str,
+        conversation_id: str | None = None,
+        *,
+        stream_mode: StreamMode | None = None,
+        files: Sequence[str | Path] = (),
+    ) -> Answer:
         """The whole answer; raises ThreadlineError (with the partial `answer`) when it ends in error."""
-        return whole(self.stream(text, conversation_id, stream_mode=stream_mode))
+        return whole(self.stream(text, conversation_id, stream_mode=stream_mode, files=files))
 
     def compare(
         self, text: str, conversation_id: str | None = None, *, profiles: tuple[str, str] | None = None
@@ -199,9 +213,15 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         await self.http.aclose()
 
     async def stream(
-        self, text: str, conversation_id: str | None = None, *, stream_mode: StreamMode | None = None
+        self,
+        text: str,
+        conversation_id: str | None = None,
+        *,
+        stream_mode: StreamMode | None = None,
+        files: Sequence[str | Path] = (),
     ) -> AsyncIterator[Chunk]:
-        async for chunk in self._chunks("POST", "/api/chat", chat_request(text, conversation_id, stream_mode)):
+        body = chat_request(text, conversation_id, stream_mode, files=files)
+        async for chunk in self._chunks("POST", "/api/chat", body):
             yield chunk
 
     async def _chunks(self, method: str, path: str, body: dict[str, Any] | None = None) -> AsyncIterator[Chunk]:
@@ -218,9 +238,14 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         return whole(iter([chunk async for chunk in chunks]), answer)
 
     async def ask(
-        self, text: str, conversation_id: str | None = None, *, stream_mode: StreamMode | None = None
+        self,
+        text: str,
+        conversation_id: str | None = None,
+        *,
+        stream_mode: StreamMode | None = None,
+        files: Sequence[str | Path] = (),
     ) -> Answer:
-        return await self._whole(self.stream(text, conversation_id, stream_mode=stream_mode))
+        return await self._whole(self.stream(text, conversation_id, stream_mode=stream_mode, files=files))
 
     async def compare(
         self, text: str, conversation_id: str | None = None, *, profiles: tuple[str, str] | None = None

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import AsyncIterator, Iterator
+import mimetypes
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import httpx
@@ -139,8 +142,10 @@ def chat_request(
     conversation_id: str | None,
     stream_mode: str | None = None,
     profiles: tuple[str, str] | None = None,
+    files: Sequence[str | Path] = (),
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"messages": [{"role": "user", "parts": [{"type": "text", "text": text}]}]}
+    parts = [{"type": "text", "text": text}, *(file_part(Path(path)) for path in files)]
+    body: dict[str, Any] = {"messages": [{"role": "user", "parts": parts}]}
     if conversation_id:
         body["id"] = conversation_id
     if stream_mode:
@@ -148,6 +153,13 @@ def chat_request(
     if profiles:
         body["compareProfiles"] = list(profiles)
     return body
+
+
+def file_part(path: Path) -> dict[str, str]:
+    """A file as `useChat` attaches it: a `file` part with a data URL (the server judges the type by the bytes)."""
+    media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    data = base64.b64encode(path.read_bytes()).decode()
+    return {"type": "file", "mediaType": media_type, "filename": path.name, "url": f"data:{media_type};base64,{data}"}
 
 
 def approval_request(
