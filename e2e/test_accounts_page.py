@@ -4,12 +4,14 @@ renewal with the refresh token, sign-out back to an anonymous visitor, and a ser
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Iterator
 
 import pytest
 from chat_page import ChatPage
 from launch import threadline_server
+from PIL import Image
 from playwright.sync_api import Page, expect
 from threadline_testing import oidc
 
@@ -40,6 +42,12 @@ def accounts_server(e2e_database: str, tmp_path_factory, provider: oidc.Provider
 def server(e2e_database, tmp_path_factory, provider) -> Iterator[str]:
     with accounts_server(e2e_database, tmp_path_factory, provider) as url:
         yield url
+
+
+def tiny_png() -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (3, 3), "navy").save(buffer, "PNG")
+    return buffer.getvalue()
 
 
 def sign_in(page: Page, name: str) -> None:
@@ -90,9 +98,16 @@ def test_each_user_sees_only_their_own_and_sign_in_renews_silently(page: Page, s
     while provider.grants.count("refresh_token") == renewals and time.monotonic() < deadline:
         page.wait_for_timeout(500)
     assert provider.grants.count("refresh_token") > renewals, "the page renewed its tokens with the refresh token"
+    page.get_by_test_id("file-input").set_input_files(
+        [{"name": "dot.png", "mimeType": "image/png", "buffer": tiny_png()}]
+    )
+    expect(page.get_by_role("progressbar")).to_have_count(0)
     chat.ask("and after the renewal?")
     chat.wait_until_answered()
     expect(chat.user_messages).to_have_count(2)
+    thumbnail = chat.user_messages.last.get_by_role("img", name="dot.png")  # fetched with the user's token
+    expect(thumbnail).to_be_visible()
+    page.wait_for_function("image => image.naturalWidth === 3", arg=thumbnail.element_handle())
     expect(chat.banner).to_have_count(0)
     expect(chat.conversations).to_have_count(1)
 

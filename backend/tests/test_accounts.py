@@ -448,7 +448,7 @@ async def test_claimed_conversations_bring_their_files(auth_settings, provider, 
         body["messages"][0]["parts"].append({"type": "file", "mediaType": "text/plain", "url": "data:,hello%20there"})
         assert (await client.post("/api/chat", json=body, headers={HEADER: token})).status_code == 200
         history = (await client.get(f"/api/conversations/{conversation_id}", headers={HEADER: token})).json()
-        url = history["messages"][0]["parts"][1]["url"]
+        url = history["messages"][0]["parts"][0]["url"]
         assert (
             await client.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
         ).status_code == 200

@@ -245,7 +245,7 @@ async def test_the_memory_backend_keeps_files_too(make_settings):
         body = with_files(conversation_id, "hi", file_part(png(), "image/png", "dot.png"))
         assert (await client.post("/api/chat", json=body, headers=me)).status_code == 200
         history = (await client.get(f"/api/conversations/{conversation_id}", headers=me)).json()["messages"]
-        url = history[0]["parts"][1]["url"]
+        url = history[0]["parts"][0]["url"]
         assert (await client.get(url, headers=me)).content == png()
         await client.delete(f"/api/conversations/{conversation_id}", headers=me)
         assert (await client.get(url, headers=me)).status_code == 404

@@ -115,11 +115,13 @@ def _editable_part(item: Waiting) -> dict[str, Any]:
 
 
 def _user_message(message: HumanMessage, record: AnswerRecord) -> dict[str, Any]:
+    """Files first, then the text, as `sendMessage({ text, files })` builds the message."""
+    files = [file_part(file) for file in files_of(message)]
     return {
         "id": message.id,
         "role": "user",
         "metadata": {"createdAt": record.get("user_created_at")},
-        "parts": [{"type": "text", "text": message.text}, *(file_part(file) for file in files_of(message))],
+        "parts": [*files, {"type": "text", "text": message.text}] if message.text or not files else files,
     }
 
 

@@ -13,7 +13,7 @@ from litestar.types import Message, Scope
 def policy(connect_to: tuple[str, ...]) -> str:
     connect = " ".join(("'self'", *connect_to))
     return (
-        f"default-src 'self'; img-src 'self' data:; connect-src {connect}; frame-ancestors 'none'; "
+        f"default-src 'self'; img-src 'self' data: blob:; connect-src {connect}; frame-ancestors 'none'; "
         "base-uri 'self'; form-action 'self'; object-src 'none'"
     )
 

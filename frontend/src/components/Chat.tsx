@@ -1,6 +1,6 @@
 // One conversation: useChat on /api/chat, sending only the new message (the server keeps the history).
 import { useChat } from '@ai-sdk/react';
-import { lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+import { type FileUIPart, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import {
   ApiError,
@@ -112,12 +112,14 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     endRef.current?.scrollIntoView({ block: 'end' });
   }, [messages, thinking]);
 
-  const send = (text: string, extra?: Record<string, string>) => {
+  const send = (text: string, extra?: Record<string, string>, files?: FileUIPart[]) => {
     if (messages.length === 0) onFirstMessage();
     setWarning(null);
     declineWaiting();
     const body = { ...(messages.length === 0 && profileId ? { profileId } : {}), ...extra };
-    void sendMessage({ text, metadata: { createdAt: new Date().toISOString() } }, { body });
+    const metadata = { createdAt: new Date().toISOString() };
+    const message = !files?.length ? { text, metadata } : text ? { text, files, metadata } : { files, metadata };
+    void sendMessage(message, { body });
   };
 
   /** A new message declines the tool calls that wait for approval (the server does so): the card says why. */
@@ -262,7 +264,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
       <Composer
         busy={busy || acting}
         locked={waitingForVote ? 'Vote above to go on' : undefined}
-        onSend={send}
+        onSend={(text, files) => send(text, undefined, files)}
         onStop={stopAnswer}
       />
     </section>

@@ -1,5 +1,10 @@
-// The message box: grows with its text, Enter sends, Shift+Enter starts a new line.
-import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
+// The message box: grows with its text, Enter sends, Shift+Enter starts a new line. Files join the message
+// through the attach button, a paste or a drop; each uploads at once, and the message waits for them.
+import { type ClipboardEvent, type DragEvent, type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
+import type { FileUIPart } from 'ai';
+import { describeError } from '../lib/api';
+import { ACCEPTED, filePart, upload } from '../lib/uploads';
+import { ClipIcon, type Pending, PendingFiles } from './Attachments';
 
 const HINT = 'Message threadline (Enter to send, Shift+Enter for a new line)';
 const narrow = () => window.matchMedia?.('(max-width: 720px)').matches; // a phone: the short placeholder fits
@@ -7,14 +12,43 @@ const narrow = () => window.matchMedia?.('(max-width: 720px)').matches; // a pho
 type Props = {
   busy: boolean;
   locked?: string; // why nothing can be sent now (an A/B comparison waits for a vote)
-  onSend: (text: string) => void;
+  onSend: (text: string, files: FileUIPart[]) => void;
   onStop: () => void;
 };
 
+let added = 0; // keys for attached files
+
 export function Composer({ busy, locked, onSend, onStop }: Props) {
   const [text, setText] = useState('');
+  const [pending, setPending] = useState<Pending[]>([]);
+  const [dragging, setDragging] = useState(false);
   const box = useRef<HTMLTextAreaElement>(null);
-  const empty = text.trim() === '';
+  const picker = useRef<HTMLInputElement>(null);
+  const uploading = pending.some((file) => !file.uploaded && !file.error);
+  const refused = pending.some((file) => file.error);
+  const empty = text.trim() === '' && !pending.some((file) => file.uploaded);
+
+  const change = (key: string, update: Partial<Pending>) =>
+    setPending((files) => files.map((file) => (file.key === key ? { ...file, ...update } : file)));
+
+  const attach = (files: FileList | File[]) => {
+    for (const file of Array.from(files)) {
+      const key = `file-${(added += 1)}`;
+      const preview = file.type.startsWith('image/') ? URL.createObjectURL(file) : undefined;
+      setPending((list) => [...list, { key, file, preview, progress: 0 }]);
+      upload(file, (progress) => change(key, { progress })).then(
+        (uploaded) => change(key, { uploaded, progress: 1 }),
+        (error: Error) => change(key, { error: describeError(error) }),
+      );
+    }
+  };
+
+  const remove = (key: string) =>
+    setPending((files) => {
+      const gone = files.find((file) => file.key === key);
+      if (gone?.preview) URL.revokeObjectURL(gone.preview);
+      return files.filter((file) => file.key !== key);
+    });
 
   useEffect(() => {
     const element = box.current;
@@ -29,9 +63,23 @@ export function Composer({ busy, locked, onSend, onStop }: Props) {
 
   const submit = (event?: FormEvent) => {
     event?.preventDefault();
-    if (busy || locked || empty) return;
-    onSend(text.trim());
+    if (busy || locked || empty || uploading || refused) return;
+    onSend(text.trim(), pending.flatMap((file) => (file.uploaded ? [filePart(file.uploaded)] : [])));
     setText('');
+    for (const file of pending) if (file.preview) URL.revokeObjectURL(file.preview);
+    setPending([]);
+  };
+
+  const onPaste = (event: ClipboardEvent<HTMLTextAreaElement>) => {
+    if (event.clipboardData.files.length === 0) return; // text pastes as text
+    event.preventDefault();
+    attach(event.clipboardData.files);
+  };
+
+  const onDrop = (event: DragEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    setDragging(false);
+    if (!busy && !locked) attach(event.dataTransfer.files);
   };
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -42,7 +90,39 @@ export function Composer({ busy, locked, onSend, onStop }: Props) {
   };
 
   return (
-    <form className="composer" onSubmit={submit}>
+    <form
+      className={dragging ? 'composer dragging' : 'composer'}
+      onSubmit={submit}
+      onDragOver={(event) => {
+        event.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={onDrop}
+    >
+      <PendingFiles files={pending} onRemove={remove} />
+      <input
+        ref={picker}
+        type="file"
+        multiple
+        hidden
+        accept={ACCEPTED}
+        data-testid="file-input"
+        onChange={(event) => {
+          if (event.target.files) attach(event.target.files);
+          event.target.value = ''; // the same file may be picked again
+        }}
+      />
+      <button
+        type="button"
+        className="attach"
+        aria-label="Attach files"
+        title="Attach files (or paste or drop them)"
+        disabled={busy || Boolean(locked)}
+        onClick={() => picker.current?.click()}
+      >
+        <ClipIcon />
+      </button>
       <label htmlFor="message" className="visually-hidden">
         Message
       </label>
@@ -55,13 +135,14 @@ export function Composer({ busy, locked, onSend, onStop }: Props) {
         placeholder={busy ? 'Answering…' : (locked ?? (narrow() ? 'Message threadline' : HINT))}
         onChange={(event) => setText(event.target.value)}
         onKeyDown={onKeyDown}
+        onPaste={onPaste}
       />
       {busy ? (
         <button type="button" className="stop" onClick={onStop}>
           Stop
         </button>
       ) : (
-        <button type="submit" className="send" disabled={empty || Boolean(locked)}>
+        <button type="submit" className="send" disabled={empty || uploading || refused || Boolean(locked)}>
           Send
         </button>
       )}

@@ -3,6 +3,7 @@ import { memo, useState } from 'react';
 import Markdown, { type Components } from 'react-markdown';
 import type { ChatMessage, ToolProgress } from '../lib/api';
 import { AgentNote, AgentQuestion, type Answer } from './AgentQuestion';
+import { FileView } from './Attachments';
 import { Rating } from './Rating';
 
 type Part = ChatMessage['parts'][number];
@@ -245,6 +246,7 @@ export const Message = memo(function Message({
               </div>
             );
           }
+          if (part.type === 'file') return <FileView key={index} part={part} />;
           if (part.type === 'reasoning') {
             // Open while the model thinks, collapsed once its answer starts (a click opens it again).
             const answering = message.parts.some((other) => other.type === 'text');

@@ -22,11 +22,17 @@ export type Account = {
 let manager: UserManager | null = null;
 let current: User | null = null;
 
+/** The Authorization header's value while someone is signed in. */
+export function bearer(): string | undefined {
+  return current && !current.expired ? `Bearer ${current.access_token}` : undefined;
+}
+
 /** fetch for every API request: with the signed-in user's access token, when there is one. */
 export function apiFetch(input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> {
-  if (!current || current.expired) return fetch(input, init);
+  const authorization = bearer();
+  if (!authorization) return fetch(input, init);
   const headers = new Headers(init.headers);
-  headers.set('authorization', `Bearer ${current.access_token}`);
+  headers.set('authorization', authorization);
   return fetch(input, { ...init, headers });
 }
 
