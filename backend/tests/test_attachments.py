@@ -5,11 +5,13 @@ owner only, and deleted with their conversation; every bad file refused with not
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 import struct
 import zlib
 
+import boto3
 import httpx
 import psycopg
 import pytest
@@ -21,6 +23,8 @@ from threadline.http.identity import HEADER
 from threadline.settings import load_settings
 from threadline_testing import standins
 from threadline_testing.ai_sdk import send_files_with_chat
+from threadline_testing.ports import free_port
+from threadline_testing.processes import threadline_server
 from threadline_testing.sse import parse_sse
 
 
@@ -330,3 +334,58 @@ def test_the_python_client_attaches_files_by_path(make_settings, tmp_path):
         with pytest.raises(ThreadlineError) as refused:
             client.ask("and this?", files=[tmp_path / "photo.png", tmp_path / "photo.png"] * 3)
     assert refused.value.status == 413 and refused.value.code == "FILES_TOO_LARGE"
+
+
+@pytest.fixture
+def s3_server():
+    """moto's S3-compatible server on a loopback port, with a bucket for the files."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port())
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    credentials = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
+    s3 = boto3.client("s3", endpoint_url=endpoint, **credentials)
+    s3.create_bucket(Bucket="threadline-files")
+    yield endpoint, s3
+    server.stop()
+
+
+async def test_two_processes_share_files_in_an_object_store_and_a_deletion_removes_them(
+    s3_server, database_url, tmp_path
+):
+    endpoint, s3 = s3_server
+    env = {
+        "FILE_STORE_URL": "s3://threadline-files/uploads",
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "CHAT_RATE_LIMIT": "1000/minute",
+    }
+    image = png(color="purple")
+    with (
+        threadline_server(database_url, tmp_path, **env) as first,
+        threadline_server(database_url, tmp_path, **env) as second,
+    ):
+        async with httpx.AsyncClient(base_url=first) as one, httpx.AsyncClient(base_url=second) as two:
+            me = {HEADER: (await one.get("/health")).headers[HEADER]}
+            before = await blob_count(database_url)
+            uploaded = await one.post(
+                "/api/files?filename=p.png", content=image, headers=me | {"content-type": "image/png"}
+            )
+            file = uploaded.json()
+            stored = s3.list_objects_v2(Bucket="threadline-files", Prefix="uploads/")["Contents"]
+            assert [item["Key"] for item in stored] == [f"uploads/{hashlib.sha256(image).hexdigest()}"]
+            assert await blob_count(database_url) == before, "the bytes are not in the database"
+
+            conversation_id = new_conversation_id()
+            reference = {"type": "file", "mediaType": "image/png", "url": file["url"], "filename": "p.png"}
+            answer = await two.post("/api/chat", json=with_files(conversation_id, "and?", reference), headers=me)
+            assert "p.png (image/png" in text_of(parse_sse(answer.content)), "the other process read the bytes"
+            assert (await two.get(file["url"], headers=me)).content == image
+
+            assert (await one.delete(f"/api/conversations/{conversation_id}", headers=me)).status_code == 204
+            assert "Contents" not in s3.list_objects_v2(Bucket="threadline-files", Prefix="uploads/")
+            assert (await two.get(file["url"], headers=me)).status_code == 404

@@ -129,6 +129,12 @@ def role_rates(raw: str, name: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+def s3_url(raw: str, name: str) -> str:
+    if not raw.startswith("s3://") or not raw.removeprefix("s3://").split("/")[0]:
+        raise SettingsError(f"{name} must look like s3://bucket or s3://bucket/prefix (got {raw!r})")
+    return raw.rstrip("/")
+
+
 def rate_storage(raw: str, name: str) -> str:
     if not raw.startswith(("memory://", "redis://", "rediss://")):
         raise SettingsError(f"{name} must be memory:// or a redis:// URL (got {raw.split(':')[0]!r}...)")
@@ -480,6 +486,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         msgspec.Meta(ge=1, le=1 << 50),
         env("FILE_QUOTA_BYTES", help="bytes of files each visitor or user may keep"),
     ] = 500 * 1024 * 1024
+    file_store_url: Annotated[
+        str | None,
+        env(
+            "FILE_STORE_URL",
+            help="`s3://bucket/prefix`: attached files' bytes go to an S3-compatible object store (credentials and "
+            "`AWS_ENDPOINT_URL` as the AWS SDK reads them); the rest stays in the database",
+            read=s3_url,
+            default="none: in PostgreSQL",
+        ),
+    ] = None
     header_timeout: Annotated[
         float, seconds(), env("THREADLINE_HEADER_TIMEOUT", help="seconds a client may take to send a request's headers")
     ] = 10.0
@@ -716,6 +732,8 @@ def _check_extras(values: dict[str, Any]) -> None:
         needs.append(("RATE_LIMIT_STORAGE=redis://", "redis", ("redis",)))
     if values["memory_backend"] == "postgres" and not values["database_url"]:
         needs.append(("the embedded PostgreSQL (no DATABASE_URL)", "embedded", ("pgserver",)))
+    if values["file_store_url"]:
+        needs.append(("FILE_STORE_URL=s3://", "s3", ("aioboto3",)))
     for feature, extra, modules in needs:
         if not _installed(*modules):
             raise SettingsError(f"{feature} needs threadline's {extra} extra: pip install 'threadline[{extra}]'")

@@ -33,7 +33,7 @@ from threadline.storage.conversation_list import (
 )
 from threadline.storage.embedded import embedded_database
 from threadline.storage.fallback import DatabaseHealth, FallbackCheckpointer
-from threadline.storage.file_store import FileStore, MemoryFiles, PostgresFiles
+from threadline.storage.file_store import FileStore, MemoryFiles, PostgresFiles, s3_blobs
 from threadline.storage.migrations import migrate
 from threadline.storage.saver import Pool, PooledPostgresSaver
 
@@ -114,6 +114,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         stack.push_async_callback(pool.close)
         postgres_saver = PooledPostgresSaver(pool)
         await migrate(pool)
+        blobs = await stack.enter_async_context(s3_blobs(settings.file_store_url)) if settings.file_store_url else None
         health = DatabaseHealth()
         yield Storage(
             FallbackCheckpointer(postgres_saver, health),
@@ -122,7 +123,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
             PostgresFeedback(pool),
             PostgresComparisons(pool),
             PostgresClaims(pool, limits),
-            PostgresFiles(pool),
+            PostgresFiles(pool, blobs),
             description,
             pool=pool,
             database_url=url,

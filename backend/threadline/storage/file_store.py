@@ -3,14 +3,17 @@
 A file's id is the start of its SHA-256, so the same file sent twice (by anyone) is stored once; who may
 read it is a row per owner (another owner's id is a 404, like a missing one). The conversations that
 use a file are recorded, so deleting the last of them deletes the file, and its bytes once nobody has
-them. A checkpoint holds only the id (agent/attachments.py), never the bytes.
+them. A checkpoint holds only the id (agent/attachments.py), never the bytes. The bytes live in PostgreSQL's
+`file_blobs`, or, with FILE_STORE_URL=s3://bucket/prefix, in an S3-compatible object store (`S3Blobs`).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import psycopg
 from psycopg.rows import DictRow
@@ -58,25 +61,66 @@ class FileStore(Protocol):
 COLUMNS = "id, sha256, media_type, filename, size"
 
 
+class S3Blobs:
+    """Files' bytes as objects named `<prefix>/<sha256>`, through the AWS SDK (aioboto3): its credentials and
+    endpoint come from where the SDK reads them (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, a profile, a role)."""
+
+    def __init__(self, url: str, client: Any) -> None:
+        self.bucket, _, prefix = url.removeprefix("s3://").partition("/")
+        self.prefix = f"{prefix}/" if prefix else ""
+        self.client = client
+
+    async def put(self, sha256: str, data: bytes) -> None:
+        await self.client.put_object(Bucket=self.bucket, Key=self.prefix + sha256, Body=data)
+
+    async def get(self, sha256: str) -> bytes | None:
+        try:
+            response = await self.client.get_object(Bucket=self.bucket, Key=self.prefix + sha256)
+        except self.client.exceptions.NoSuchKey:
+            return None
+        async with response["Body"] as body:
+            data: bytes = await body.read()
+        return data
+
+    async def delete(self, sha256s: list[str]) -> None:
+        if sha256s:
+            objects = [{"Key": self.prefix + sha256} for sha256 in sha256s]
+            await self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
+
+
+@asynccontextmanager
+async def s3_blobs(url: str) -> AsyncIterator[S3Blobs]:
+    import aioboto3  # the s3 extra, checked at start-up (settings.py)
+
+    async with aioboto3.Session().client("s3") as client:
+        yield S3Blobs(url, client)
+
+
 class PostgresFiles:
-    def __init__(self, pool: Pool) -> None:
+    """Files in PostgreSQL, their bytes too unless `blobs` (an object store) keeps them."""
+
+    def __init__(self, pool: Pool, blobs: S3Blobs | None = None) -> None:
         self.pool = pool
+        self.blobs = blobs
 
     async def save(self, owner: str, data: bytes, media_type: str, filename: str, quota: int) -> StoredFile:
         file = file_of(data, media_type, filename)
+        if (known := await self.get(owner, file.id)) is not None:
+            return known
+        if self.blobs is not None:  # first the bytes, then the row that names them: never a row without its bytes
+            await self.blobs.put(file.sha256, data)
         async with self.pool.connection() as conn, conn.transaction():
-            if (known := await self._get(conn, owner, file.id)) is not None:
-                return known
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (owner,))  # one quota check at a time
             row = await (
                 await conn.execute("SELECT coalesce(sum(size), 0) AS used FROM files WHERE client_id = %s", (owner,))
             ).fetchone()
             if (row["used"] if row else 0) + file.size > quota:
                 raise storage_full(quota)
-            await conn.execute(
-                "INSERT INTO file_blobs (sha256, data) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                (file.sha256, data),
-            )
+            if self.blobs is None:
+                await conn.execute(
+                    "INSERT INTO file_blobs (sha256, data) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                    (file.sha256, data),
+                )
             await conn.execute(
                 "INSERT INTO files (client_id, id, sha256, media_type, filename, size) VALUES (%s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT DO NOTHING",
@@ -95,6 +139,8 @@ class PostgresFiles:
             return await self._get(conn, owner, file_id)
 
     async def read(self, sha256: str) -> bytes | None:
+        if self.blobs is not None:
+            return await self.blobs.get(sha256)
         async with self.pool.connection() as conn:
             cursor = await conn.execute("SELECT data FROM file_blobs WHERE sha256 = %s", (sha256,))
             row = await cursor.fetchone()
@@ -123,11 +169,15 @@ class PostgresFiles:
                 (owner, used),
             )
             gone = [row["sha256"] for row in await cursor.fetchall()]
-            await conn.execute(
-                "DELETE FROM file_blobs b WHERE sha256 = ANY(%s) "
-                "AND NOT EXISTS (SELECT 1 FROM files f WHERE f.sha256 = b.sha256)",
+            cursor = await conn.execute(
+                "SELECT gone.sha AS sha256 FROM unnest(%s::text[]) AS gone(sha) "
+                "WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.sha256 = gone.sha)",
                 (gone,),
             )
+            unused = [row["sha256"] for row in await cursor.fetchall()]
+            await conn.execute("DELETE FROM file_blobs WHERE sha256 = ANY(%s)", (unused,))
+        if self.blobs is not None:
+            await self.blobs.delete(unused)
 
 
 @dataclass
