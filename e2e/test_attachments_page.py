@@ -79,3 +79,15 @@ def test_a_refused_file_says_why_and_can_be_removed_and_a_dropped_file_is_sent(p
     chat.box.press("Enter")
     chat.wait_until_answered()
     expect(chat.assistant).to_contain_text("notes.txt (text, 17 bytes, beginning \u201cfirst line\u201d)")
+
+
+def test_a_tools_image_and_source_show_in_the_answer(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("use the chart tool")
+    chat.wait_until_answered()
+    image = chat.assistant.get_by_test_id("file-part").locator("img")
+    expect(image).to_be_visible()
+    page.wait_for_function("image => image.naturalWidth === 1", arg=image.element_handle())
+    expect(chat.assistant.get_by_test_id("source")).to_have_text("Tide tables")
+    page.reload()
+    expect(chat.assistant.get_by_test_id("source")).to_have_text("Tide tables")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 import anyio
+from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -59,6 +60,22 @@ async def slow(seconds: float, ctx: Context) -> str:
 def cancelled() -> str:
     """How many `slow` calls a cancellation stopped before they finished."""
     return str(len(stopped_early))
+
+
+# A 1×1 PNG, and a "PNG" that is HTML: a tool's files are checked like uploads.
+DOT = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGNgYPgPAAEDAQAIicLsAAAAAElFTkSuQmCC"
+FAKE = "PGh0bWw+PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0PjwvaHRtbD4="
+
+
+@server.tool(structured_output=False)
+def chart() -> list[types.ContentBlock]:
+    """Draws a chart (an image), cites its source (a link), and returns a broken image too."""
+    return [
+        types.TextContent(type="text", text="Here is the chart."),
+        types.ImageContent(type="image", data=DOT, mimeType="image/png"),
+        types.ImageContent(type="image", data=FAKE, mimeType="image/png"),
+        types.ResourceLink(type="resource_link", uri="https://example.com/tides", name="tides", title="Tide tables"),
+    ]
 
 
 @server.tool(structured_output=False)

@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import struct
+import sys
 import zlib
 
 import boto3
@@ -18,11 +19,13 @@ import pytest
 from helpers import chat_body, new_conversation_id, running, serving, text_of
 from PIL import Image
 from pypdf import PdfWriter
+from test_mcp import TEST_SERVER
 from threadline.client import Client, ThreadlineError
 from threadline.http.identity import HEADER
+from threadline.mcp.config import McpServerConfig
 from threadline.settings import load_settings
 from threadline_testing import standins
-from threadline_testing.ai_sdk import send_files_with_chat
+from threadline_testing.ai_sdk import read_with_ai, send_files_with_chat
 from threadline_testing.ports import free_port
 from threadline_testing.processes import threadline_server
 from threadline_testing.sse import parse_sse
@@ -389,3 +392,45 @@ async def test_two_processes_share_files_in_an_object_store_and_a_deletion_remov
             assert (await one.delete(f"/api/conversations/{conversation_id}", headers=me)).status_code == 204
             assert "Contents" not in s3.list_objects_v2(Bucket="threadline-files", Prefix="uploads/")
             assert (await two.get(file["url"], headers=me)).status_code == 404
+
+
+async def test_a_tools_image_and_link_become_file_and_source_parts_live_and_after_a_reload(make_settings):
+    server = McpServerConfig(name="local", transport="stdio", command=sys.executable, args=(str(TEST_SERVER), "stdio"))
+    async with running(make_settings(mcp_servers=(server,))) as client:
+        me = await visitor(client)
+        conversation_id = new_conversation_id()
+        body = chat_body(conversation_id, "use the chart tool")
+        answer = await client.post("/api/chat", json=body, headers=me)
+        chunks = parse_sse(answer.content)
+        files = [chunk for chunk in chunks if chunk["type"] == "file"]
+        sources = [chunk for chunk in chunks if chunk["type"] == "source-url"]
+        assert [file["mediaType"] for file in files] == ["image/png"], "the HTML posing as a PNG is not kept"
+        assert sources == [
+            {
+                "type": "source-url",
+                "sourceId": sources[0]["sourceId"],
+                "url": "https://example.com/tides",
+                "title": "Tide tables",
+            }
+        ]
+        output = next(chunk for chunk in chunks if chunk["type"] == "tool-output-available")["output"]
+        assert "Here is the chart." in output and "was not kept" in output, "the model reads why"
+        assert (await client.get(files[0]["url"], headers=me)).headers["content-type"] == "image/png"
+        read = read_with_ai(answer.content)
+        assert not read["errors"] and {"file", "source-url"} <= {part["type"] for part in read["message"]["parts"]}
+
+        history = (await client.get(f"/api/conversations/{conversation_id}", headers=me)).json()["messages"]
+        parts = [part for part in history[-1]["parts"] if part["type"] in ("file", "source-url")]
+        assert parts == [*files, *sources], "a reload shows what the stream showed"
+        await client.delete(f"/api/conversations/{conversation_id}", headers=me)
+        assert (await client.get(files[0]["url"], headers=me)).status_code == 404, "gone with the conversation"
+
+
+@pytest.mark.parametrize("wire", ["ndjson", "sse"])
+def test_the_python_client_keeps_a_tools_files_and_sources(make_settings, wire):
+    server = McpServerConfig(name="local", transport="stdio", command=sys.executable, args=(str(TEST_SERVER), "stdio"))
+    with serving(make_settings(mcp_servers=(server,))) as base_url, Client(base_url, wire=wire) as client:
+        answer = client.ask("use the chart tool")
+        produced = [part for part in answer.parts if isinstance(part, dict) and part["type"] in ("file", "source-url")]
+        assert [part["type"] for part in produced] == ["file", "source-url"]
+        assert client.http.get(produced[0]["url"]).content.startswith(b"\x89PNG")

@@ -103,6 +103,21 @@ class ToolOutputDenied(ToolOutputError, tag="tool-output-denied", frozen=True):
     """The person declined the call, so it never ran; a wire with no word for that shows it as an error."""
 
 
+class File(Event, tag="file", frozen=True):
+    """A file a tool produced (an MCP image or blob resource), stored like an upload: the AI SDK's `file` part."""
+
+    url: str
+    media_type: str
+
+
+class SourceUrl(Event, tag="source-url", frozen=True):
+    """A source a tool pointed to (an MCP resource link): the AI SDK's `source-url` part."""
+
+    source_id: str
+    url: str
+    title: str | None = None
+
+
 class ToolApprovalRequest(Event, tag="tool-approval-request", frozen=True):
     """The call waits for the person's approval: the answer ends here, and resumes when they respond."""
 

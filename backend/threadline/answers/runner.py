@@ -21,7 +21,13 @@ from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers import events as ev
 from threadline.conversations.approvals import NOT_INTERACTIVE, ApprovalResponse, Waiting, check, waiting_of
-from threadline.conversations.state import AnswerRecord, clean_text, config_of, text_and_reasoning, tool_output
+from threadline.conversations.state import (
+    AnswerRecord,
+    clean_text,
+    config_of,
+    text_and_reasoning,
+    tool_results,
+)
 
 STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
 QUESTION = "interrupt"  # the data part that carries an agent's question to the person
@@ -190,7 +196,7 @@ class TurnTranslator:
                 return []
             if node == "input":  # declines an earlier answer's call that waited for approval: not this answer's
                 return []
-            return [tool_output(message)]
+            return tool_results(message)
         if isinstance(message, AIMessage):
             if node == "process":  # a model that did not stream: its whole text at once
                 return self.model_chunk(message)
@@ -211,7 +217,7 @@ class TurnTranslator:
                 return []
             if message.tool_call_id in self.declined:
                 return [ev.ToolOutputDenied(tool_call_id=message.tool_call_id, error_text=str(message.text))]
-            return [tool_output(message)]
+            return tool_results(message)
         if isinstance(message, AIMessage) and message.id not in self.finished_calls:
             self.finished_calls.add(message.id)
             return [*self.model_chunk(message), *self.model_done(message)]

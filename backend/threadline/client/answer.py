@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import msgspec
+
 from threadline.client import chunks as c
 
 
@@ -115,6 +117,8 @@ class Answer:
                 self.metadata |= chunk.message_metadata
             case c.Error():
                 self.error = chunk.error_text
+            case c.File() | c.SourceUrl():  # a file or source a tool produced, kept as useChat keeps it
+                self.parts.append(msgspec.to_builtins(chunk))
             case c.Data(name="suggestions"):
                 self.suggestions = chunk.data
             case c.Data(transient=False) if chunk.name not in _NOT_KEPT:  # the agent's own, kept like useChat's

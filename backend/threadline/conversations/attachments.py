@@ -19,7 +19,9 @@ from PIL import Image, UnidentifiedImageError
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
+from threadline.conversations.state import FileRef
 from threadline.refusals import Refused, invalid
+from threadline.storage.file_store import FileStore, StoredFile
 
 MAX_PIXELS = 40_000_000  # an image's width × height: bigger ones are refused by their header alone
 MAX_PDF_PAGES = 300
@@ -52,6 +54,15 @@ class CheckedFile:
     data: bytes
     media_type: str  # what its bytes are
     filename: str
+
+
+def file_ref(file: StoredFile) -> FileRef:
+    """How a message (or a tool's result) refers to a stored file."""
+    return FileRef(id=file.id, sha256=file.sha256, media_type=file.media_type, filename=file.filename, size=file.size)
+
+
+async def kept(store: FileStore, owner: str, checked: CheckedFile, quota: int) -> FileRef:
+    return file_ref(await store.save(owner, checked.data, checked.media_type, checked.filename, quota))
 
 
 def too_large(message: str) -> Refused:

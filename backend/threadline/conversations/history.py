@@ -23,6 +23,7 @@ from threadline.conversations.state import (
     files_of,
     text_and_reasoning,
     tool_output,
+    tool_results,
 )
 
 
@@ -85,6 +86,7 @@ def ui_messages(
             assistant["parts"] += _answer_parts(message, titles, tool_parts)
         elif isinstance(message, ToolMessage) and message.tool_call_id in tool_parts:
             _settle(tool_parts[message.tool_call_id], message)
+            assistant["parts"] += [msgspec.to_builtins(event) for event in tool_results(message)[1:]]
     for tool_call_id, approval_id in conversation.waiting.items():  # calls waiting for the person's approval
         waiting = tool_parts.get(tool_call_id)
         if waiting is not None and waiting["state"] == "input-available":

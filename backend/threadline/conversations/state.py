@@ -223,6 +223,22 @@ def tool_output(message: ToolMessage) -> ev.ToolOutput | ev.ToolOutputError:
     return ev.ToolOutput(tool_call_id=message.tool_call_id, output=content)
 
 
+def tool_results(message: ToolMessage) -> list[ev.Event]:
+    """A finished tool call's events: its output, then the files and sources it produced (kept in the
+    message's `artifact` by reference: `{"files": [FileRef], "sources": [{"url", "title"}]}`)."""
+    artifact = message.artifact if isinstance(message.artifact, dict) else {}
+    files: list[FileRef] = artifact.get("files") or []
+    sources: list[dict[str, str]] = artifact.get("sources") or []
+    return [
+        tool_output(message),
+        *(ev.File(url=f"/api/files/{file['id']}", media_type=file["media_type"]) for file in files),
+        *(
+            ev.SourceUrl(source_id=f"{message.tool_call_id}-{n}", url=source["url"], title=source.get("title"))
+            for n, source in enumerate(sources)
+        ),
+    ]
+
+
 @dataclass(frozen=True)
 class Conversation:
     """A conversation's messages and its answers' records, as of its latest checkpoint."""

@@ -6,7 +6,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from threadline.conversations.attachments import CheckedFile, FileLimits, checked_file, data_url_bytes, too_large
+from threadline.conversations.attachments import (
+    CheckedFile,
+    FileLimits,
+    checked_file,
+    data_url_bytes,
+    file_ref,
+    kept,
+    too_large,
+)
 from threadline.conversations.state import FileRef
 from threadline.http.schemas import UIMessagePart
 from threadline.http.services import Services
@@ -53,9 +61,6 @@ async def attached_files(services: Services, owner: str, parts: Sequence[UIMessa
     if total > limits.max_message_bytes:
         raise too_large(f"The files of one message may have {limits.max_message_bytes:,} bytes at most.")
     quota, store = services.settings.file_quota_bytes, services.storage.files
-    kept = []
-    for item in found:
-        if isinstance(item, CheckedFile):
-            item = await store.save(owner, item.data, item.media_type, item.filename, quota)
-        kept.append(reference(item))
-    return tuple(kept)
+    return tuple(
+        [await kept(store, owner, item, quota) if isinstance(item, CheckedFile) else file_ref(item) for item in found]
+    )

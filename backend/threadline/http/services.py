@@ -23,11 +23,13 @@ from threadline.agent.profiles import Profile
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
 from threadline.answers.service import AnswerService
+from threadline.conversations.attachments import FileLimits, checked_file, kept
 from threadline.conversations.claims import Claimed
 from threadline.conversations.closing import recover_turn
-from threadline.conversations.state import branch_of, thread_of
+from threadline.conversations.state import FileRef, branch_of, thread_of
 from threadline.http.client_address import ClientAddress
 from threadline.http.rate_limit import RateLimit
+from threadline.mcp.tool import KeepFile
 from threadline.mcp.toolbox import McpToolbox
 from threadline.observability.answers import Observability
 from threadline.observability.otel import AnswerSpans
@@ -121,6 +123,19 @@ class Services:
         return self.storage.conversations
 
 
+def tool_files(settings: Settings, storage: Storage) -> KeepFile:
+    """How a file a tool returns is kept: checked and stored like an upload, used by its conversation."""
+    limits = FileLimits(settings.file_types, settings.file_max_bytes, 1, settings.file_max_bytes)
+
+    async def keep(owner: str, conversation_id: str, data: bytes, media_type: str, name: str) -> FileRef:
+        checked = checked_file(data, media_type, name, limits, "tool result")
+        file = await kept(storage.files, owner, checked, settings.file_quota_bytes)
+        await storage.files.use(owner, [file["id"]], conversation_id)
+        return file
+
+    return keep
+
+
 def observability_of(settings: Settings, storage: Storage, tracer_provider: TracerProvider | None) -> Observability:
     langfuse = None
     if settings.langfuse_public_key and settings.langfuse_secret_key:
@@ -169,6 +184,7 @@ async def running_services(
         graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agent, storage.files.read)
         toolbox = McpToolbox(
             settings.mcp_servers,
+            keep_file=tool_files(settings, storage),
             timeout=settings.mcp_tool_timeout,
             on_change=graphs.use_tools,
             builtin_http=builtin_http,

@@ -2,25 +2,65 @@
 
 A failed call (unreachable server, timeout, JSON-RPC error, malformed reply, or the tool's own
 `isError`) becomes a ToolException, which LangChain turns into an error tool result for the model.
+
+Images and binary resources in a result are stored like uploads (`keep_file`) and resource links become
+sources: both travel in the tool message's artifact (conversations/state.py's tool_results shows them).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, ToolException
 from mcp import types
 
+from threadline.conversations.state import FileRef
 from threadline.current_answer import current_turn
 from threadline.mcp.calls import McpCallError
+from threadline.refusals import Refused
 
 log = logging.getLogger(__name__)
 
 _tool_call_id: ContextVar[str | None] = ContextVar("tool_call_id", default=None)
+
+
+KeepFile = Callable[[str, str, bytes, str, str], Awaitable[FileRef]]  # (owner, conversation, bytes, type, name)
+
+
+async def produced(result: types.CallToolResult, keep_file: KeepFile | None) -> tuple[dict[str, Any] | None, list[str]]:
+    """The files and sources a result holds, as the tool message's artifact; and a note for each file that
+    could not be kept (not an accepted type, too big), for the model to read."""
+    turn = current_turn.get()
+    files: list[FileRef] = []
+    sources: list[dict[str, str]] = []
+    notes: list[str] = []
+    for block in result.content:
+        if isinstance(block, types.ResourceLink) and str(block.uri).startswith(("https://", "http://")):
+            sources.append({"url": str(block.uri), "title": block.title or block.name})
+            continue
+        if isinstance(block, types.ImageContent):
+            data, media_type, name = block.data, block.mimeType, "image"
+        elif isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.BlobResourceContents):
+            resource = block.resource
+            data, media_type, name = resource.blob, resource.mimeType or "", str(resource.uri).rsplit("/", 1)[-1]
+        else:
+            continue
+        if keep_file is None or turn is None:
+            continue
+        try:
+            files.append(
+                await keep_file(turn.client_id, turn.conversation_id, base64.b64decode(data), media_type, name)
+            )
+        except (Refused, binascii.Error, ValueError) as refused:
+            notes.append(f"[a file the tool returned was not kept: {refused}]")
+    return ({"files": files, "sources": sources} if files or sources else None), notes
 
 
 def result_text(result: types.CallToolResult) -> str:
@@ -49,6 +89,8 @@ class McpTool(BaseTool):
     on_unreachable: Any = None
     handle_tool_error: bool = True  # a ToolException becomes an error tool result, not a failed answer
     needs_approval: bool = False  # a call waits for the person's approval before it runs (conversations/approvals.py)
+    keep_file: Any = None  # KeepFile: stores a file the tool returns, for the person to see
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     title: str | None = None  # the server's human-readable name for it, shown on the tool's card
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
@@ -62,7 +104,9 @@ class McpTool(BaseTool):
     def _run(self, *args: Any, **kwargs: Any) -> str:
         raise NotImplementedError("MCP tools are called asynchronously")
 
-    async def _arun(self, **arguments: Any) -> str:  # no run_manager or config: a tool may have such arguments
+    async def _arun(
+        self, **arguments: Any
+    ) -> tuple[str, dict[str, Any] | None]:  # a tool may have arguments named run_manager or config
         turn, tool_call_id = current_turn.get(), _tool_call_id.get()
         on_progress = None
         if turn is not None and tool_call_id and self.connection.supports_progress:
@@ -111,4 +155,5 @@ class McpTool(BaseTool):
         if result.isError:
             log.info("MCP tool reported an error: %s", text[:200], extra=context)
             raise ToolException(text or f"The tool {self.name} failed without saying why.")
-        return text
+        artifact, notes = await produced(result, self.keep_file)
+        return "\n".join([text, *notes]), artifact

@@ -22,7 +22,7 @@ from mcp import types
 from threadline.mcp.config import BUILTIN, McpServerConfig, redacted
 from threadline.mcp.jsonrpc import HttpMcpTransport, JsonRpcConnection
 from threadline.mcp.standard import StandardConnection, transport_for
-from threadline.mcp.tool import McpTool
+from threadline.mcp.tool import KeepFile, McpTool
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +86,10 @@ class McpToolbox:
         builtin_token: Callable[[], str],
         on_change: Callable[[list[BaseTool]], None],
         retry_after: tuple[float, float] = (1.0, 30.0),
+        keep_file: KeepFile | None = None,
     ) -> None:
         self.timeout = timeout
+        self.keep_file = keep_file  # stores the files tools return
         self.servers = [ServerState(config) for config in servers]
         self._builtin_http = builtin_http  # reaches this app in-process: no port, no proxy in between
         self._builtin_token = builtin_token
@@ -195,6 +197,7 @@ class McpToolbox:
                         on_unreachable=lambda why, name=server.config.name: self._mark_lost(name, why),
                         needs_approval=needs_approval(tool, server.config),
                         title=tool.title or (tool.annotations.title if tool.annotations else None),
+                        keep_file=self.keep_file,
                     )
                 )
         self.tools = tools

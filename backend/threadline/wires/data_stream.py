@@ -8,7 +8,7 @@ answer's suggestions as an `8` message annotation.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any
 
 import msgspec
@@ -38,6 +38,8 @@ class DataStreamEncoder:
         self.step_called_tools = False
 
     def encode(self, event: ev.Event) -> bytes:
+        if (line := _STATELESS.get(type(event))) is not None:
+            return line(event)
         match event:
             case ev.TextDelta(delta=delta):
                 return _line(b"0", delta)
@@ -63,15 +65,27 @@ class DataStreamEncoder:
                 return _line(b"a", {"toolCallId": event.tool_call_id, "result": event.output})
             case ev.ToolOutputError():
                 return _line(b"a", {"toolCallId": event.tool_call_id, "result": {"error": event.error_text}})
-            case ev.Suggestions():
-                return _line(b"8", [{"suggestions": suggestions_data(event)}])
             case ev.Finish():
                 return _line(b"d", {"finishReason": event.finish_reason, "usage": _usage(event.usage)})
             case ev.Error():
                 return _line(b"3", event.message)
             case ev.Status() | ev.Warning() | ev.ToolProgress() | ev.ToolApprovalRequest() | ev.Data():
                 return _line(b"2", [msgspec.to_builtins(event)])
-        return b""  # text-start/end and reasoning-start/end have no counterpart
+        # text-start/end and reasoning-start/end have no counterpart, nor a file by URL (ai@4's file part
+        # carries the bytes themselves)
+        return b""
+
+
+def _source(event: ev.SourceUrl) -> bytes:
+    return _line(b"h", {"sourceType": "url", "id": event.source_id, "url": event.url, "title": event.title})
+
+
+def _suggestions(event: ev.Suggestions) -> bytes:
+    return _line(b"8", [{"suggestions": suggestions_data(event)}])
+
+
+# Events whose line depends on nothing before them.
+_STATELESS: dict[type[ev.Event], Callable[[Any], bytes]] = {ev.SourceUrl: _source, ev.Suggestions: _suggestions}
 
 
 async def encode(batches: AsyncIterable[list[ev.Event]]) -> AsyncIterator[bytes]:

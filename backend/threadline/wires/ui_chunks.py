@@ -14,9 +14,11 @@ import msgspec
 
 from threadline.answers.events import (
     Event,
+    File,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
+    SourceUrl,
     TextDelta,
     TextEnd,
     TextStart,
@@ -83,6 +85,8 @@ AnyChunk = (
     | ToolOutputDenied
     | ToolApprovalRequest
     | MessageMetadata
+    | File
+    | SourceUrl
     | Finish
     | Error
 )
@@ -91,12 +95,14 @@ __all__ = [
     "AnyChunk",
     "Chunk",
     "Error",
+    "File",
     "Finish",
     "FinishStep",
     "MessageMetadata",
     "ReasoningDelta",
     "ReasoningEnd",
     "ReasoningStart",
+    "SourceUrl",
     "Start",
     "StartStep",
     "TextDelta",

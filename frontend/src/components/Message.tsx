@@ -247,6 +247,13 @@ export const Message = memo(function Message({
             );
           }
           if (part.type === 'file') return <FileView key={index} part={part} />;
+          if (part.type === 'source-url') {
+            return (
+              <a key={index} className="source-link" href={part.url} target="_blank" rel="noopener noreferrer nofollow" data-testid="source">
+                {part.title ?? part.url}
+              </a>
+            );
+          }
           if (part.type === 'reasoning') {
             // Open while the model thinks, collapsed once its answer starts (a click opens it again).
             const answering = message.parts.some((other) => other.type === 'text');
