@@ -234,6 +234,7 @@ BENCHMARKS = {
     "context": "context_bench.py",
     "resume": "resume_bench.py",
     "accounts": "accounts_bench.py",
+    "attachments": "attachments_bench.py",
 }
 
 
