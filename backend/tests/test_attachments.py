@@ -19,8 +19,11 @@ import pytest
 from helpers import chat_body, new_conversation_id, running, serving, text_of
 from PIL import Image
 from pypdf import PdfWriter
+from test_comparisons import TWO_DEMOS
 from test_mcp import TEST_SERVER
+from threadline.agent.compression import IMAGE_TOKENS, tokens
 from threadline.client import Client, ThreadlineError
+from threadline.conversations.state import question
 from threadline.http.identity import HEADER
 from threadline.mcp.config import McpServerConfig
 from threadline.settings import load_settings
@@ -434,3 +437,33 @@ def test_the_python_client_keeps_a_tools_files_and_sources(make_settings, wire):
         produced = [part for part in answer.parts if isinstance(part, dict) and part["type"] in ("file", "source-url")]
         assert [part["type"] for part in produced] == ["file", "source-url"]
         assert client.http.get(produced[0]["url"]).content.startswith(b"\x89PNG")
+
+
+def test_context_compression_counts_attached_files():
+    image = {"id": "a" * 32, "sha256": "b" * 64, "media_type": "image/png", "filename": "x.png", "size": 10}
+    notes = image | {"media_type": "text/plain", "filename": "n.txt", "size": 40_000}
+    plain = question("hello", "m1", [])
+    assert tokens([question("hello", "m1", [image])]) - tokens([plain]) == IMAGE_TOKENS
+    assert tokens([question("hello", "m1", [notes])]) - tokens([plain]) == 10_000
+
+
+async def test_a_regenerated_or_compared_answer_sees_the_files_again(make_settings):
+    profiles = load_settings({"CHAT_PROFILES": json.dumps(TWO_DEMOS)}).profiles
+    async with running(make_settings(profiles=profiles)) as client:
+        me = await visitor(client)
+        conversation_id = new_conversation_id()
+        body = with_files(conversation_id, "look", file_part(png(), "image/png", "dot.png"))
+        assert (await client.post("/api/chat", json=body, headers=me)).status_code == 200
+        again = await client.post(
+            "/api/chat", json=chat_body(conversation_id, "", trigger="regenerate-message"), headers=me
+        )
+        assert "dot.png (image/png" in text_of(parse_sse(again.content))
+        compared_id = new_conversation_id()
+        body = with_files(compared_id, "look", file_part(png(), "image/png", "dot.png")) | {
+            "compareProfiles": ["demo", "demo2"]
+        }
+        first = parse_sse((await client.post("/api/chat", json=body, headers=me)).content)
+        assert "dot.png (image/png" in text_of(first)
+        comparison_id = first[0]["messageMetadata"]["comparisonId"]
+        second = await client.get(f"/api/comparisons/{comparison_id}/stream", headers=me)
+        assert "dot.png (image/png" in text_of(parse_sse(second.content)), "the other answer sees it too"

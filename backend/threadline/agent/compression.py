@@ -9,7 +9,8 @@ regenerated) or made another way is made again. The conversation's history is ne
 the model's view of it.
 
 The estimate is an approximation of our own, the same for every provider (their exact counters are
-network calls or absent): four characters a token, plus four tokens a message.
+network calls or absent): four characters a token, plus four tokens a message; an attached image or PDF
+page costs what the providers charge for a large one (`FILE_TOKENS`), a text file its characters.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from typing import TypedDict
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from threadline.agent.attachments import kind_of
+from threadline.conversations.state import FileRef, files_of
+
 THRESHOLD = 0.7  # of the context limit: above it, older turns are summarized
 KEEP = 0.35  # of the limit: what the newest turns may take, verbatim, after a summary
 SUMMARY_SHARE = 0.2  # of the limit: the longest a summary may be
@@ -28,6 +32,20 @@ SUMMARIZE = (
     "Summarize the conversation below for the assistant who will continue it: the user's goals, the facts "
     "and decisions established, tool results that matter, and open questions. Be brief and concrete."
 )
+
+
+# An image as the providers count a large one (about 1,600 tokens); a PDF, by its size, as pages of both.
+IMAGE_TOKENS = 1_600
+PDF_BYTES_PER_PAGE = 50_000
+
+
+def file_tokens(file: FileRef) -> int:
+    kind = kind_of(file["media_type"])
+    if kind == "image":
+        return IMAGE_TOKENS
+    if kind == "pdf":
+        return max(1, file["size"] // PDF_BYTES_PER_PAGE) * (IMAGE_TOKENS + 500)
+    return file["size"] // 4
 
 
 class ContextState(TypedDict):
@@ -40,7 +58,7 @@ def tokens(messages: Sequence[BaseMessage]) -> int:
     """The estimate: four characters a token, four tokens a message (tool calls count by their arguments)."""
     total = 0
     for message in messages:
-        total += 4 + len(message.text) // 4
+        total += 4 + len(message.text) // 4 + sum(file_tokens(file) for file in files_of(message))
         if isinstance(message, AIMessage):
             total += sum(len(str(call["args"])) // 4 + 4 for call in message.tool_calls)
     return total
@@ -50,7 +68,8 @@ def _transcript(messages: Sequence[AnyMessage]) -> str:
     lines = []
     for message in messages:
         if isinstance(message, HumanMessage):
-            lines.append(f"User: {message.text}")
+            attached = ", ".join(file["filename"] for file in files_of(message))
+            lines.append(f"User: {message.text}" + (f" [attached {attached}]" if attached else ""))
         elif isinstance(message, ToolMessage):
             lines.append(f"Tool {message.name} returned: {message.text[:500]}")
         elif isinstance(message, AIMessage):
