@@ -733,7 +733,7 @@ def _check_extras(values: dict[str, Any]) -> None:
     if values["memory_backend"] == "postgres" and not values["database_url"]:
         needs.append(("the embedded PostgreSQL (no DATABASE_URL)", "embedded", ("pgserver",)))
     if values["file_store_url"]:
-        needs.append(("FILE_STORE_URL=s3://", "s3", ("aioboto3",)))
+        needs.append(("FILE_STORE_URL=s3://", "s3", ("boto3",)))
     for feature, extra, modules in needs:
         if not _installed(*modules):
             raise SettingsError(f"{feature} needs threadline's {extra} extra: pip install 'threadline[{extra}]'")

@@ -15,7 +15,7 @@ from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from litestar.types import ExceptionHandlersMap
 
-from threadline.http.schemas import MAX_BODY_BYTES, ErrorBody, ErrorDetail, ErrorInfo
+from threadline.http.schemas import MAX_BODY_BYTES, MAX_FILES_BODY_BYTES, ErrorBody, ErrorDetail, ErrorInfo
 from threadline.refusals import RefusalCode, Refused
 
 AnyRequest = Request[Any, Any, Any]
@@ -106,6 +106,13 @@ def _field(key: str | None, message: str = "") -> str:
     return "body" if field in ("", "data") else field
 
 
+FILES_BODY_PATHS = ("/api/chat", "/api/files")  # the routes whose bodies may hold files (MAX_FILES_BODY_BYTES)
+
+
+def too_large_body(limit: int) -> ApiError:
+    return ApiError(413, "PAYLOAD_TOO_LARGE", f"The request body is too large (the limit is {limit // 1_048_576} MB).")
+
+
 def handle_http_exception(request: AnyRequest, exc: HTTPException) -> Response[ErrorBody]:
     if isinstance(exc, ApiError):
         return _response(exc.status_code, ErrorInfo(exc.code, exc.detail, exc.details, exc.retry_after), exc.headers)
@@ -124,8 +131,9 @@ def handle_http_exception(request: AnyRequest, exc: HTTPException) -> Response[E
         message = details[0].message if len(details) == 1 else "The request is not valid"
         return _response(400, ErrorInfo("VALIDATION_ERROR", f"Invalid request: {message}", details))
     if exc.status_code == 413:
-        limit = f"{MAX_BODY_BYTES // 1_048_576} MB"
-        return _response(413, ErrorInfo("PAYLOAD_TOO_LARGE", f"The request body is too large (the limit is {limit})."))
+        files = request.scope["path"] in FILES_BODY_PATHS
+        info = too_large_body(MAX_FILES_BODY_BYTES if files else MAX_BODY_BYTES)
+        return _response(413, ErrorInfo(info.code, info.detail))
     status = exc.status_code if exc.status_code < 500 else HTTP_500_INTERNAL_SERVER_ERROR
     code = _CODES.get(status, "INTERNAL_ERROR")
     message = exc.detail if status < 500 else "Something went wrong on our side. Please try again."

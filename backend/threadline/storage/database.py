@@ -114,7 +114,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         stack.push_async_callback(pool.close)
         postgres_saver = PooledPostgresSaver(pool)
         await migrate(pool)
-        blobs = await stack.enter_async_context(s3_blobs(settings.file_store_url)) if settings.file_store_url else None
+        blobs = s3_blobs(settings.file_store_url) if settings.file_store_url else None
         health = DatabaseHealth()
         yield Storage(
             FallbackCheckpointer(postgres_saver, health),

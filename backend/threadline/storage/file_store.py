@@ -9,9 +9,8 @@ them. A checkpoint holds only the id (agent/attachments.py), never the bytes. Th
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -62,8 +61,9 @@ COLUMNS = "id, sha256, media_type, filename, size"
 
 
 class S3Blobs:
-    """Files' bytes as objects named `<prefix>/<sha256>`, through the AWS SDK (aioboto3): its credentials and
-    endpoint come from where the SDK reads them (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, a profile, a role)."""
+    """Files' bytes as objects named `<prefix>/<sha256>`, through the AWS SDK (boto3, in worker threads): its
+    credentials and endpoint come from where the SDK reads them (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, a
+    profile, a role)."""
 
     def __init__(self, url: str, client: Any) -> None:
         self.bucket, _, prefix = url.removeprefix("s3://").partition("/")
@@ -71,29 +71,30 @@ class S3Blobs:
         self.client = client
 
     async def put(self, sha256: str, data: bytes) -> None:
-        await self.client.put_object(Bucket=self.bucket, Key=self.prefix + sha256, Body=data)
+        await asyncio.to_thread(self.client.put_object, Bucket=self.bucket, Key=self.prefix + sha256, Body=data)
 
     async def get(self, sha256: str) -> bytes | None:
-        try:
-            response = await self.client.get_object(Bucket=self.bucket, Key=self.prefix + sha256)
-        except self.client.exceptions.NoSuchKey:
-            return None
-        async with response["Body"] as body:
-            data: bytes = await body.read()
-        return data
+        def read() -> bytes | None:
+            try:
+                response = self.client.get_object(Bucket=self.bucket, Key=self.prefix + sha256)
+            except self.client.exceptions.NoSuchKey:
+                return None
+            data: bytes = response["Body"].read()
+            return data
+
+        return await asyncio.to_thread(read)
 
     async def delete(self, sha256s: list[str]) -> None:
         if sha256s:
             objects = [{"Key": self.prefix + sha256} for sha256 in sha256s]
-            await self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True})
+            delete = {"Objects": objects, "Quiet": True}
+            await asyncio.to_thread(self.client.delete_objects, Bucket=self.bucket, Delete=delete)
 
 
-@asynccontextmanager
-async def s3_blobs(url: str) -> AsyncIterator[S3Blobs]:
-    import aioboto3  # the s3 extra, checked at start-up (settings.py)
+def s3_blobs(url: str) -> S3Blobs:
+    import boto3  # the s3 extra, checked at start-up (settings.py)
 
-    async with aioboto3.Session().client("s3") as client:
-        yield S3Blobs(url, client)
+    return S3Blobs(url, boto3.client("s3"))
 
 
 class PostgresFiles:

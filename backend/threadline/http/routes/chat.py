@@ -15,9 +15,16 @@ from threadline.answers.service import AnswerOptions, NewMessage, new_id
 from threadline.conversations.approvals import ApprovalResponse
 from threadline.http.attachments import attached_files
 from threadline.http.dependencies import Allowance, AppServices, ConversationId
-from threadline.http.errors import AnyRequest, error_responses, json_only
+from threadline.http.errors import AnyRequest, error_responses, json_only, too_large_body
 from threadline.http.messages import checked_text, invalid
-from threadline.http.schemas import MAX_FILES_BODY_BYTES, CancelRequest, CancelResult, ChatRequest, UIMessageIn
+from threadline.http.schemas import (
+    MAX_BODY_BYTES,
+    MAX_FILES_BODY_BYTES,
+    CancelRequest,
+    CancelResult,
+    ChatRequest,
+    UIMessageIn,
+)
 from threadline.http.services import Services
 from threadline.http.streams import choose_wire, stream_answer
 from threadline.wires.registry import UI_MESSAGE_STREAM
@@ -86,7 +93,11 @@ class ChatController(Controller):
         client_id: NamedDependency[str],
         allowance: Allowance,
     ) -> Stream:
-        """Only the last message is read: the history comes from the conversation's checkpoint."""
+        """Only the last message is read: the history comes from the conversation's checkpoint. A body over
+        1 MB is for a message with files only."""
+        with_files = any(part.type == "file" for part in data.messages[-1].parts)
+        if not with_files and int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
+            raise too_large_body(MAX_BODY_BYTES)
         wire = choose_wire(request)
         await allowance.spend()
         answers, conversation_id = services.answers, data.id or new_id()
