@@ -10,6 +10,7 @@ import io
 import json
 import struct
 import sys
+import uuid
 import zlib
 
 import boto3
@@ -467,3 +468,24 @@ async def test_a_regenerated_or_compared_answer_sees_the_files_again(make_settin
         comparison_id = first[0]["messageMetadata"]["comparisonId"]
         second = await client.get(f"/api/comparisons/{comparison_id}/stream", headers=me)
         assert "dot.png (image/png" in text_of(parse_sse(second.content)), "the other answer sees it too"
+
+
+@pytest.mark.parametrize("backend", ["postgres", "memory"])
+async def test_uploads_no_message_used_are_deleted_after_a_while(make_settings, backend):
+    settings = make_settings() if backend == "postgres" else make_settings(memory_backend="memory", database_url=None)
+    async with running(settings) as client:
+        me = await visitor(client)
+        unsent = await client.post("/api/files", content=b"never sent " + uuid_bytes(), headers=me | TEXT)
+        sent = await client.post("/api/files", content=b"sent " + uuid_bytes(), headers=me | TEXT)
+        reference = {"type": "file", "mediaType": "text/plain", "url": sent.json()["url"]}
+        assert (await client.post("/api/chat", json=with_files(None, "hi", reference), headers=me)).status_code == 200
+        assert await client.app.state.services.storage.files.drop_unused(0) >= 1
+        assert (await client.get(unsent.json()["url"], headers=me)).status_code == 404
+        assert (await client.get(sent.json()["url"], headers=me)).status_code == 200, "a sent file stays"
+
+
+TEXT = {"content-type": "text/plain"}
+
+
+def uuid_bytes() -> bytes:
+    return uuid.uuid4().hex.encode()

@@ -182,6 +182,7 @@ class MemoryClaims:
             if (old, file_id) in files.files:
                 stored = files.files[(old, file_id)] if file_id in still_used else files.files.pop((old, file_id))
                 files.files.setdefault((new, file_id), stored)
+                files.saved_at.setdefault((new, file_id), files.saved_at.get((old, file_id), 0.0))
 
     def _move_thread(self, old: str, new: str) -> None:
         saver = self.checkpointer

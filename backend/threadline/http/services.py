@@ -38,6 +38,7 @@ from threadline.settings import Settings
 from threadline.storage.conversation_list import Conversations
 from threadline.storage.database import Storage, open_storage
 from threadline.storage.fallback import FallbackCheckpointer
+from threadline.storage.file_store import keep_dropping_unused
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -205,6 +206,7 @@ async def running_services(
         background = [
             asyncio.create_task(storage.keep_saving()),
             asyncio.create_task(services.observability.keep_pruning()),
+            asyncio.create_task(keep_dropping_unused(storage.files)),
         ]
         if storage.pool is not None:
             background.append(asyncio.create_task(answers.active.listen()))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -56,8 +58,26 @@ class FileStore(Protocol):
 
     async def delete_conversation(self, owner: str, conversation_id: str) -> None: ...
 
+    async def drop_unused(self, older_than: float) -> int:
+        """Delete the files no conversation uses (uploads never sent) older than `older_than` seconds."""
+        ...
+
 
 COLUMNS = "id, sha256, media_type, filename, size"
+UNSENT_FOR = 24 * 3600.0  # an upload no message used is kept this long, then deleted
+
+log = logging.getLogger(__name__)
+
+
+async def keep_dropping_unused(files: FileStore, every: float = 3600.0) -> None:
+    """Hourly, delete the uploads no message used within a day."""
+    while True:
+        try:
+            if dropped := await files.drop_unused(UNSENT_FOR):
+                log.info("deleted %d uploaded files no message used", dropped)
+        except Exception:
+            log.warning("could not delete unused uploads; will retry", exc_info=True)
+        await asyncio.sleep(every)
 
 
 class S3Blobs:
@@ -169,16 +189,34 @@ class PostgresFiles:
                 "(SELECT 1 FROM file_uses u WHERE u.client_id = f.client_id AND u.file_id = f.id) RETURNING sha256",
                 (owner, used),
             )
-            gone = [row["sha256"] for row in await cursor.fetchall()]
-            cursor = await conn.execute(
-                "SELECT gone.sha AS sha256 FROM unnest(%s::text[]) AS gone(sha) "
-                "WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.sha256 = gone.sha)",
-                (gone,),
-            )
-            unused = [row["sha256"] for row in await cursor.fetchall()]
-            await conn.execute("DELETE FROM file_blobs WHERE sha256 = ANY(%s)", (unused,))
+            unused = await self._drop_blobs(conn, [row["sha256"] for row in await cursor.fetchall()])
         if self.blobs is not None:
             await self.blobs.delete(unused)
+
+    async def drop_unused(self, older_than: float) -> int:
+        async with self.pool.connection() as conn, conn.transaction():
+            cursor = await conn.execute(
+                "DELETE FROM files f WHERE created_at < now() - make_interval(secs => %s) AND NOT EXISTS "
+                "(SELECT 1 FROM file_uses u WHERE u.client_id = f.client_id AND u.file_id = f.id) RETURNING sha256",
+                (older_than,),
+            )
+            gone = [row["sha256"] for row in await cursor.fetchall()]
+            unused = await self._drop_blobs(conn, gone)
+        if self.blobs is not None:
+            await self.blobs.delete(unused)
+        return len(gone)
+
+    @staticmethod
+    async def _drop_blobs(conn: psycopg.AsyncConnection[DictRow], candidates: list[str]) -> list[str]:
+        """Of these files' bytes, those no file names any more: deleted here, returned for an object store."""
+        cursor = await conn.execute(
+            "SELECT gone.sha AS sha256 FROM unnest(%s::text[]) AS gone(sha) "
+            "WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.sha256 = gone.sha)",
+            (candidates,),
+        )
+        unused = [row["sha256"] for row in await cursor.fetchall()]
+        await conn.execute("DELETE FROM file_blobs WHERE sha256 = ANY(%s)", (unused,))
+        return unused
 
 
 @dataclass
@@ -188,6 +226,7 @@ class MemoryFiles:
     files: dict[tuple[str, str], StoredFile] = field(default_factory=dict)  # (owner, id) →
     blobs: dict[str, bytes] = field(default_factory=dict)  # sha256 → bytes
     uses: set[tuple[str, str, str]] = field(default_factory=set)  # (owner, file id, conversation id)
+    saved_at: dict[tuple[str, str], float] = field(default_factory=dict)  # (owner, id) → monotonic seconds
 
     async def save(self, owner: str, data: bytes, media_type: str, filename: str, quota: int) -> StoredFile:
         file = file_of(data, media_type, filename)
@@ -197,6 +236,7 @@ class MemoryFiles:
             raise storage_full(quota)
         self.blobs.setdefault(file.sha256, data)
         self.files[(owner, file.id)] = file
+        self.saved_at[(owner, file.id)] = time.monotonic()
         return file
 
     async def get(self, owner: str, file_id: str) -> StoredFile | None:
@@ -212,6 +252,19 @@ class MemoryFiles:
         used = {file_id for who, file_id, used_in in self.uses if (who, used_in) == (owner, conversation_id)}
         self.uses -= {(owner, file_id, conversation_id) for file_id in used}
         for file_id in used - {file_id for who, file_id, _ in self.uses if who == owner}:
-            gone = self.files.pop((owner, file_id))
-            if not any(stored.sha256 == gone.sha256 for stored in self.files.values()):
-                self.blobs.pop(gone.sha256, None)
+            self._forget(owner, file_id)
+
+    async def drop_unused(self, older_than: float) -> int:
+        used = {(owner, file_id) for owner, file_id, _ in self.uses}
+        cutoff = time.monotonic() - older_than
+        old = [key for key, saved in self.saved_at.items() if saved < cutoff and key not in used]
+        for owner, file_id in old:
+            self._forget(owner, file_id)
+        return len(old)
+
+    def _forget(self, owner: str, file_id: str) -> None:
+        self.saved_at.pop((owner, file_id), None)
+        if (gone := self.files.pop((owner, file_id), None)) is None:
+            return
+        if not any(stored.sha256 == gone.sha256 for stored in self.files.values()):
+            self.blobs.pop(gone.sha256, None)
