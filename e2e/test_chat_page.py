@@ -586,3 +586,22 @@ def test_the_whole_journey_on_a_phone(page: Page, server: str):
     _nothing_off_screen(page)
     expect(chat.box).to_be_in_viewport()
     page.screenshot(path=str(RESULTS / "phone-journey.png"))
+
+
+def test_a_conversation_is_renamed_in_the_sidebar_and_names_the_tab(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("## Plan a **trip**")
+    chat.wait_until_answered()
+    expect(chat.conversations.first).to_have_text("Plan a trip")
+    expect(page).to_have_title("Plan a trip · threadline")
+    page.get_by_role("button", name="Rename conversation “Plan a trip”").click()
+    title = page.get_by_label("New title for “Plan a trip”")
+    title.fill("Lisbon in May")
+    title.press("Enter")
+    expect(chat.conversations.first).to_have_text("Lisbon in May")
+    expect(page).to_have_title("Lisbon in May · threadline")
+    page.reload()
+    expect(chat.conversations.first).to_have_text("Lisbon in May")
+    page.get_by_role("button", name="Rename conversation “Lisbon in May”").click()
+    page.get_by_label("New title for “Lisbon in May”").press("Escape")
+    expect(chat.conversations.first).to_have_text("Lisbon in May")

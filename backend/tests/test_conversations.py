@@ -77,3 +77,31 @@ async def test_embedded_postgres_keeps_history_across_restarts(make_settings, tm
         _, _, chunks = await chat(client, conversation_id, "do you?")
     assert "1 earlier message from you" in text_of(chunks)
     assert (tmp_path / "embedded" / "postgres" / "PG_VERSION").exists()
+
+
+async def test_a_conversation_is_renamed_by_its_owner_only(make_settings):
+    conversation_id = new_conversation_id()
+    async with running(make_settings()) as client:
+        await chat(client, conversation_id, "## Plan a **trip** to [Paris](https://example.com)")
+        listed = (await client.get("/api/conversations")).json()
+        assert listed[0]["title"] == "Plan a trip to Paris", "a title without the Markdown"
+        renamed = await client.patch(f"/api/conversations/{conversation_id}", json={"title": "  Paris\n in May "})
+        assert renamed.status_code == 200 and renamed.json()["title"] == "Paris in May"
+        assert (await client.get("/api/conversations")).json()[0]["title"] == "Paris in May"
+        await chat(client, conversation_id, "and June?")
+        assert (await client.get(f"/api/conversations/{conversation_id}")).json()["title"] == "Paris in May", "kept"
+        for bad in ("", "   ", "x" * 121, "nul\u0000"):
+            refused = await client.patch(f"/api/conversations/{conversation_id}", json={"title": bad})
+            assert refused.status_code == 400 and refused.json()["error"]["code"] == "VALIDATION_ERROR", bad
+        client.cookies.clear()
+        stranger = await client.patch(f"/api/conversations/{conversation_id}", json={"title": "mine"})
+        assert stranger.status_code == 404
+
+
+async def test_the_memory_backend_renames_too(make_settings):
+    conversation_id = new_conversation_id()
+    async with running(make_settings(memory_backend="memory", database_url=None)) as client:
+        await chat(client, conversation_id, "hello")
+        assert (await client.patch(f"/api/conversations/{conversation_id}", json={"title": "Hi"})).json()[
+            "title"
+        ] == "Hi"

@@ -6,6 +6,7 @@ import {
   type ChatMessage,
   type ConversationSummary,
   deleteConversation,
+  renameConversation,
   describeError,
   listConversations,
   listProfiles,
@@ -96,6 +97,21 @@ export function App() {
     }
   };
 
+  const onRename = async (id: string, title: string) => {
+    try {
+      await renameConversation(id, title);
+      await refreshList();
+    } catch (error) {
+      setLoadError(describeError(error as Error));
+    }
+  };
+
+  // The browser tab says which conversation is open.
+  const openTitle = conversations.find((conversation) => conversation.id === open?.id)?.title;
+  useEffect(() => {
+    document.title = openTitle ? `${openTitle} · threadline` : 'threadline';
+  }, [openTitle]);
+
   const startNew = () => {
     setMenuOpen(false);
     void openConversation(null, true);
@@ -138,6 +154,7 @@ export function App() {
           void openConversation(id, true);
         }}
         onDelete={(id) => void onDelete(id)}
+        onRename={(id, title) => void onRename(id, title)}
         footer={signInOffered ? <AccountBar user={user} /> : undefined}
       />
       <main className="main">

@@ -187,6 +187,13 @@ class Client(_Connection[httpx.Client]):
         listed: list[dict[str, Any]] = json_of(self.http.get("/api/list_conversations"))
         return listed
 
+    def rename(self, conversation_id: str, title: str) -> dict[str, Any]:
+        """Give a conversation a title of your own (1–120 characters); its summary back."""
+        renamed: dict[str, Any] = json_of(
+            self.http.patch(f"/api/conversations/{conversation_id}", json={"title": title})
+        )
+        return renamed
+
     def claim(self, anonymous_token: str) -> dict[str, Any]:
         """Signed in (`bearer=`), take the conversations of an anonymous identity (another client's `token`):
         `{"conversations": [moved ids], "skipped": [ids you already had]}`."""
@@ -308,6 +315,11 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
     async def list_conversations(self) -> list[dict[str, Any]]:
         listed: list[dict[str, Any]] = json_of(await self.http.get("/api/list_conversations"))
         return listed
+
+    async def rename(self, conversation_id: str, title: str) -> dict[str, Any]:
+        response = await self.http.patch(f"/api/conversations/{conversation_id}", json={"title": title})
+        renamed: dict[str, Any] = json_of(response)
+        return renamed
 
     async def claim(self, anonymous_token: str) -> dict[str, Any]:
         response = await self.http.post(CLAIM_PATH, json={"anonymousToken": anonymous_token})

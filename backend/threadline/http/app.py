@@ -124,7 +124,7 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
         allow_credentials=True,
         allow_headers=["content-type", "authorization", HEADER],  # a signed-in user's bearer token too
         expose_headers=["x-conversation-id", "retry-after", HEADER],
-        allow_methods=["GET", "POST", "DELETE"],
+        allow_methods=["GET", "POST", "PATCH", "DELETE"],
     )
 
 

@@ -4,6 +4,7 @@ storage limits need, so listing never reads a checkpoint; kept in memory, too, w
 from __future__ import annotations
 
 import logging
+import re
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -31,8 +32,17 @@ class ConversationSummary(msgspec.Struct, rename="camel", frozen=True):
 COLUMNS = "id, title, created_at, last_message_at, profile_id"
 
 
+# What makes a first message Markdown rather than words: a link's or image's address, emphasis and code
+# marks, and the markers that open a heading, a quote or a list item.
+LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+EMPHASIS = re.compile(r"(\*\*|__|~~|\*|`+)(?=\S)(.+?)(?<=\S)\1")  # paired: `2*3` stays
+MARKS = re.compile(r"(?m)^\s*(?:#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+|`{3,}\w*)")
+
+
 def title_from(text: str) -> str:
-    line = " ".join("".join(char for char in text if char.isprintable() or char.isspace()).split())
+    """A conversation's first title: its first message's words, without Markdown markup, on one line."""
+    words = EMPHASIS.sub(r"\2", MARKS.sub("", LINK.sub(r"\1", text)))
+    line = " ".join("".join(char for char in words if char.isprintable() or char.isspace()).split())
     return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
 
 
@@ -179,6 +189,15 @@ class PostgresConversations:
             )
             return [ConversationSummary(**row) for row in await cursor.fetchall()]
 
+    async def rename(self, conversation_id: str, client_id: str, title: str) -> ConversationSummary | None:
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                f"UPDATE conversations SET title = %s WHERE client_id = %s AND id = %s RETURNING {COLUMNS}",
+                (title, client_id, conversation_id),
+            )
+            row = await cursor.fetchone()
+        return None if row is None else ConversationSummary(**row)
+
     async def delete(self, conversation_id: str, client_id: str) -> bool:
         self.pending.pop(thread_of(client_id, conversation_id), None)
         async with self.pool.connection() as conn:
@@ -238,6 +257,13 @@ class MemoryConversations:
         mine = [conversation for (owner, _), (_, conversation) in self.rows.items() if owner == client_id]
         return sorted(mine, key=lambda row: row.last_message_at, reverse=True)[:limit]
 
+    async def rename(self, conversation_id: str, client_id: str, title: str) -> ConversationSummary | None:
+        if (row := self.rows.get((client_id, conversation_id))) is None:
+            return None
+        renamed = msgspec.structs.replace(row[1], title=title)
+        self.rows[(client_id, conversation_id)] = (row[0], renamed)
+        return renamed
+
     async def delete(self, conversation_id: str, client_id: str) -> bool:
         if self.rows.pop((client_id, conversation_id), None) is None:
             return False
@@ -265,6 +291,8 @@ class Conversations(Protocol):
     async def get(self, conversation_id: str, client_id: str) -> ConversationSummary | None: ...
 
     async def list(self, client_id: str, limit: int = 100) -> list[ConversationSummary]: ...
+
+    async def rename(self, conversation_id: str, client_id: str, title: str) -> ConversationSummary | None: ...
 
     async def delete(self, conversation_id: str, client_id: str) -> bool: ...
 

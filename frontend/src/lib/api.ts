@@ -98,6 +98,16 @@ export async function loadConversation(id: string): Promise<ChatMessage[]> {
   return (await response.json()).messages;
 }
 
+export async function renameConversation(id: string, title: string): Promise<ConversationSummary> {
+  const response = await apiFetch(`/api/conversations/${encodeURIComponent(id)}`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ title }),
+  });
+  if (!response.ok) throw await errorFrom(response);
+  return response.json();
+}
+
 export async function deleteConversation(id: string): Promise<void> {
   const response = await apiFetch(`/api/conversations/${encodeURIComponent(id)}`, { method: 'DELETE' });
   if (!response.ok && response.status !== 404) throw await errorFrom(response);

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from litestar import Controller, delete, get
+from typing import Annotated
+
+import msgspec
+from litestar import Controller, delete, get, patch
 from litestar.di import NamedDependency
+from litestar.params import JSONBody
 
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load, thread_of
 from threadline.http.dependencies import AppServices, ConversationId, OwnedConversation
-from threadline.http.errors import error_responses, not_found
+from threadline.http.errors import error_responses, json_only, not_found
+from threadline.http.messages import invalid, storable
 from threadline.http.schemas import ConversationDetail
 from threadline.storage.conversation_list import ConversationSummary
+
+MAX_TITLE_CHARS = 120
+
+
+class Rename(msgspec.Struct):
+    title: Annotated[str, msgspec.Meta(max_length=MAX_TITLE_CHARS * 4)]  # checked again once stripped, below
 
 
 class ConversationController(Controller):
@@ -44,6 +55,28 @@ class ConversationController(Controller):
             created_at=conversation.created_at,
             last_message_at=conversation.last_message_at,
         )
+
+    @patch(
+        "/{conversation_id:str}",
+        guards=[json_only],
+        summary="Rename a conversation",
+        responses=error_responses(400, 404, 503),
+    )
+    async def rename_conversation(
+        self,
+        data: JSONBody[Rename],
+        services: AppServices,
+        client_id: NamedDependency[str],
+        conversation_id: str = ConversationId,
+    ) -> ConversationSummary:
+        """`{"title": …}`: 1–120 characters once spaces are trimmed, on one line."""
+        title = " ".join(storable(data.title, "title", "title").split())
+        if not 1 <= len(title) <= MAX_TITLE_CHARS:
+            raise invalid("title", f"a title has 1 to {MAX_TITLE_CHARS} characters")
+        renamed = await services.conversations.rename(conversation_id, client_id, title)
+        if renamed is None:
+            raise not_found()
+        return renamed
 
     @delete(
         "/{conversation_id:str}",
