@@ -605,3 +605,23 @@ def test_a_conversation_is_renamed_in_the_sidebar_and_names_the_tab(page: Page, 
     page.get_by_role("button", name="Rename conversation “Lisbon in May”").click()
     page.get_by_label("New title for “Lisbon in May”").press("Escape")
     expect(chat.conversations.first).to_have_text("Lisbon in May")
+
+
+def test_scrolling_up_while_an_answer_streams_stays_put_until_the_button_goes_back_down(page: Page, server: str):
+    page.set_viewport_size({"width": 900, "height": 280})
+    chat = ChatPage.open(page, server)
+    chat.ask("count to 300")
+    expect(chat.assistant).to_contain_text("150 151 152")
+    log = page.get_by_role("log")
+    assert log.evaluate("log => log.scrollHeight > log.clientHeight + 60"), "the answer overflows"
+    log.evaluate("log => { log.scrollTop = 0; log.dispatchEvent(new Event('scroll')); }")
+    page.wait_for_timeout(2000)  # the answer streams on
+    assert log.evaluate("log => log.scrollTop") < 50, "the reader is not pulled back down"
+    page.get_by_test_id("scroll-to-bottom").click()
+    page.wait_for_function(
+        "() => { const log = document.querySelector('[role=log]'); "
+        "return log.scrollHeight - log.scrollTop - log.clientHeight < 48; }"
+    )
+    expect(page.get_by_test_id("scroll-to-bottom")).to_have_count(0)
+    chat.stop_button.click()
+    chat.wait_until_answered()

@@ -41,6 +41,13 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   const [acting, setActing] = useState(false); // a server action is on its way
   const [retryAt, setRetryAt] = useState<number | null>(null); // when a rate limit lets the last message through
   const endRef = useRef<HTMLDivElement>(null);
+  const logRef = useRef<HTMLDivElement>(null);
+  // The answer is followed only while the reader is at the bottom: scrolling up to read stays put.
+  const [atBottom, setAtBottom] = useState(true);
+  const onScroll = () => {
+    const log = logRef.current;
+    if (log) setAtBottom(log.scrollHeight - log.scrollTop - log.clientHeight < 48);
+  };
   // The messages as they were before a Retry that writes the answer again: put back if it cannot even start.
   const beforeRetry = useRef<ChatMessage[] | null>(null);
 
@@ -109,11 +116,12 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   const suggested = last?.role === 'assistant' ? suggestionsOf(last) : undefined;
 
   useEffect(() => {
-    endRef.current?.scrollIntoView({ block: 'end' });
-  }, [messages, thinking]);
+    if (atBottom) endRef.current?.scrollIntoView({ block: 'end' });
+  }, [messages, thinking, atBottom]);
 
   const send = (text: string, extra?: Record<string, string>, files?: FileUIPart[]) => {
     if (messages.length === 0) onFirstMessage();
+    setAtBottom(true); // one's own message is always followed
     setWarning(null);
     declineWaiting();
     const body = { ...(messages.length === 0 && profileId ? { profileId } : {}), ...extra };
@@ -222,7 +230,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
 
   return (
     <section className="chat" aria-label="Conversation">
-      <div className="messages" role="log" aria-live="polite" aria-busy={busy}>
+      <div className="messages" role="log" aria-live="polite" aria-busy={busy} ref={logRef} onScroll={onScroll}>
         {messages.length === 0 && !busy ? (
           <Welcome profiles={profiles} profileId={profileId} onPickProfile={setProfileId} onSend={send} />
         ) : (
@@ -255,6 +263,17 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
         )}
         <div ref={endRef} />
       </div>
+      {!atBottom && (
+        <button
+          type="button"
+          className="to-bottom"
+          aria-label="Scroll to the newest message"
+          data-testid="scroll-to-bottom"
+          onClick={() => endRef.current?.scrollIntoView({ block: 'end', behavior: 'smooth' })}
+        >
+          ↓
+        </button>
+      )}
       {warning && (
         <div className="notice" role="status" data-testid="notice">
           {warning}
