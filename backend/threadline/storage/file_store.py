@@ -128,16 +128,17 @@ class PostgresFiles:
         file = file_of(data, media_type, filename)
         if (known := await self.get(owner, file.id)) is not None:
             return known
-        if self.blobs is not None:  # first the bytes, then the row that names them: never a row without its bytes
-            await self.blobs.put(file.sha256, data)
         async with self.pool.connection() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (owner,))  # one quota check at a time
+            await _lock_blobs(conn, [file.sha256])  # a deletion of the same bytes waits, or is waited for
             row = await (
                 await conn.execute("SELECT coalesce(sum(size), 0) AS used FROM files WHERE client_id = %s", (owner,))
             ).fetchone()
             if (row["used"] if row else 0) + file.size > quota:
                 raise storage_full(quota)
-            if self.blobs is None:
+            if self.blobs is not None:  # the bytes before the row that names them: never a row without its bytes
+                await self.blobs.put(file.sha256, data)
+            else:
                 await conn.execute(
                     "INSERT INTO file_blobs (sha256, data) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                     (file.sha256, data),
@@ -149,15 +150,13 @@ class PostgresFiles:
             )
         return file
 
-    @staticmethod
-    async def _get(conn: psycopg.AsyncConnection[DictRow], owner: str, file_id: str) -> StoredFile | None:
-        cursor = await conn.execute(f"SELECT {COLUMNS} FROM files WHERE client_id = %s AND id = %s", (owner, file_id))
-        row = await cursor.fetchone()
-        return None if row is None else StoredFile(**row)
-
     async def get(self, owner: str, file_id: str) -> StoredFile | None:
         async with self.pool.connection() as conn:
-            return await self._get(conn, owner, file_id)
+            cursor = await conn.execute(
+                f"SELECT {COLUMNS} FROM files WHERE client_id = %s AND id = %s", (owner, file_id)
+            )
+            row = await cursor.fetchone()
+        return None if row is None else StoredFile(**row)
 
     async def read(self, sha256: str) -> bytes | None:
         if self.blobs is not None:
@@ -185,38 +184,46 @@ class PostgresFiles:
             )
             used = [row["file_id"] for row in await cursor.fetchall()]
             cursor = await conn.execute(
-                "DELETE FROM files f WHERE client_id = %s AND id = ANY(%s) AND NOT EXISTS "
-                "(SELECT 1 FROM file_uses u WHERE u.client_id = f.client_id AND u.file_id = f.id) RETURNING sha256",
+                f"DELETE FROM files f WHERE client_id = %s AND id = ANY(%s) AND {UNUSED} RETURNING sha256",
                 (owner, used),
             )
-            unused = await self._drop_blobs(conn, [row["sha256"] for row in await cursor.fetchall()])
-        if self.blobs is not None:
-            await self.blobs.delete(unused)
+            await self._drop_blobs(conn, [row["sha256"] for row in await cursor.fetchall()])
 
     async def drop_unused(self, older_than: float) -> int:
         async with self.pool.connection() as conn, conn.transaction():
             cursor = await conn.execute(
-                "DELETE FROM files f WHERE created_at < now() - make_interval(secs => %s) AND NOT EXISTS "
-                "(SELECT 1 FROM file_uses u WHERE u.client_id = f.client_id AND u.file_id = f.id) RETURNING sha256",
+                f"DELETE FROM files f WHERE created_at < now() - make_interval(secs => %s) AND {UNUSED} "
+                "RETURNING sha256",
                 (older_than,),
             )
             gone = [row["sha256"] for row in await cursor.fetchall()]
-            unused = await self._drop_blobs(conn, gone)
-        if self.blobs is not None:
-            await self.blobs.delete(unused)
+            await self._drop_blobs(conn, gone)
         return len(gone)
 
-    @staticmethod
-    async def _drop_blobs(conn: psycopg.AsyncConnection[DictRow], candidates: list[str]) -> list[str]:
-        """Of these files' bytes, those no file names any more: deleted here, returned for an object store."""
+    async def _drop_blobs(self, conn: psycopg.AsyncConnection[DictRow], candidates: list[str]) -> None:
+        """Delete, in the caller's transaction, the bytes of these that no file names any more; under their
+        locks, so a file saved with the same bytes meanwhile keeps them."""
+        await _lock_blobs(conn, candidates)
         cursor = await conn.execute(
             "SELECT gone.sha AS sha256 FROM unnest(%s::text[]) AS gone(sha) "
             "WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.sha256 = gone.sha)",
             (candidates,),
         )
         unused = [row["sha256"] for row in await cursor.fetchall()]
-        await conn.execute("DELETE FROM file_blobs WHERE sha256 = ANY(%s)", (unused,))
-        return unused
+        if self.blobs is not None:
+            await self.blobs.delete(unused)
+        else:
+            await conn.execute("DELETE FROM file_blobs WHERE sha256 = ANY(%s)", (unused,))
+
+
+# A file no conversation of its owner uses.
+UNUSED = "NOT EXISTS (SELECT 1 FROM file_uses u WHERE u.client_id = f.client_id AND u.file_id = f.id)"
+
+
+async def _lock_blobs(conn: psycopg.AsyncConnection[DictRow], sha256s: list[str]) -> None:
+    """Transaction locks on these bytes, in one order, so savers and deleters of the same bytes take turns."""
+    for sha256 in sorted(set(sha256s)):
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"blob:{sha256}",))
 
 
 @dataclass
