@@ -10,12 +10,12 @@ import psycopg
 from litestar import Request, Response
 from litestar.connection import ASGIConnection
 from litestar.exceptions import HTTPException, ValidationException
-from litestar.handlers import BaseRouteHandler
+from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
 from litestar.openapi import ResponseSpec
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 from litestar.types import ExceptionHandlersMap
 
-from threadline.http.schemas import MAX_BODY_BYTES, MAX_FILES_BODY_BYTES, ErrorBody, ErrorDetail, ErrorInfo
+from threadline.http.schemas import MAX_BODY_BYTES, ErrorBody, ErrorDetail, ErrorInfo
 from threadline.refusals import RefusalCode, Refused
 
 AnyRequest = Request[Any, Any, Any]
@@ -106,9 +106,6 @@ def _field(key: str | None, message: str = "") -> str:
     return "body" if field in ("", "data") else field
 
 
-FILES_BODY_PATHS = ("/api/chat", "/api/files")  # the routes whose bodies may hold files (MAX_FILES_BODY_BYTES)
-
-
 def too_large_body(limit: int) -> ApiError:
     return ApiError(413, "PAYLOAD_TOO_LARGE", f"The request body is too large (the limit is {limit // 1_048_576} MB).")
 
@@ -130,9 +127,10 @@ def handle_http_exception(request: AnyRequest, exc: HTTPException) -> Response[E
             details = [ErrorDetail(field="body", message=exc.detail)]
         message = details[0].message if len(details) == 1 else "The request is not valid"
         return _response(400, ErrorInfo("VALIDATION_ERROR", f"Invalid request: {message}", details))
-    if exc.status_code == 413:
-        files = request.scope["path"] in FILES_BODY_PATHS
-        info = too_large_body(MAX_FILES_BODY_BYTES if files else MAX_BODY_BYTES)
+    if exc.status_code == 413:  # the route's own limit: a message with files may be larger
+        handler = request.scope.get("route_handler")
+        limit = handler.resolve_request_max_body_size() if isinstance(handler, HTTPRouteHandler) else None
+        info = too_large_body(limit or MAX_BODY_BYTES)
         return _response(413, ErrorInfo(info.code, info.detail))
     status = exc.status_code if exc.status_code < 500 else HTTP_500_INTERNAL_SERVER_ERROR
     code = _CODES.get(status, "INTERNAL_ERROR")
