@@ -1,7 +1,8 @@
 """What an attached file must be before it is stored: an accepted type by its bytes (not by its name or the
 type it claims), within the size limits, and safe to open later. Pillow reads an image's real format and
 dimensions from its header, so a decompression bomb is refused before anything is decoded; pypdf counts a
-PDF's pages; text must be UTF-8 (and JSON must parse)."""
+PDF's pages; text must be UTF-8 (and JSON must parse). Both are imported with the first file that needs them
+(some 30 MB a process that is never sent a file does not hold)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,6 @@ import warnings
 from collections.abc import Collection
 from dataclasses import dataclass
 from urllib.parse import unquote_to_bytes
-
-from PIL import Image, UnidentifiedImageError
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
 
 from threadline.conversations.state import FileRef
 from threadline.refusals import Refused, invalid
@@ -123,6 +120,8 @@ def _sniffed(data: bytes, declared: str, name: str, field: str) -> str:
 
 def _image_type(data: bytes, name: str, field: str) -> str | None:
     """An image's type by its header, None when the bytes are no image Pillow knows."""
+    from PIL import Image, UnidentifiedImageError
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -143,6 +142,9 @@ def _image_type(data: bytes, name: str, field: str) -> str | None:
 
 
 def _check_pdf(data: bytes, name: str, field: str) -> None:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
     try:
         pages = len(PdfReader(io.BytesIO(data)).pages)
     except (PyPdfError, ValueError, KeyError, OSError):
