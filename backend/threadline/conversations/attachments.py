@@ -18,6 +18,7 @@ from urllib.parse import unquote_to_bytes
 
 from threadline.conversations.state import FileRef
 from threadline.refusals import Refused, invalid
+from threadline.settings import Settings
 from threadline.storage.file_store import FileStore, StoredFile
 
 MAX_PIXELS = 40_000_000  # an image's width × height: bigger ones are refused by their header alone
@@ -44,6 +45,12 @@ class FileLimits:
     max_bytes: int
     max_count: int
     max_message_bytes: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> FileLimits:
+        return cls(
+            settings.file_types, settings.file_max_bytes, settings.file_max_count, settings.file_max_message_bytes
+        )
 
 
 @dataclass(frozen=True)

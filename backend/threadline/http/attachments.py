@@ -24,13 +24,6 @@ from threadline.storage.file_store import StoredFile
 FILE_URL = re.compile(r"^/api/files/([0-9a-f]{32})(?!\n)$")
 
 
-def limits_of(services: Services) -> FileLimits:
-    settings = services.settings
-    return FileLimits(
-        settings.file_types, settings.file_max_bytes, settings.file_max_count, settings.file_max_message_bytes
-    )
-
-
 def reference(file: StoredFile) -> FileRef:
     return FileRef(id=file.id, sha256=file.sha256, media_type=file.media_type, filename=file.filename, size=file.size)
 
@@ -40,7 +33,7 @@ async def attached_files(services: Services, owner: str, parts: Sequence[UIMessa
     indexed = [(index, part) for index, part in enumerate(parts) if part.type == "file"]
     if not indexed:
         return ()
-    limits = limits_of(services)
+    limits = FileLimits.of(services.settings)
     if len(indexed) > limits.max_count:
         raise too_large(f"A message may carry {limits.max_count} files at most (this one has {len(indexed)}).")
     found: list[StoredFile | CheckedFile] = []

@@ -126,7 +126,7 @@ class Services:
 
 def tool_files(settings: Settings, storage: Storage) -> KeepFile:
     """How a file a tool returns is kept: checked and stored like an upload, used by its conversation."""
-    limits = FileLimits(settings.file_types, settings.file_max_bytes, 1, settings.file_max_bytes)
+    limits = FileLimits.of(settings)
 
     async def keep(owner: str, conversation_id: str, data: bytes, media_type: str, name: str) -> FileRef:
         checked = checked_file(data, media_type, name, limits, "tool result")

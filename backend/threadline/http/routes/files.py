@@ -13,8 +13,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import Parameter, QueryParameter
 
-from threadline.conversations.attachments import checked_file
-from threadline.http.attachments import limits_of
+from threadline.conversations.attachments import FileLimits, checked_file
 from threadline.http.dependencies import AppServices
 from threadline.http.errors import error_responses
 from threadline.http.schemas import MAX_FILES_BODY_BYTES
@@ -57,7 +56,9 @@ class FileController(Controller):
         """The same checks as a file sent inside a message; the same bytes again give the same file. Send its
         `url` as a `file` part's url. A file no message uses is not kept for good."""
         data = await request.body()
-        checked = checked_file(data, request.headers.get("content-type", ""), filename, limits_of(services), "body")
+        checked = checked_file(
+            data, request.headers.get("content-type", ""), filename, FileLimits.of(services.settings), "body"
+        )
         stored = await services.storage.files.save(
             client_id, checked.data, checked.media_type, checked.filename, services.settings.file_quota_bytes
         )
