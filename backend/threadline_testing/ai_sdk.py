@@ -55,3 +55,9 @@ def send_files_with_chat(base_url: str, cookie: str, conversation_id: str, text:
     """The real `ai` Chat sending files with a message, and the history read back and validated (file-chat.mjs)."""
     request = {"baseUrl": base_url, "cookie": cookie, "conversationId": conversation_id, "text": text}
     return _node("file-chat.mjs", json.dumps(request | {"files": files}).encode())
+
+
+def edit_with_chat(base_url: str, cookie: str, conversation_id: str) -> dict:
+    """The real `ai` Chat editing a message and regenerating its answer, the history read back (edit-chat.mjs)."""
+    request = {"baseUrl": base_url, "cookie": cookie, "conversationId": conversation_id}
+    return _node("edit-chat.mjs", json.dumps(request).encode())

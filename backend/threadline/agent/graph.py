@@ -21,7 +21,6 @@ from langchain_core.messages import (
     AIMessage,
     AnyMessage,
     BaseMessage,
-    RemoveMessage,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -49,6 +48,7 @@ from threadline.conversations.state import (
     unanswered_calls,
     usage_since,
 )
+from threadline.conversations.versions import Fork, answer_key, branch, merge_forks
 from threadline.current_answer import current_turn
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]  # the compiled conversation graph (ChatState in and out)
@@ -73,6 +73,7 @@ class TurnRequest(TypedDict):
     resume: NotRequired[dict[str, Any]]  # resume the turn: the person's answers, by the interrupt they answer
     declined: NotRequired[list[str]]  # the tool calls among them that the person declined
     files: NotRequired[list[FileRef]]  # the new message's attachments, by reference
+    edit: NotRequired[bool]  # the message replaces the user message by its id, which is kept as a version
 
 
 class ChatState(TypedDict, total=False):
@@ -82,6 +83,7 @@ class ChatState(TypedDict, total=False):
     request: TurnRequest | None
     context: ContextState | None  # the summary the model sees instead of the older turns (agent/compression.py)
     interactive: bool  # whether this turn may wait for the person's approval of a tool call
+    versions: Annotated[dict[str, Fork], merge_forks]  # edits' and regenerations' versions not shown
 
 
 @dataclass(frozen=True)
@@ -147,24 +149,31 @@ def tool_calls_of(state: ChatState) -> list[ToolCall]:
 
 
 async def input_node(state: ChatState) -> dict[str, Any]:
-    """The new question (or, to regenerate, the last one again) enters the conversation with its record."""
+    """The new question (or, to regenerate, its question again) enters the conversation with its record. An
+    edit or a regenerated answer keeps what it replaces as a version (conversations/versions.py)."""
     request = state["request"]
     assert request is not None, "every run starts with a request"
     messages = state.get("messages", [])
     update: list[BaseMessage] = []
-    superseded: dict[str, AnswerRecord] = {}
+    records: dict[str, AnswerRecord | None] = {}
+    forks: dict[str, Fork | None] = {}
     if not request["regenerate"] and (unanswered := unanswered_calls(messages)):
         declined, superseded = _decline_waiting(messages, unanswered)
-        update, messages = list(declined), [*messages, *declined]
+        update, messages, records = list(declined), [*messages, *declined], dict(superseded)
+    user_id = request["user_message_id"]
+    if request["regenerate"] or request.get("edit"):
+        key = answer_key(user_id) if request["regenerate"] else user_id
+        known = merge_records(state.get("turns", {}), records)
+        change = branch(messages, known, state.get("versions") or {}, key)
+        assert change is not None, "the route branches only at a question of the conversation"
+        update = [*update, *change["messages"]]
+        records, forks = records | change["turns"], change["versions"]
     if request["regenerate"]:
-        index = last_user_index(messages)
-        assert index is not None, "the route regenerates only a conversation with a question"
-        user_id = messages[index].id or ""
-        update = [RemoveMessage(id=message.id or "") for message in messages[index + 1 :]]
-        turn = AnswerRecord()
+        turn = AnswerRecord()  # the reducer keeps the question's time
     else:
-        user_id = _fresh_id(request["user_message_id"], messages, state.get("turns", {}))
-        update = [*update, question(request["text"], user_id, request.get("files", []))]
+        if not request.get("edit"):
+            user_id = _fresh_id(user_id, messages, state.get("turns", {}))
+        update.append(question(request["text"], user_id, request.get("files", [])))
         turn = AnswerRecord(user_created_at=request["created_at"])
     turn |= AnswerRecord(
         assistant_id=request["assistant_message_id"],
@@ -177,7 +186,8 @@ async def input_node(state: ChatState) -> dict[str, Any]:
         turn["comparison_id"] = request["comparison_id"]
     return {
         "messages": update,
-        "turns": superseded | {user_id: turn},
+        "turns": records | {user_id: turn},
+        "versions": forks,
         "model_calls": 0,
         "request": None,
         "interactive": request.get("interactive", True),

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
+from langchain_core.messages import HumanMessage
 
 from threadline.agent.attachments import kind_of
 from threadline.agent.graph import TurnRequest
@@ -27,7 +28,7 @@ from threadline.answers import events as ev
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
 from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup
-from threadline.conversations import approvals
+from threadline.conversations import approvals, versions
 from threadline.conversations.approvals import SUPERSEDED, ApprovalResponse
 from threadline.conversations.closing import decline_waiting, roll_back
 from threadline.conversations.comparisons import ComparedAnswer, Comparison, Side, kept_answer
@@ -74,7 +75,8 @@ class AnswerOptions:
 
     stream_mode: StreamMode = "messages"
     profile_id: str | None = None  # else the conversation's profile, else the default
-    regenerate: bool = False  # the message is the conversation's last question, answered again
+    regenerate: bool = False  # the message is a question of the conversation, answered again
+    edit: bool = False  # the message replaces the conversation's user message with its id
     strategy: MultitaskStrategy = "reject"  # what happens to the visitor's answer already running
     on_disconnect: OnDisconnect | None = None  # a resumable answer's fate when its reader leaves; else the server's
     resumable: bool = False  # recorded for GET /api/chat/{id}/stream (unless CHAT_RESUMABLE=false)
@@ -119,21 +121,47 @@ class AnswerService:
         if options.strategy != "reject":
             await self._make_room(client_id, options.strategy)
         turn = self._turn(thread_of(client_id, conversation_id), conversation_id, client_id, message, profile, options)
-        await self._begin(turn, new_turn=not options.regenerate, profile_id=profile.id)
+        await self._begin(turn, new_turn=not (options.regenerate or options.edit), profile_id=profile.id)
         if self.several_profiles:
             # The conversation moves on: no vote can change the continuation of its earlier comparisons any
             # more, so the answers they kept for that go (their texts stay in the records).
             self.keep(self._settle(client_id, conversation_id))
         return turn
 
-    async def regenerate(self, client_id: str, conversation_id: str, options: AnswerOptions) -> Turn:
-        """Answer the conversation's last question again; the new answer replaces the old one."""
+    async def regenerate(
+        self, client_id: str, conversation_id: str, options: AnswerOptions, answer_id: str | None = None
+    ) -> Turn:
+        """Answer a question again: the one the answer by `answer_id` answers, else the last. The new answer
+        is shown; the one it replaces is kept as a version (with whatever followed it)."""
         await self.owned(client_id, conversation_id)
-        question = (await load(self.graphs.current, thread_of(client_id, conversation_id))).last_question()
+        conversation = await load(self.graphs.current, thread_of(client_id, conversation_id))
+        question_id = conversation.question_answered_by(answer_id) if answer_id else None
+        question = next((m for m in conversation.messages if m.id == question_id), None) or conversation.last_question()
         if question is None:
             raise not_found()
         message = NewMessage(question.text, question.id or new_id())
         return await self.start(client_id, conversation_id, message, replace(options, regenerate=True))
+
+    async def edit(self, client_id: str, conversation_id: str, message: NewMessage, options: AnswerOptions) -> Turn:
+        """Answer `message` in place of the user message with its id; that message and everything after it
+        are kept as a version."""
+        await self.owned(client_id, conversation_id)
+        conversation = await load(self.graphs.current, thread_of(client_id, conversation_id))
+        if not any(isinstance(m, HumanMessage) and m.id == message.id for m in conversation.messages):
+            raise not_found("Message")
+        return await self.start(client_id, conversation_id, message, replace(options, edit=True))
+
+    async def show_version(self, client_id: str, conversation_id: str, message_id: str, number: int) -> None:
+        """Show version `number` (from 1) of a message with versions, and the branch that goes on from it."""
+        await self.owned(client_id, conversation_id)
+        thread_id = thread_of(client_id, conversation_id)
+        running = await self.active.running_answer(client_id)
+        if running is not None and running[0] == thread_id:
+            raise Refused("CONFLICT", "An answer is streaming in this conversation: stop it or let it finish first.")
+        conversation = await load(self.graphs.current, thread_id)
+        if conversation.approvals or conversation.questions:
+            raise Refused("CONFLICT", "An answer waits for the person here: answer it or stop it first.")
+        await versions.show_version(self.graphs.current, conversation, message_id, number)
 
     async def answer_approvals(
         self,
@@ -435,6 +463,8 @@ def turn_request(message: NewMessage, profile: Profile, options: AnswerOptions) 
         request["files"] = list(message.files)
     if options.comparison_id:
         request["comparison_id"] = options.comparison_id
+    if options.edit:
+        request["edit"] = True
     if not options.interactive:
         request["interactive"] = False
     return request

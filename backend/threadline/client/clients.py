@@ -24,10 +24,12 @@ from threadline.client.protocol import (
     chat_request,
     chunks_of,
     contract_request,
+    edit_request,
     error_from,
     events_of,
     is_json,
     json_of,
+    regenerate_request,
     remember_identity,
     reply_request,
     stopped,
@@ -123,6 +125,39 @@ class Client(_Connection[httpx.Client]):
         comparison_id = first.metadata["comparisonId"]
         second = whole(self._chunks("GET", f"/api/comparisons/{comparison_id}/stream"))
         return Compared(comparison_id, first, second)
+
+    def edit(
+        self,
+        conversation_id: str,
+        message_id: str,
+        text: str,
+        *,
+        stream_mode: StreamMode | None = None,
+        files: Sequence[str | Path] = (),
+    ) -> Answer:
+        """Send `text` in place of the user message `message_id` (see `messages`); it is answered from before
+        that message, and the branch it replaces stays as version of it (`show_version`)."""
+        body = edit_request(conversation_id, message_id, text, stream_mode, files)
+        return whole(self._chunks("POST", "/api/chat", body))
+
+    def regenerate(
+        self, conversation_id: str, answer_id: str | None = None, *, stream_mode: StreamMode | None = None
+    ) -> Answer:
+        """Write an answer again (by its id, else the last); the earlier one stays as a version of it."""
+        return whole(self._chunks("POST", "/api/chat", regenerate_request(conversation_id, answer_id, stream_mode)))
+
+    def messages(self, conversation_id: str) -> list[dict[str, Any]]:
+        """The conversation's messages on the branch shown, as `UIMessage` dicts; a message with versions has
+        `metadata["version"]` (shown, from 1) and `metadata["versions"]` (how many)."""
+        messages: list[dict[str, Any]] = json_of(self.http.get(f"/api/conversations/{conversation_id}"))["messages"]
+        return messages
+
+    def show_version(self, conversation_id: str, message_id: str, version: int) -> list[dict[str, Any]]:
+        """Show version `version` (from 1) of an edited message or a regenerated answer; the messages now shown."""
+        body = {"messageId": message_id, "version": version}
+        shown = json_of(self.http.post(f"/api/conversations/{conversation_id}/versions", json=body))
+        messages: list[dict[str, Any]] = shown["messages"]
+        return messages
 
     def approve(self, answer: Answer, edits: dict[str, dict[str, Any]] | None = None) -> Answer:
         """Approve every tool call of `answer` that waits, those in `edits` (by tool call id) with a changed
@@ -262,6 +297,36 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         comparison_id = first.metadata["comparisonId"]
         second = await self._whole(self._chunks("GET", f"/api/comparisons/{comparison_id}/stream"))
         return Compared(comparison_id, first, second)
+
+    async def edit(
+        self,
+        conversation_id: str,
+        message_id: str,
+        text: str,
+        *,
+        stream_mode: StreamMode | None = None,
+        files: Sequence[str | Path] = (),
+    ) -> Answer:
+        body = edit_request(conversation_id, message_id, text, stream_mode, files)
+        return await self._whole(self._chunks("POST", "/api/chat", body))
+
+    async def regenerate(
+        self, conversation_id: str, answer_id: str | None = None, *, stream_mode: StreamMode | None = None
+    ) -> Answer:
+        body = regenerate_request(conversation_id, answer_id, stream_mode)
+        return await self._whole(self._chunks("POST", "/api/chat", body))
+
+    async def messages(self, conversation_id: str) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = json_of(await self.http.get(f"/api/conversations/{conversation_id}"))[
+            "messages"
+        ]
+        return messages
+
+    async def show_version(self, conversation_id: str, message_id: str, version: int) -> list[dict[str, Any]]:
+        body = {"messageId": message_id, "version": version}
+        shown = json_of(await self.http.post(f"/api/conversations/{conversation_id}/versions", json=body))
+        messages: list[dict[str, Any]] = shown["messages"]
+        return messages
 
     async def approve(self, answer: Answer, edits: dict[str, dict[str, Any]] | None = None) -> Answer:
         return await self._go_on(answer, approval_request(answer, True, None, edits))

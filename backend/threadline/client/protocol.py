@@ -155,6 +155,21 @@ def chat_request(
     return body
 
 
+def edit_request(
+    conversation_id: str, message_id: str, text: str, stream_mode: str | None, files: Sequence[str | Path]
+) -> dict[str, Any]:
+    """An edit as useChat's `sendMessage({ text, messageId })` sends it: the message again, with its id."""
+    body = chat_request(text, conversation_id, stream_mode, files=files)
+    body["messages"][0]["id"] = body["messageId"] = message_id
+    return body
+
+
+def regenerate_request(conversation_id: str, answer_id: str | None, stream_mode: str | None) -> dict[str, Any]:
+    """useChat's `regenerate({ messageId })`: the answer by that id (else the last) written again."""
+    body = chat_request("", conversation_id, stream_mode) | {"trigger": "regenerate-message"}
+    return body | ({"messageId": answer_id} if answer_id else {})
+
+
 def file_part(path: Path) -> dict[str, str]:
     """A file as `useChat` attaches it: a `file` part with a data URL (the server judges the type by the bytes)."""
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"

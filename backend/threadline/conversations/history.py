@@ -25,6 +25,7 @@ from threadline.conversations.state import (
     tool_output,
     tool_results,
 )
+from threadline.conversations.versions import answer_key, numbering
 
 
 def _usage(usage: Usage | None) -> dict[str, int] | None:
@@ -72,12 +73,16 @@ def ui_messages(
     assistant: dict[str, Any] | None = None
     tool_parts: dict[str, dict[str, Any]] = {}
     suggested: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    numbers = numbering(conversation.forks)
     for message in conversation.messages:
         if isinstance(message, HumanMessage):
             record = conversation.records.get(message.id or "", AnswerRecord())
             answer_id = record.get("assistant_id")
             assistant = _assistant(message.id or "", record, conversation_id, feedback.get(answer_id or ""))
-            result += [_user_message(message, record), assistant]
+            user = _user_message(message, record)
+            _number(user, numbers.get(message.id or ""))
+            _number(assistant, numbers.get(answer_key(message.id or "")))
+            result += [user, assistant]
             if "suggestions" in record:  # the answer's last part, whatever it shows before it
                 suggested.append((assistant, record["suggestions"]))
         elif assistant is None:
@@ -103,6 +108,12 @@ def ui_messages(
         for message in result
         if message["role"] == "user" or message["parts"] or message["metadata"].get("interrupted")
     ]
+
+
+def _number(message: dict[str, Any], number: tuple[int, int] | None) -> None:
+    """A message with versions (edits, regenerated answers) says which is shown and how many there are."""
+    if number is not None:
+        message["metadata"] |= {"version": number[0], "versions": number[1]}
 
 
 def _question_part(question: Question) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from langchain_core.messages import (
     AIMessage,
@@ -28,6 +28,9 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from threadline.answers import events as ev
 from threadline.conversations.approvals import Question, Waiting, is_denied, waiting_of
+
+if TYPE_CHECKING:
+    from threadline.conversations.versions import Fork
 
 FILES = "files"  # where a user message keeps its attachments: its additional_kwargs
 
@@ -93,11 +96,15 @@ def record_of(stored: dict[str, Any]) -> AnswerRecord:
     return record  # type: ignore[return-value]
 
 
-def merge_records(left: dict[str, AnswerRecord], right: dict[str, AnswerRecord]) -> dict[str, AnswerRecord]:
-    """The state's reducer for records: later updates add fields to an answer's record, and a new answer to
-    the same question (a regenerated one) starts a record of its own."""
+def merge_records(left: dict[str, AnswerRecord], right: dict[str, AnswerRecord | None]) -> dict[str, AnswerRecord]:
+    """The state's reducer for records: later updates add fields to an answer's record, a new answer to
+    the same question (a regenerated one) starts a record of its own, and None takes a record out (its
+    answer was set aside as a version: conversations/versions.py)."""
     merged = dict(left or {})
     for key, update in (right or {}).items():
+        if update is None:
+            merged.pop(key, None)
+            continue
         record = record_of(dict(merged.get(key, {})))
         if update.get("assistant_id", record.get("assistant_id")) != record.get("assistant_id"):
             record = AnswerRecord(user_created_at=record["user_created_at"]) if "user_created_at" in record else {}
@@ -249,6 +256,7 @@ class Conversation:
     approvals: list[Waiting] = field(default_factory=list)  # tool calls that wait for the person's approval
     unsaved: list[AnyMessage] = field(default_factory=list)  # the end of `messages` a hosted agent has not returned
     questions: list[Question] = field(default_factory=list)  # what the agent asked the person, unanswered
+    forks: dict[str, Fork] = field(default_factory=dict)  # versions not shown, along the branch shown
 
     def removal_of(self, messages: Sequence[AnyMessage]) -> list[RemoveMessage]:
         """What removes `messages` from the checkpoint, which holds none of the unsaved ones yet."""
@@ -296,7 +304,8 @@ async def load(graph: StateReader, thread_id: str) -> Conversation:
     unsaved = await _unsaved(graph, thread_id, snapshot.tasks, messages)
     messages += unsaved
     approvals, questions = waiting_of(snapshot.interrupts, unanswered_calls(messages))
-    return Conversation(thread_id, messages, records, approvals, unsaved, questions)
+    forks = values.get("versions") or {}
+    return Conversation(thread_id, messages, records, approvals, unsaved, questions, forks)
 
 
 async def _unsaved(graph: StateReader, thread_id: str, tasks: Sequence[Any], saved: list[AnyMessage]) -> list[Any]:
@@ -321,6 +330,7 @@ async def copy_conversation(graph: StateWriter, source: str, target: str) -> Non
         "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *values.get("messages", [])],
         "turns": values.get("turns", {}),
         "context": values.get("context"),
+        "versions": values.get("versions") or {},
     }
     await graph.aupdate_state(config_of(target), update, as_node="respond")
 

@@ -44,16 +44,17 @@ def approval_responses(message: UIMessageIn) -> dict[str, tuple[str, ApprovalRes
     return responses
 
 
-async def new_message(services: Services, client_id: str, data: ChatRequest) -> NewMessage:
+async def new_message(services: Services, client_id: str, data: ChatRequest, edited: str | None = None) -> NewMessage:
     """The request's new user message: its last, which must be the user's; its text may be empty when it
-    carries files, which are stored once everything else about it is found valid."""
+    carries files, which are stored once everything else about it is found valid. An edit keeps the id of
+    the message it replaces."""
     last = data.messages[-1]
     if last.role != "user":
         raise invalid("messages", "the last message must have role 'user'")
     with_files = any(part.type == "file" for part in last.parts)
     text = checked_text(last.text, "messages") if last.text.strip() or not with_files else ""
     files = await attached_files(services, client_id, last.parts)
-    return NewMessage(text, last.id or new_id(), files=files)
+    return NewMessage(text, edited or last.id or new_id(), files=files)
 
 
 def options_of(services: Services, data: ChatRequest) -> AnswerOptions:
@@ -106,7 +107,10 @@ class ChatController(Controller):
             resume = data.resume
             turn = await answers.answer_question(client_id, conversation_id, resume.interrupt_id, resume.value, options)
         elif data.trigger == "regenerate-message":
-            turn = await answers.regenerate(client_id, conversation_id, options)
+            turn = await answers.regenerate(client_id, conversation_id, options, data.message_id)
+        elif data.message_id is not None and data.messages[-1].role == "user":  # useChat's edit of a message
+            message = await new_message(services, client_id, data, data.message_id)
+            turn = await answers.edit(client_id, conversation_id, message, options)
         elif data.messages[-1].role == "assistant":
             responses = approval_responses(data.messages[-1])
             turn = await answers.answer_approvals(client_id, conversation_id, responses, options)

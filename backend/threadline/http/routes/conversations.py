@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import msgspec
-from litestar import Controller, delete, get, patch
+from litestar import Controller, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
@@ -14,7 +14,8 @@ from threadline.conversations.state import load, thread_of
 from threadline.http.dependencies import AppServices, ConversationId, OwnedConversation
 from threadline.http.errors import error_responses, json_only, not_found
 from threadline.http.messages import invalid, storable
-from threadline.http.schemas import ConversationDetail
+from threadline.http.schemas import ConversationDetail, Id
+from threadline.http.services import Services
 from threadline.storage.conversation_list import ConversationSummary
 
 MAX_TITLE_CHARS = 120
@@ -22,6 +23,11 @@ MAX_TITLE_CHARS = 120
 
 class Rename(msgspec.Struct):
     title: Annotated[str, msgspec.Meta(max_length=MAX_TITLE_CHARS * 4)]  # checked again once stripped, below
+
+
+class ShowVersion(msgspec.Struct, rename="camel"):
+    message_id: Id  # a user message (its edits) or an answer's assistant message id (its regenerations)
+    version: Annotated[int, msgspec.Meta(ge=1)]  # from 1, as `metadata.version` counts
 
 
 class ConversationController(Controller):
@@ -45,16 +51,26 @@ class ConversationController(Controller):
         conversation: OwnedConversation,
         conversation_id: str = ConversationId,
     ) -> ConversationDetail:
-        history = await load(services.graph, thread_of(client_id, conversation_id))
-        feedback = await services.storage.feedback.of_conversation(client_id, conversation_id)
-        messages = ui_messages(history, conversation_id, feedback, services.graphs.titles)
-        return ConversationDetail(
-            id=conversation.id,
-            title=conversation.title,
-            messages=messages,
-            created_at=conversation.created_at,
-            last_message_at=conversation.last_message_at,
-        )
+        return await detail(services, client_id, conversation)
+
+    @post(
+        "/{conversation_id:str}/versions",
+        status_code=200,
+        guards=[json_only],
+        summary="Show another version of an edited message or a regenerated answer, and the branch after it",
+        responses=error_responses(400, 404, 409, 503),
+    )
+    async def show_version(
+        self,
+        data: JSONBody[ShowVersion],
+        services: AppServices,
+        client_id: NamedDependency[str],
+        conversation_id: str = ConversationId,
+    ) -> ConversationDetail:
+        """`{"messageId": …, "version": n}`: a message whose metadata has `versions` shows its version `n`
+        (from 1). Answers the conversation as GET does, on the branch now shown."""
+        await services.answers.show_version(client_id, conversation_id, data.message_id, data.version)
+        return await detail(services, client_id, await services.answers.owned(client_id, conversation_id))
 
     @patch(
         "/{conversation_id:str}",
@@ -90,3 +106,16 @@ class ConversationController(Controller):
         awaited, so nothing it saves can bring the conversation back."""
         if not await services.delete_conversation(client_id, conversation_id):
             raise not_found()
+
+
+async def detail(services: Services, client_id: str, conversation: ConversationSummary) -> ConversationDetail:
+    """A conversation with its messages on the branch shown, each rated answer with its rating."""
+    history = await load(services.graph, thread_of(client_id, conversation.id))
+    feedback = await services.storage.feedback.of_conversation(client_id, conversation.id)
+    return ConversationDetail(
+        id=conversation.id,
+        title=conversation.title,
+        messages=ui_messages(history, conversation.id, feedback, services.graphs.titles),
+        created_at=conversation.created_at,
+        last_message_at=conversation.last_message_at,
+    )
