@@ -9,6 +9,7 @@ import {
   describeError,
   loadConversation,
   runAction,
+  showVersion,
   type SuggestedAction,
   stopAnswers,
   suggestionsOf,
@@ -50,6 +51,9 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   };
   // The messages as they were before a Retry that writes the answer again: put back if it cannot even start.
   const beforeRetry = useRef<ChatMessage[] | null>(null);
+  // An edit or a regenerated answer made a version: once answered, the conversation is read again for its counts.
+  const versioned = useRef(false);
+  const [recount, setRecount] = useState(0);
 
   const transport = useMemo(() => chatTransport(), []);
 
@@ -83,6 +87,10 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     onFinish: ({ isError }) => {
       if (!isError) beforeRetry.current = null; // a failed one leaves the restoring to the effect below
       setStatusText(null);
+      if (versioned.current) {
+        versioned.current = false;
+        setRecount((count) => count + 1);
+      }
       onAnswered();
     },
     onError: (failure) => {
@@ -93,6 +101,39 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
       onAnswered();
     },
   });
+
+  useEffect(() => {
+    if (recount > 0) loadConversation(id).then(setMessages, () => undefined);
+  }, [recount, id, setMessages]);
+
+  /** An edit: the message is sent again in place (useChat drops what followed); the server keeps the old branch. */
+  const edit = useCallback(
+    (message: ChatMessage, text: string) => {
+      setAtBottom(true);
+      setWarning(null);
+      versioned.current = true;
+      const files = message.parts.filter((part): part is FileUIPart => part.type === 'file');
+      const metadata = { createdAt: new Date().toISOString() };
+      void sendMessage(files.length ? { text, files, messageId: message.id, metadata } : { text, messageId: message.id, metadata });
+    },
+    [sendMessage],
+  );
+
+  const regenerateAnswer = useCallback(
+    (message: ChatMessage) => {
+      setWarning(null);
+      versioned.current = true;
+      void regenerate({ messageId: message.id });
+    },
+    [regenerate],
+  );
+
+  const showVersionOf = useCallback(
+    (message: ChatMessage, version: number) => {
+      showVersion(id, message.id, version).then(setMessages, (failure: Error) => setWarning(describeError(failure)));
+    },
+    [id, setMessages],
+  );
 
   // A Retry that could not reach the server (it is still down) keeps the partial answer it would replace.
   useEffect(() => {
@@ -246,6 +287,9 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
             onAnswer={busy ? undefined : answerQuestion}
             onPending={onPending}
             onVoted={onVoted}
+            onEdit={busy || acting ? undefined : edit}
+            onRegenerate={busy || acting || lastComparison ? undefined : regenerateAnswer}
+            onShowVersion={busy || acting ? undefined : showVersionOf}
           />
         )}
         {!busy && !acting && last?.role === 'assistant' && !lastComparison && suggested && (

@@ -5,6 +5,8 @@ import type { ChatMessage, ToolProgress } from '../lib/api';
 import { AgentNote, AgentQuestion, type Answer } from './AgentQuestion';
 import { FileView } from './Attachments';
 import { Rating } from './Rating';
+import { CopyButton, EditBox, VersionSwitcher } from './Versions';
+import { textOf } from '../lib/messages';
 
 type Part = ChatMessage['parts'][number];
 type ToolPart = Extract<Part, { toolCallId: string }>;
@@ -191,6 +193,9 @@ type Props = {
   rateable?: boolean; // false for an A/B answer not yet voted on
   onApproval?: Approve; // answers a tool call that waits for the person's approval
   onAnswer?: Answer; // answers the agent's question
+  onEdit?: (message: ChatMessage, text: string) => void; // sends the message again with new text
+  onRegenerate?: (message: ChatMessage) => void; // writes this answer again
+  onShowVersion?: (message: ChatMessage, version: number) => void; // another version of an edit or answer
 };
 
 /** Data parts shown elsewhere (suggestions under the answer) or not at all (statuses while it streams). */
@@ -214,7 +219,11 @@ export const Message = memo(function Message({
   rateable = true,
   onApproval,
   onAnswer,
+  onEdit,
+  onRegenerate,
+  onShowVersion,
 }: Props) {
+  const [editing, setEditing] = useState(false);
   const mine = message.role === 'user';
   const reason = message.metadata?.interrupted;
   const editable = new Set(
@@ -233,6 +242,16 @@ export const Message = memo(function Message({
       aria-label={mine ? 'You' : 'Assistant'}
       data-testid={mine ? 'user-message' : 'assistant-message'}
     >
+      {editing && onEdit ? (
+        <EditBox
+          text={textOf(message)}
+          onCancel={() => setEditing(false)}
+          onSave={(text) => {
+            setEditing(false);
+            onEdit(message, text);
+          }}
+        />
+      ) : (
       <div className="bubble" data-testid="bubble">
         {message.parts.map((part, index) => {
           if (part.type === 'text') {
@@ -297,6 +316,7 @@ export const Message = memo(function Message({
         })}
         {streaming && !mine && <span className="dots streaming-dots" aria-hidden="true" data-testid="streaming-dots" />}
       </div>
+      )}
       <div className="meta" data-testid="message-meta">
         {mine ? 'You' : 'Assistant'}
         {!mine && modelLabel && <span data-testid="answer-model"> · {modelLabel}</span>} ·{' '}
@@ -309,9 +329,36 @@ export const Message = memo(function Message({
           </span>
         )}
       </div>
-      {/* Only a whole answer is rated: a stopped or broken one is not what the model would have said. */}
-      {!mine && rateable && !streaming && !interruption && !waitingForPerson && message.parts.length > 0 && (
-        <Rating key={message.id} messageId={message.id} initial={message.metadata?.feedback} />
+      {!streaming && !editing && (
+        <div className="message-actions" data-testid="message-actions">
+          {message.metadata?.versions && message.metadata.versions > 1 && (
+            <VersionSwitcher
+              version={message.metadata.version ?? message.metadata.versions}
+              versions={message.metadata.versions}
+              onShow={onShowVersion && ((version) => onShowVersion(message, version))}
+            />
+          )}
+          {mine && onEdit && !notSent && (
+            <button type="button" className="icon-button" data-testid="edit-message" onClick={() => setEditing(true)}>
+              Edit
+            </button>
+          )}
+          {!mine && message.parts.some((part) => part.type === 'text') && <CopyButton text={textOf(message)} />}
+          {!mine && onRegenerate && (
+            <button
+              type="button"
+              className="icon-button"
+              data-testid="regenerate"
+              onClick={() => onRegenerate(message)}
+            >
+              Regenerate
+            </button>
+          )}
+          {/* Only a whole answer is rated: a stopped or broken one is not what the model would have said. */}
+          {!mine && rateable && !interruption && !waitingForPerson && message.parts.length > 0 && (
+            <Rating key={message.id} messageId={message.id} initial={message.metadata?.feedback} />
+          )}
+        </div>
       )}
     </article>
   );

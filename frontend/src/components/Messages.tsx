@@ -24,11 +24,15 @@ type Props = {
   onAnswer?: Answer;
   onPending: (comparisonId: string, pending: boolean) => void;
   onVoted: () => void;
+  onEdit?: (message: ChatMessage, text: string) => void;
+  onRegenerate?: (message: ChatMessage) => void;
+  onShowVersion?: (message: ChatMessage, version: number) => void;
 };
 
 export const Messages = memo(function Messages(props: Props) {
   const { messages, profiles, progress, stopped, busy, failed, refused, onApproval, onAnswer, onPending, onVoted } =
     props;
+  const { onEdit, onRegenerate, onShowVersion } = props;
   const last = messages.at(-1);
   return messages.map((message) =>
     message.role === 'assistant' && message.metadata?.comparisonId ? (
@@ -54,6 +58,9 @@ export const Messages = memo(function Messages(props: Props) {
         modelLabel={labelOf(message, profiles)}
         onApproval={onApproval}
         onAnswer={message === last ? onAnswer : undefined}
+        onEdit={onEdit}
+        onRegenerate={message === last && message.role === 'assistant' && !failed ? onRegenerate : undefined}
+        onShowVersion={onShowVersion}
       />
     ),
   );

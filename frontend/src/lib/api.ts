@@ -11,6 +11,8 @@ export type MessageMetadata = {
   profile?: string;
   feedback?: Feedback;
   comparisonId?: string; // one of an A/B comparison's two answers
+  version?: number; // an edited message or a regenerated answer: the version shown (from 1)…
+  versions?: number; // …of how many
 };
 /** What a tool reports while it runs (`data-tool-progress`, transient). */
 export type ToolProgress = { toolCallId: string; progress: number; total?: number; message?: string };
@@ -94,6 +96,17 @@ export async function claimConversations(): Promise<number> {
 export async function loadConversation(id: string): Promise<ChatMessage[]> {
   const response = await apiFetch(`/api/conversations/${encodeURIComponent(id)}`);
   if (response.status === 404) return [];
+  if (!response.ok) throw await errorFrom(response);
+  return (await response.json()).messages;
+}
+
+/** Show version `version` (from 1) of an edited message or a regenerated answer; the conversation as it now is. */
+export async function showVersion(id: string, messageId: string, version: number): Promise<ChatMessage[]> {
+  const response = await apiFetch(`/api/conversations/${encodeURIComponent(id)}/versions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ messageId, version }),
+  });
   if (!response.ok) throw await errorFrom(response);
   return (await response.json()).messages;
 }
