@@ -397,6 +397,14 @@ class AnswerService:
         if files:  # the conversation now uses them: they go when it goes
             await self.storage.files.use(turn.client_id, [file["id"] for file in files], turn.conversation_id)
         self.active.launch(turn)
+        self.keep(self._remember_words(turn, text=new_turn or turn.request.get("edit", False)))
+
+    async def _remember_words(self, turn: Turn, *, text: bool) -> None:
+        """Once the answer has ended, its words (and a new question's) make the conversation findable."""
+        await turn.finished()
+        words = [turn.request["text"]] if text else []
+        words.append("".join(turn.said))
+        await self.storage.conversations.remember_words(turn.conversation_id, turn.client_id, "\n".join(words))
 
     async def _make_room(self, client_id: str, strategy: MultitaskStrategy) -> None:
         """Double-texting: end or wait for the visitor's running answer before the new one starts. A visitor has

@@ -115,6 +115,7 @@ class Turn:
         self.recording = setup.recording
         self.continue_on_disconnect = setup.continue_on_disconnect
         self.context = setup.context
+        self.said: list[str] = []  # the answer's text as it streamed, for the conversation's search
 
     def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> asyncio.Task[None]:
         context = contextvars.copy_context()
@@ -266,6 +267,7 @@ class Turn:
         )
         observe = self.recorder.observe  # _emit, inlined for the token loop
         send = self.queue.put_nowait if self.recording is None else self._send
+        said = self.said.append
         async for event in events:
             if self.stop_reason is not None:  # a stop whose cancellation the graph run swallowed: it ends here
                 raise asyncio.CancelledError
@@ -273,7 +275,9 @@ class Turn:
             if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
                 self._output_seen = True
             observe(event)
-            if event.__class__ in _TOOL_RESULTS:
+            if event.__class__ is ev.TextDelta:
+                said(event.delta)
+            elif event.__class__ in _TOOL_RESULTS:
                 event = msgspec.structs.replace(event, duration_ms=self.recorder.duration_of(event.tool_call_id))
             send(event)
 

@@ -14,6 +14,7 @@ from threadline.client.answer import Answer, Compared
 from threadline.client.chunks import Chunk
 from threadline.client.protocol import (
     ACCEPT,
+    CONVERSATIONS_PATH,
     IDENTITY_HEADER,
     Contract,
     Wire,
@@ -29,6 +30,7 @@ from threadline.client.protocol import (
     events_of,
     is_json,
     json_of,
+    next_page,
     regenerate_request,
     remember_identity,
     reply_request,
@@ -151,6 +153,16 @@ class Client(_Connection[httpx.Client]):
         `metadata["version"]` (shown, from 1) and `metadata["versions"]` (how many)."""
         messages: list[dict[str, Any]] = json_of(self.http.get(f"/api/conversations/{conversation_id}"))["messages"]
         return messages
+
+    def conversations(self, query: str = "", *, page_size: int = 50) -> Iterator[dict[str, Any]]:
+        """Your conversations, most recently used first, page by page as you iterate; with `query`, those with
+        every one of its words (or a word's beginning) in their title or messages."""
+        url: str | None = CONVERSATIONS_PATH
+        params: dict[str, Any] | None = {"limit": page_size} | ({"q": query} if query else {})
+        while url is not None:
+            response = self.http.get(url, params=params)
+            yield from json_of(response)
+            url, params = next_page(response), None
 
     def show_version(self, conversation_id: str, message_id: str, version: int) -> list[dict[str, Any]]:
         """Show version `version` (from 1) of an edited message or a regenerated answer; the messages now shown."""
@@ -321,6 +333,15 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
             "messages"
         ]
         return messages
+
+    async def conversations(self, query: str = "", *, page_size: int = 50) -> AsyncIterator[dict[str, Any]]:
+        url: str | None = CONVERSATIONS_PATH
+        params: dict[str, Any] | None = {"limit": page_size} | ({"q": query} if query else {})
+        while url is not None:
+            response = await self.http.get(url, params=params)
+            for conversation in json_of(response):
+                yield conversation
+            url, params = next_page(response), None
 
     async def show_version(self, conversation_id: str, message_id: str, version: int) -> list[dict[str, Any]]:
         body = {"messageId": message_id, "version": version}

@@ -155,6 +155,15 @@ def chat_request(
     return body
 
 
+CONVERSATIONS_PATH = "/api/conversations"
+
+
+def next_page(response: httpx.Response) -> str | None:
+    """The URL of the list's next page, from the response's `Link: <…>; rel="next"` header."""
+    following = response.links.get("next")
+    return following["url"] if following else None
+
+
 def edit_request(
     conversation_id: str, message_id: str, text: str, stream_mode: str | None, files: Sequence[str | Path]
 ) -> dict[str, Any]:

@@ -160,6 +160,7 @@ class MemoryClaims:
         for thread_id in threads_of(anonymous_id, moving, compared):
             self._move_thread(thread_id, principal + thread_id.removeprefix(anonymous_id))
         _rekey(conversations.rows, anonymous_id, principal, lambda key, _: key[1] in ids)
+        _rekey(conversations.words, anonymous_id, principal, lambda key, _: key[1] in ids)
         conversations.counts[principal] = conversations.counts.get(principal, 0) + len(moving)
         if left := conversations.counts.pop(anonymous_id, 0) - len(moving):
             conversations.counts[anonymous_id] = left

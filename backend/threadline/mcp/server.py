@@ -31,6 +31,7 @@ from threadline.http.errors import AnyRequest
 from threadline.http.services import Services
 from threadline.mcp.builtin_tools import calculate, time_in
 from threadline.mcp.tokens import Caller, InvalidToken, McpTokens
+from threadline.storage.conversation_list import Page
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +109,7 @@ def build_server(services: Callable[[], Services]) -> FastMCP:
         caller = _caller(ctx)
         if not caller.client_id:
             raise ToolError("no visitor: this token does not name whose conversations to list")
-        conversations = await services().conversations.list(caller.client_id, max(1, min(limit, 100)))
+        conversations = await services().conversations.list(caller.client_id, Page(limit=max(1, min(limit, 100))))
         if not conversations:
             return "You have no conversations yet."
         return "\n".join(

@@ -19,6 +19,8 @@ from threadline.storage.saver import Pool
 log = logging.getLogger(__name__)
 
 TITLE_LENGTH = 80
+SEARCHED_CHARS = 100_000  # of one turn's text: what a tsvector can hold is bounded (1 MB)
+SEARCH_TERMS = 8
 
 
 class ConversationSummary(msgspec.Struct, rename="camel", frozen=True):
@@ -30,6 +32,28 @@ class ConversationSummary(msgspec.Struct, rename="camel", frozen=True):
 
 
 COLUMNS = "id, title, created_at, last_message_at, profile_id"
+
+
+class Page(msgspec.Struct, frozen=True):
+    """Which conversations a list shows: those matching `query` (every word, as a word's beginning), older than
+    the conversation `after` names (last activity, id) when it goes on from an earlier page, at most `limit`."""
+
+    limit: int = 100
+    query: str = ""
+    after: tuple[datetime, str] | None = None
+
+
+FIRST_PAGE = Page()
+
+
+def search_terms(query: str) -> list[str]:
+    """The words a search looks for, lower case, at most SEARCH_TERMS."""
+    return re.findall(r"\w+", query.lower())[:SEARCH_TERMS]
+
+
+def ts_query(terms: list[str]) -> str:
+    """A tsquery matching conversations with every term as a word or a word's beginning ("tre" finds "tree")."""
+    return " & ".join(f"'{term}':*" for term in terms)  # \w+ has no quote, colon or operator to escape
 
 
 # What makes a first message Markdown rather than words: a link's or image's address, emphasis and code
@@ -81,8 +105,8 @@ WITH continued AS (
     WHERE client_id = %(client_id)s AND id = %(id)s AND turns + %(turns)s <= %(max_turns)s
     RETURNING false AS created
 ), started AS (
-    INSERT INTO conversations (client_id, id, title, turns, profile_id)
-    SELECT %(client_id)s, %(id)s, %(title)s, %(turns)s, %(profile_id)s
+    INSERT INTO conversations (client_id, id, title, turns, profile_id, words)
+    SELECT %(client_id)s, %(id)s, %(title)s, %(turns)s, %(profile_id)s, to_tsvector('simple', %(title)s)
     WHERE NOT EXISTS (SELECT 1 FROM conversations WHERE client_id = %(client_id)s AND id = %(id)s)
       AND (SELECT count(*) FROM conversations WHERE client_id = %(client_id)s) < %(max_conversations)s
     ON CONFLICT DO NOTHING
@@ -181,19 +205,43 @@ class PostgresConversations:
             row = await cursor.fetchone()
         return None if row is None else ConversationSummary(**row)
 
-    async def list(self, client_id: str, limit: int = 100) -> list[ConversationSummary]:
+    async def list(self, client_id: str, page: Page = FIRST_PAGE) -> list[ConversationSummary]:
+        """The visitor's conversations, most recently used first; a search uses the GIN index on `words`."""
+        where, params = ["client_id = %(client)s"], {"client": client_id, "limit": page.limit}
+        if page.query:
+            if not (terms := search_terms(page.query)):
+                return []
+            where.append("words @@ to_tsquery('simple', %(query)s)")
+            params["query"] = ts_query(terms)
+        if page.after is not None:
+            where.append("(last_message_at, id) < (%(at)s, %(id)s)")
+            params |= {"at": page.after[0], "id": page.after[1]}
+        sql = (
+            f"SELECT {COLUMNS} FROM conversations WHERE {' AND '.join(where)} "
+            "ORDER BY last_message_at DESC, id DESC LIMIT %(limit)s"
+        )
         async with self.pool.connection() as conn:
-            cursor = await conn.execute(
-                f"SELECT {COLUMNS} FROM conversations WHERE client_id = %s ORDER BY last_message_at DESC LIMIT %s",
-                (client_id, limit),
-            )
+            cursor = await conn.execute(sql, params)
             return [ConversationSummary(**row) for row in await cursor.fetchall()]
+
+    async def remember_words(self, conversation_id: str, client_id: str, text: str) -> None:
+        """Add a turn's words to what finds the conversation; a search misses them if they cannot be stored."""
+        try:
+            async with self.pool.connection() as conn:
+                await conn.execute(
+                    "UPDATE conversations SET words = strip(words || to_tsvector('simple', %s)) "
+                    "WHERE client_id = %s AND id = %s",
+                    (text[:SEARCHED_CHARS], client_id, conversation_id),
+                )
+        except (*CONNECTION_ERRORS, psycopg.Error) as exc:
+            log.warning("a turn's words were not kept for search: %s", exc, extra={"conversation_id": conversation_id})
 
     async def rename(self, conversation_id: str, client_id: str, title: str) -> ConversationSummary | None:
         async with self.pool.connection() as conn:
             cursor = await conn.execute(
-                f"UPDATE conversations SET title = %s WHERE client_id = %s AND id = %s RETURNING {COLUMNS}",
-                (title, client_id, conversation_id),
+                "UPDATE conversations SET title = %s, words = strip(words || to_tsvector('simple', %s)) "
+                f"WHERE client_id = %s AND id = %s RETURNING {COLUMNS}",
+                (title, title, client_id, conversation_id),
             )
             row = await cursor.fetchone()
         return None if row is None else ConversationSummary(**row)
@@ -216,6 +264,7 @@ class MemoryConversations:
         self.counts: dict[str, int] = {}  # conversations per visitor, so a limit check does not scan every row
         self.pending: dict[str, tuple[str, str, str]] = {}  # never anything: memory cannot go away
         self.retries = SaveRetries()
+        self.words: dict[tuple[str, str], list[str]] = {}  # what finds each conversation, lower case
 
     async def save_pending(self) -> None:
         """Nothing waits: memory cannot go away."""
@@ -253,9 +302,26 @@ class MemoryConversations:
     async def get(self, conversation_id: str, client_id: str) -> ConversationSummary | None:
         return self.rows.get((client_id, conversation_id), (0, None))[1]
 
-    async def list(self, client_id: str, limit: int = 100) -> list[ConversationSummary]:
-        mine = [conversation for (owner, _), (_, conversation) in self.rows.items() if owner == client_id]
-        return sorted(mine, key=lambda row: row.last_message_at, reverse=True)[:limit]
+    async def list(self, client_id: str, page: Page = FIRST_PAGE) -> list[ConversationSummary]:
+        """A simple match: every term somewhere in the title or the words said."""
+        terms = search_terms(page.query)
+        if page.query and not terms:
+            return []
+        mine = [
+            conversation
+            for (owner, id_), (_, conversation) in self.rows.items()
+            if owner == client_id
+            and (page.after is None or (conversation.last_message_at, id_) < page.after)
+            and all(term in conversation.title.lower() or term in self._said(owner, id_) for term in terms)
+        ]
+        return sorted(mine, key=lambda row: (row.last_message_at, row.id), reverse=True)[: page.limit]
+
+    def _said(self, client_id: str, conversation_id: str) -> str:
+        return "\n".join(self.words.get((client_id, conversation_id), ()))
+
+    async def remember_words(self, conversation_id: str, client_id: str, text: str) -> None:
+        if (client_id, conversation_id) in self.rows:
+            self.words.setdefault((client_id, conversation_id), []).append(text[:SEARCHED_CHARS].lower())
 
     async def rename(self, conversation_id: str, client_id: str, title: str) -> ConversationSummary | None:
         if (row := self.rows.get((client_id, conversation_id))) is None:
@@ -265,6 +331,7 @@ class MemoryConversations:
         return renamed
 
     async def delete(self, conversation_id: str, client_id: str) -> bool:
+        self.words.pop((client_id, conversation_id), None)
         if self.rows.pop((client_id, conversation_id), None) is None:
             return False
         if left := self.counts.pop(client_id) - 1:
@@ -290,7 +357,9 @@ class Conversations(Protocol):
 
     async def get(self, conversation_id: str, client_id: str) -> ConversationSummary | None: ...
 
-    async def list(self, client_id: str, limit: int = 100) -> list[ConversationSummary]: ...
+    async def list(self, client_id: str, page: Page = FIRST_PAGE) -> list[ConversationSummary]: ...
+
+    async def remember_words(self, conversation_id: str, client_id: str, text: str) -> None: ...
 
     async def rename(self, conversation_id: str, client_id: str, title: str) -> ConversationSummary | None: ...
 

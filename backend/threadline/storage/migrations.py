@@ -141,6 +141,11 @@ MIGRATIONS = [
         )""",
         "CREATE INDEX file_uses_by_file ON file_uses (client_id, file_id)",
     ],
+    [  # what finds a conversation (storage/conversation_list.py): its title's and its messages' words
+        "ALTER TABLE conversations ADD COLUMN words tsvector NOT NULL DEFAULT ''",
+        "UPDATE conversations SET words = to_tsvector('simple', title)",
+        "CREATE INDEX conversations_words ON conversations USING gin (words)",
+    ],
 ]
 
 

@@ -2,27 +2,53 @@
 
 from __future__ import annotations
 
+import base64
+from datetime import datetime
 from typing import Annotated
+from urllib.parse import urlencode
 
 import msgspec
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody
+from litestar.params import JSONBody, Parameter
 
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load, thread_of
 from threadline.http.dependencies import AppServices, ConversationId, OwnedConversation
-from threadline.http.errors import error_responses, json_only, not_found
+from threadline.http.errors import AnyRequest, error_responses, json_only, not_found
 from threadline.http.messages import invalid, storable
 from threadline.http.schemas import ConversationDetail, Id
 from threadline.http.services import Services
-from threadline.storage.conversation_list import ConversationSummary
+from threadline.storage.conversation_list import ConversationSummary, Page
 
 MAX_TITLE_CHARS = 120
 
 
 class Rename(msgspec.Struct):
     title: Annotated[str, msgspec.Meta(max_length=MAX_TITLE_CHARS * 4)]  # checked again once stripped, below
+
+
+MAX_QUERY_CHARS = 200
+
+
+def cursor_of(conversation: ConversationSummary) -> str:
+    """Where a page ended: the last conversation's activity and id, opaque to the client."""
+    position = f"{conversation.last_message_at.isoformat()}|{conversation.id}"
+    return base64.urlsafe_b64encode(position.encode()).decode().rstrip("=")
+
+
+def cursor_position(cursor: str | None) -> tuple[datetime, str] | None:
+    if cursor is None:
+        return None
+    try:
+        at, conversation_id = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode().split("|", 1)
+        return datetime.fromisoformat(at), conversation_id
+    except (ValueError, UnicodeDecodeError):
+        raise invalid("cursor", "not a cursor this server gave (take it from the Link header)") from None
+
+
+def next_page(q: str, limit: int, last: ConversationSummary) -> str:
+    return urlencode({key: value for key, value in (("q", q), ("limit", limit), ("cursor", cursor_of(last))) if value})
 
 
 class ShowVersion(msgspec.Struct, rename="camel"):
@@ -33,11 +59,29 @@ class ShowVersion(msgspec.Struct, rename="camel"):
 class ConversationController(Controller):
     path = "/api/conversations"
 
-    @get("/", summary="The conversations, most recently used first", responses=error_responses(503))
+    @get(
+        "/",
+        summary="The conversations, most recently used first; searched and paged",
+        responses=error_responses(400, 503),
+    )
     async def list_conversations(
-        self, services: AppServices, client_id: NamedDependency[str]
-    ) -> list[ConversationSummary]:
-        return await services.conversations.list(client_id)
+        self,
+        request: AnyRequest,
+        services: AppServices,
+        client_id: NamedDependency[str],
+        q: Annotated[str, Parameter(max_length=MAX_QUERY_CHARS, description="words the conversation has")] = "",
+        cursor: Annotated[str | None, Parameter(max_length=200, description="the Link header's next page")] = None,
+        limit: Annotated[int, Parameter(ge=1, le=100, description="conversations per page")] = 100,
+    ) -> Response[list[ConversationSummary]]:
+        """Each page is at most `limit` conversations; when more follow, the `Link` header's `rel="next"` URL
+        gives the next page (the same search, from where this one ended)."""
+        page = Page(limit=limit + 1, query=storable(q, "q", "search").strip(), after=cursor_position(cursor))
+        found = await services.conversations.list(client_id, page)
+        headers = {}
+        if len(found) > limit:
+            found = found[:limit]
+            headers["Link"] = f'<{request.url.path}?{next_page(q, limit, found[-1])}>; rel="next"'
+        return Response(found, headers=headers)
 
     @get(
         "/{conversation_id:str}",
