@@ -7,7 +7,8 @@
     python3 tasks.py lock    compile requirements.lock again from pyproject.toml (with uv)
     python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
                              default), compare, breakdown, capacity, load, encode, mcp, layers,
-                             checkpoint, storage, ab-storage, observability, context or resume
+                             checkpoint, storage, ab-storage, observability, context, resume,
+                             accounts, attachments or search
 
 Dependencies come from the lock files (requirements.lock, which uv compiles from pyproject.toml with
 every extra and group, and the package-lock.json files of conformance/, frontend/ and bench/) and are
@@ -235,6 +236,7 @@ BENCHMARKS = {
     "resume": "resume_bench.py",
     "accounts": "accounts_bench.py",
     "attachments": "attachments_bench.py",
+    "search": "search_bench.py",
 }
 
 
