@@ -1,5 +1,5 @@
 // The page: a conversation sidebar and the open conversation, whose id lives in the URL (?c=…).
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { User } from 'oidc-client-ts';
 import {
   anonymousConversations,
@@ -33,6 +33,8 @@ type Open = { id: string; messages: ChatMessage[] };
 
 export function App() {
   const [conversations, setConversations] = useState<ConversationSummary[]>([]);
+  const [next, setNext] = useState<string | null>(null); // the list's next page, when there is one
+  const [query, setQuery] = useState('');
   const [open, setOpen] = useState<Open | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [profiles, setProfiles] = useState<Profile[]>([]);
@@ -51,14 +53,49 @@ export function App() {
     });
   }, []);
 
-  // Refreshed after each answer; a failure then says nothing more than the chat's own banner does.
+  // Refreshed after each answer (as many as are listed, up to 100); a failure then says nothing more than the
+  // chat's own banner does.
+  const listed = useRef(0);
+  useEffect(() => {
+    listed.current = conversations.length;
+  }, [conversations]);
   const refreshList = useCallback(
     (quiet = false) =>
-      listConversations().then(setConversations, (error: Error) => {
-        if (!quiet) setLoadError(describeError(error));
-      }),
-    [],
+      listConversations(query, Math.min(100, Math.max(50, listed.current))).then(
+        (page) => {
+          setConversations(page.conversations);
+          setNext(page.next);
+        },
+        (error: Error) => {
+          if (!quiet) setLoadError(describeError(error));
+        },
+      ),
+    [query],
   );
+
+  const loading = useRef<string | null>(null); // the next page on its way: asked for once
+  const loadMore = useCallback(() => {
+    if (!next || loading.current === next) return;
+    loading.current = next;
+    listConversations(query, 50, next).then(
+      (page) => {
+        setConversations((shown) => [...shown, ...page.conversations.filter((c) => !shown.some((s) => s.id === c.id))]);
+        setNext(page.next);
+      },
+      (error: Error) => setLoadError(describeError(error)),
+    );
+  }, [next, query]);
+
+  /** A new conversation is listed as soon as its first message is sent, titled by it until the server's title. */
+  const listNew = useCallback((id: string, text: string) => {
+    const now = new Date().toISOString();
+    const title = text.trim().split('\n')[0].slice(0, 80) || 'New chat';
+    setConversations((shown) =>
+      shown.some((conversation) => conversation.id === id)
+        ? shown
+        : [{ id, title, createdAt: now, lastMessageAt: now }, ...shown],
+    );
+  }, []);
 
   // A promise chain rather than await: a new chat (no id) must not set state within the effect that opens it.
   const openConversation = useCallback((id: string | null, push: boolean) => {
@@ -80,12 +117,15 @@ export function App() {
   useEffect(() => {
     if (!account) return;
     listProfiles().then(setProfiles, () => setProfiles([]));  // without the list, the default is used
-    void refreshList();
     void openConversation(idFromUrl(), false);
     const onPopState = () => void openConversation(idFromUrl(), false);
     window.addEventListener('popstate', onPopState);
     return () => window.removeEventListener('popstate', onPopState);
   }, [account, refreshList, openConversation]);
+
+  useEffect(() => {
+    if (account) void refreshList(); // at the start, and for each new search
+  }, [account, refreshList]);
 
   const onDelete = async (id: string) => {
     try {
@@ -147,6 +187,10 @@ export function App() {
       <Sidebar
         open={menuOpen}
         conversations={conversations}
+        more={next !== null}
+        query={query}
+        onSearch={setQuery}
+        onMore={loadMore}
         activeId={open?.id ?? null}
         onNew={startNew}
         onOpen={(id) => {
@@ -180,7 +224,10 @@ export function App() {
             id={open.id}
             initialMessages={open.messages}
             profiles={profiles}
-            onFirstMessage={() => showInUrl(open.id, true)}
+            onFirstMessage={(text) => {
+              showInUrl(open.id, true);
+              if (!query.trim()) listNew(open.id, text);
+            }}
             onAnswered={() => void refreshList(true)}
             onNewChat={startNew}
           />

@@ -27,7 +27,7 @@ type Props = {
   id: string;
   initialMessages: ChatMessage[];
   profiles: Profile[];
-  onFirstMessage: () => void;
+  onFirstMessage: (text: string) => void;
   onAnswered: () => void;
   onNewChat: () => void;
 };
@@ -161,7 +161,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
   }, [messages, thinking, atBottom]);
 
   const send = (text: string, extra?: Record<string, string>, files?: FileUIPart[]) => {
-    if (messages.length === 0) onFirstMessage();
+    if (messages.length === 0) onFirstMessage(text || files?.[0]?.filename || '');
     setAtBottom(true); // one's own message is always followed
     setWarning(null);
     declineWaiting();

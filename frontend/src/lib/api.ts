@@ -69,10 +69,17 @@ export const chatFetch: typeof fetch = async (input, init) => {
   return response;
 };
 
-export async function listConversations(): Promise<ConversationSummary[]> {
-  const response = await apiFetch('/api/conversations');
+/** One page of the sidebar's list: conversations, and the URL of the next page when there is one. */
+export type ConversationPage = { conversations: ConversationSummary[]; next: string | null };
+
+/** The visitor's conversations matching `query` (every word, or its beginning), newest activity first; `from`
+ * is the `next` of the page before. */
+export async function listConversations(query = '', limit = 50, from?: string | null): Promise<ConversationPage> {
+  const params = new URLSearchParams({ limit: String(limit), ...(query.trim() ? { q: query.trim() } : {}) });
+  const response = await apiFetch(from ?? `/api/conversations?${params}`);
   if (!response.ok) throw await errorFrom(response);
-  return response.json();
+  const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '');
+  return { conversations: await response.json(), next: next ? next[1] : null };
 }
 
 /** How many conversations this browser's anonymous identity has: asked without the user's token. */
