@@ -30,6 +30,9 @@ def make_settings(database_url: str, tmp_path: Path):
             database_url=database_url,
             demo_token_delay_ms=0.0,
             data_dir=tmp_path / "data",
+            # A new conversation's title is one more model call, made beside the answer: tests that count a
+            # provider's calls or read titles as first words would see it. test_titles.py turns it on.
+            generated_titles=False,
         )
         return Settings(**(values | overrides))
 

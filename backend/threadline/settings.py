@@ -290,6 +290,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "[Resuming an answer](../guides/resume.md)); `false` saves those writes",
         ),
     ] = True
+    generated_titles: Annotated[
+        bool,
+        env(
+            "CHAT_GENERATED_TITLES",
+            help="after a conversation's first answer, its model writes a short title for it (one small call; see "
+            "[Conversations](../guides/conversations.md#titles)); `false` keeps the first message's words",
+        ),
+    ] = True
     on_disconnect: Annotated[
         OnDisconnect,
         env(

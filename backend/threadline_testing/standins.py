@@ -30,6 +30,7 @@ import uvicorn
 from litestar import Litestar, Request, Response, post
 from litestar.response import Stream
 from threadline.agent.suggestions import REQUEST_HEADER
+from threadline.agent.titles import TITLE_REQUEST
 
 from threadline_testing.ports import free_port
 
@@ -56,9 +57,14 @@ SUGGESTED = {
 }
 
 
+TITLE = "A stand-in's title"  # the reply to threadline's title request (agent/titles.py)
+
+
 def decide(user_texts: list[str], tool_result: str | None, has_tools: bool) -> Reply:
     if user_texts[-1].startswith(REQUEST_HEADER):
         return Reply(text=json.dumps(SUGGESTED))
+    if user_texts[-1].startswith(TITLE_REQUEST):
+        return Reply(text=f'"{TITLE}."')
     command = user_texts[-1].split()
     if len(command) == 2 and command[0] == "fail":
         return Reply(status=int(command[1]))
@@ -142,6 +148,19 @@ def _openai_app(standin: StandIn) -> Litestar:
                         "code": str(reply.status),
                     }
                 },
+            )
+
+        if not body.get("stream") and not reply.tool:  # a call without streaming: one completion, as JSON
+            message = {"role": "assistant", "content": reply.text}
+            return Response(
+                {
+                    "id": "chatcmpl-standin",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body["model"],
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+                }
             )
 
         def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict | None = None) -> bytes:

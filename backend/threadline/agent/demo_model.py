@@ -31,6 +31,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from threadline.agent.actions import SUMMARIZE_REQUEST
 from threadline.agent.suggestions import REQUEST_HEADER
+from threadline.agent.titles import TITLE_REQUEST
+from threadline.storage.conversation_list import title_from
 
 _TOKEN = re.compile(r"\s*\S+")
 _ARITHMETIC = re.compile(r"(?:calculate|compute|what is|what's)\s+([-+*/%^().\d\s]*\d[-+*/%^().\d\s]*)", re.I)
@@ -61,6 +63,20 @@ def _described(block: dict[str, Any]) -> str:
     size = len(base64.b64decode(block.get("base64", "")))
     name = block.get("extras", {}).get("filename", "a file")
     return f"{name} ({block.get('mime_type')}, {size:,} bytes)"
+
+
+_FILLER = re.compile(
+    r"^(?:please |can you |could you |tell me about |tell me |what is |what are |what's |how do i |how to |"
+    r"explain |write |give me |show me |i want to |help me )+",
+    re.I,
+)
+
+
+def _title(question: str) -> str:
+    """The demo's title: the question's first five words without the asking, capitalized, on one line."""
+    words = re.findall(r"[\w'’+*/().-]+", _FILLER.sub("", title_from(question)))[:5]
+    title = " ".join(words).strip(" .?!")
+    return title[:1].upper() + title[1:] if title else "New chat"
 
 
 def _is_suggestion_request(messages: list[BaseMessage]) -> bool:
@@ -131,6 +147,8 @@ class DemoChatModel(BaseChatModel):
         prompt, attached = _prompt_and_files(last) if isinstance(last, HumanMessage) else ("", "")
         if _is_suggestion_request(messages):
             return AIMessage(content=json.dumps(_suggestions(prompt)))
+        if prompt.startswith(TITLE_REQUEST):
+            return AIMessage(content=_title(prompt.removeprefix(TITLE_REQUEST)))
         if prompt == SUMMARIZE_REQUEST:
             asked = [f"\u201c{m.text[:60]}\u201d" for m in messages[:-1] if isinstance(m, HumanMessage)]
             listed = ", ".join(asked) if asked else "nothing yet"

@@ -147,6 +147,12 @@ class Warning(Event, tag="warning", frozen=True):
     message: str
 
 
+class Title(Event, tag="title", frozen=True):
+    """The conversation's title, written by its model after the first answer (agent/titles.py)."""
+
+    title: str
+
+
 class SuggestedValue(msgspec.Struct, frozen=True):
     """A reply the person might send next: `label` on the chip, `value` the message it sends."""
 
@@ -220,6 +226,7 @@ AnyEvent = (
     | ToolProgress
     | Status
     | Warning
+    | Title
     | Suggestions
     | Data
     | Finish

@@ -24,6 +24,7 @@ from threadline.agent.attachments import kind_of
 from threadline.agent.graph import TurnRequest
 from threadline.agent.graphs import GraphSwitch
 from threadline.agent.profiles import Profile
+from threadline.agent.titles import title_for
 from threadline.answers import events as ev
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
@@ -46,7 +47,7 @@ from threadline.conversations.state import (
 from threadline.observability.answers import Observability
 from threadline.refusals import Refused, invalid, not_found
 from threadline.settings import MultitaskStrategy, OnDisconnect, Settings, StreamMode
-from threadline.storage.conversation_list import ConversationSummary
+from threadline.storage.conversation_list import ConversationSummary, title_from
 from threadline.storage.database import Storage
 
 log = logging.getLogger(__name__)
@@ -396,8 +397,23 @@ class AnswerService:
             raise failure
         if files:  # the conversation now uses them: they go when it goes
             await self.storage.files.use(turn.client_id, [file["id"] for file in files], turn.conversation_id)
+        if created is True and self.settings.generated_titles and turn.request["text"]:
+            turn.naming = asyncio.create_task(self._name(turn, title_from(title)))
         self.active.launch(turn)
         self.keep(self._remember_words(turn, text=new_turn or turn.request.get("edit", False)))
+
+    async def _name(self, turn: Turn, first_title: str) -> str | None:
+        """A new conversation's title, written by its model from the first message and stored, unless the
+        person renamed the conversation meanwhile."""
+        title = await title_for(self.graphs.models[turn.request["profile"]], turn.request["text"])
+        if title is None:
+            return None
+        try:
+            named = await self.storage.conversations.name(turn.conversation_id, turn.client_id, title, first_title)
+        except Exception:
+            log.warning("a generated title was not stored", exc_info=True)
+            return None
+        return title if named else None
 
     async def _remember_words(self, turn: Turn, *, text: bool) -> None:
         """Once the answer has ended, its words (and a new question's) make the conversation findable."""

@@ -38,6 +38,7 @@ from threadline.settings import DEFAULTS, Settings, StreamMode
 log = logging.getLogger(__name__)
 
 _END = object()
+TITLE_WAIT = 3.0  # seconds an answer's end waits for its new conversation's title
 _STRUCTURE = (ev.Start, ev.StepStart, ev.StepFinish)  # frame an answer but show nothing by themselves
 _TOOL_RESULTS = (ev.ToolOutput, ev.ToolOutputError)
 _MODEL_OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputStart, ev.ToolInputAvailable)
@@ -116,6 +117,7 @@ class Turn:
         self.continue_on_disconnect = setup.continue_on_disconnect
         self.context = setup.context
         self.said: list[str] = []  # the answer's text as it streamed, for the conversation's search
+        self.naming: asyncio.Task[str | None] | None = None  # a new conversation's title being written
 
     def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> asyncio.Task[None]:
         context = contextvars.copy_context()
@@ -223,6 +225,7 @@ class Turn:
             if self.stop_reason is not None:
                 raise asyncio.CancelledError
             self._interruptible = False
+            await self._named()
             self._emit(self._finish())
             self.recorder.end("completed")
         except asyncio.CancelledError:
@@ -241,6 +244,15 @@ class Turn:
             await on_done(self)
             await self.observability.ended(self.watch)
             await self._keep_latest_checkpoint()
+
+    async def _named(self) -> None:
+        """A new conversation's title goes out before the answer's end when it is ready by then, or soon after
+        (it is written beside the answer, from the question); later, the conversation list has it."""
+        if self.naming is None:
+            return
+        await asyncio.wait({self.naming}, timeout=TITLE_WAIT)
+        if self.naming.done() and not self.naming.cancelled() and (title := self.naming.result()):
+            self._emit(ev.Title(title=title))
 
     def _start(self) -> ev.Start:
         request = self.request

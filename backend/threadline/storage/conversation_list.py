@@ -224,6 +224,17 @@ class PostgresConversations:
             cursor = await conn.execute(sql, params)
             return [ConversationSummary(**row) for row in await cursor.fetchall()]
 
+    async def name(self, conversation_id: str, client_id: str, title: str, unless_not: str) -> bool:
+        """Give the conversation a generated title, unless its title is no longer `unless_not` (the person
+        renamed it meanwhile); True when it took it."""
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                "UPDATE conversations SET title = %s, words = strip(words || to_tsvector('simple', %s)) "
+                "WHERE client_id = %s AND id = %s AND title = %s",
+                (title, title, client_id, conversation_id, unless_not),
+            )
+            return cursor.rowcount > 0
+
     async def remember_words(self, conversation_id: str, client_id: str, text: str) -> None:
         """Add a turn's words to what finds the conversation; a search misses them if they cannot be stored."""
         try:
@@ -319,6 +330,13 @@ class MemoryConversations:
     def _said(self, client_id: str, conversation_id: str) -> str:
         return "\n".join(self.words.get((client_id, conversation_id), ()))
 
+    async def name(self, conversation_id: str, client_id: str, title: str, unless_not: str) -> bool:
+        row = self.rows.get((client_id, conversation_id))
+        if row is None or row[1].title != unless_not:
+            return False
+        self.rows[(client_id, conversation_id)] = (row[0], msgspec.structs.replace(row[1], title=title))
+        return True
+
     async def remember_words(self, conversation_id: str, client_id: str, text: str) -> None:
         if (client_id, conversation_id) in self.rows:
             self.words.setdefault((client_id, conversation_id), []).append(text[:SEARCHED_CHARS].lower())
@@ -360,6 +378,8 @@ class Conversations(Protocol):
     async def list(self, client_id: str, page: Page = FIRST_PAGE) -> list[ConversationSummary]: ...
 
     async def remember_words(self, conversation_id: str, client_id: str, text: str) -> None: ...
+
+    async def name(self, conversation_id: str, client_id: str, title: str, unless_not: str) -> bool: ...
 
     async def rename(self, conversation_id: str, client_id: str, title: str) -> ConversationSummary | None: ...
 

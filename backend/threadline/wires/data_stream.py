@@ -69,7 +69,7 @@ class DataStreamEncoder:
                 return _line(b"d", {"finishReason": event.finish_reason, "usage": _usage(event.usage)})
             case ev.Error():
                 return _line(b"3", event.message)
-            case ev.Status() | ev.Warning() | ev.ToolProgress() | ev.ToolApprovalRequest() | ev.Data():
+            case ev.Status() | ev.Warning() | ev.Title() | ev.ToolProgress() | ev.ToolApprovalRequest() | ev.Data():
                 return _line(b"2", [msgspec.to_builtins(event)])
         # text-start/end and reasoning-start/end have no counterpart, nor a file by URL (ai@4's file part
         # carries the bytes themselves)

@@ -107,6 +107,7 @@ _REBUILT: dict[type[ev.Event], Callable[[Any], Any]] = {
     ev.ToolProgress: _data("tool-progress"),
     ev.Status: _data("status"),
     ev.Warning: _data("warning"),
+    ev.Title: _data("title"),
     ev.Suggestions: _suggestions,
     ev.Data: agent_data,
 }
