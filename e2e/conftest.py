@@ -39,7 +39,11 @@ MCP_SERVERS = json.dumps(
 @pytest.fixture(scope="session")
 def server(e2e_database, tmp_path_factory) -> Iterator[str]:
     with threadline_server(
-        e2e_database, tmp_path_factory.mktemp("server"), CHAT_RATE_LIMIT="1000/minute", MCP_SERVERS=MCP_SERVERS
+        e2e_database,
+        tmp_path_factory.mktemp("server"),
+        CHAT_RATE_LIMIT="1000/minute",
+        MCP_SERVERS=MCP_SERVERS,
+        CHAT_GENERATED_TITLES="false",  # the tests name conversations by their first words; test_titles_page.py not
     ) as url:
         yield url
 

@@ -228,6 +228,9 @@ export function App() {
               showInUrl(open.id, true);
               if (!query.trim()) listNew(open.id, text);
             }}
+            onTitle={(title) =>
+              setConversations((shown) => shown.map((c) => (c.id === open.id ? { ...c, title } : c)))
+            }
             onAnswered={() => void refreshList(true)}
             onNewChat={startNew}
           />

@@ -28,11 +28,12 @@ type Props = {
   initialMessages: ChatMessage[];
   profiles: Profile[];
   onFirstMessage: (text: string) => void;
+  onTitle: (title: string) => void;
   onAnswered: () => void;
   onNewChat: () => void;
 };
 
-export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered, onNewChat }: Props) {
+export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, onAnswered, onNewChat }: Props) {
   const [profileId, setProfileId] = useState<string | null>(null); // null: the default one
   const [statusText, setStatusText] = useState<string | null>(null);
   const [warning, setWarning] = useState<string | null>(null);
@@ -79,6 +80,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onAnswered
     onData: (part) => {
       if (part.type === 'data-status') setStatusText(part.data.text);
       if (part.type === 'data-warning') setWarning(part.data.message);
+      if (part.type === 'data-title') onTitle(part.data.title);
       if (part.type === 'data-tool-progress') {
         const report: ToolProgress = part.data;
         setProgress((current) => ({ ...current, [report.toolCallId]: report }));

@@ -25,6 +25,7 @@ export type AgentQuestion = { id: string; value: unknown };
 export type DataParts = {
   status: { text: string };
   warning: { code: string; message: string };
+  title: { title: string }; // a new conversation's title, written by its model after the first answer
   'tool-progress': ToolProgress;
   suggestions: Suggestions;
   interrupt: AgentQuestion;
