@@ -19,6 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from threadline.conversations.comparisons import MemoryComparisons
 from threadline.conversations.feedback import MemoryFeedback
+from threadline.conversations.shares import MemoryShares
 from threadline.conversations.state import branch_of, thread_of
 from threadline.observability.trace_store import MemoryTraces
 from threadline.refusals import Refused
@@ -39,7 +40,7 @@ def claimed_by_another() -> Refused:
 # Rows keyed by the thread (owner and conversation id), moved by rewriting the owner part.
 THREAD_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "stream_chunks")
 # Rows keyed by owner, moved with their conversation.
-OWNED_TABLES = ("traces", "feedback", "comparisons", "file_uses")
+OWNED_TABLES = ("traces", "feedback", "comparisons", "file_uses", "shares")
 # The files those conversations use become the user's too (kept by the anonymous id only if it still uses them).
 CLAIMED_FILES = "SELECT file_id FROM file_uses WHERE client_id = %(principal)s AND conversation_id = ANY(%(ids)s)"
 MOVE_FILES = (
@@ -136,6 +137,7 @@ class MemoryClaims:
     feedback: MemoryFeedback
     comparisons: MemoryComparisons
     files: MemoryFiles
+    shares: MemoryShares
 
     def __post_init__(self) -> None:
         self.claimed: dict[str, str] = {}
@@ -161,6 +163,7 @@ class MemoryClaims:
             self._move_thread(thread_id, principal + thread_id.removeprefix(anonymous_id))
         _rekey(conversations.rows, anonymous_id, principal, lambda key, _: key[1] in ids)
         _rekey(conversations.words, anonymous_id, principal, lambda key, _: key[1] in ids)
+        _rekey(self.shares.rows, anonymous_id, principal, lambda key, _: key[1] in ids)
         conversations.counts[principal] = conversations.counts.get(principal, 0) + len(moving)
         if left := conversations.counts.pop(anonymous_id, 0) - len(moving):
             conversations.counts[anonymous_id] = left

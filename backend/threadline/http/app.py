@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -19,6 +20,7 @@ from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.plugins import InitPluginProtocol
 from litestar.plugins.prometheus import PrometheusController
+from litestar.response import File
 from litestar.static_files import create_static_files_router
 from litestar.types import ControllerRouterHandler
 
@@ -42,6 +44,7 @@ from threadline.http.routes.contracts.seed_004 import chat_stream_route
 from threadline.http.routes.conversations import ConversationController
 from threadline.http.routes.feedback import FeedbackController
 from threadline.http.routes.files import FileController
+from threadline.http.routes.shares import ShareController, SharedController
 from threadline.http.routes.traces import TraceController
 from threadline.http.schemas import MAX_BODY_BYTES
 from threadline.http.security_headers import SecurityHeaders
@@ -163,6 +166,8 @@ def routes(
         GeneralChatController,
         ActionController,
         ConversationController,
+        ShareController,
+        SharedController,
         FeedbackController,
         ComparisonController,
         TraceController,
@@ -176,11 +181,22 @@ def routes(
     ]
     if not page:
         return route_handlers
-    if (settings.frontend_dir / "index.html").exists():
+    if (index := settings.frontend_dir / "index.html").exists():
         route_handlers.append(create_static_files_router("/", [settings.frontend_dir], html_mode=True))
+        route_handlers.append(shared_page(index))
     else:
         log.warning("no chat page: %s has no index.html (tasks.py serve builds it)", settings.frontend_dir)
     return route_handlers
+
+
+def shared_page(index: Path) -> ControllerRouterHandler:
+    """/share/{id}: the page, which shows a shared conversation read-only (routes/shares.py)."""
+
+    @get("/share/{share_id:str}", media_type="text/html", include_in_schema=False, sync_to_thread=False)
+    def page(share_id: str) -> File:
+        return File(index, content_disposition_type="inline", headers={"x-robots-tag": "noindex, nofollow"})
+
+    return page
 
 
 class Threadline(InitPluginProtocol):

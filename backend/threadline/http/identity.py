@@ -26,6 +26,7 @@ from threadline.refusals import Refused
 COOKIE = "threadline_client"
 HEADER = "x-threadline-client"
 COOKIE_MAX_AGE = 400 * 24 * 3600  # the longest lifetime browsers accept
+SHARED_PATH = "/api/shared/"  # what a conversation's link shows: open to anyone with the link
 SIGN_IN_PATH = "/api/auth/config"  # how to sign in: open to all, also where anonymous visitors are turned away
 
 
@@ -137,7 +138,8 @@ class ClientIdentityMiddleware:
                 scope.setdefault("state", {}).update(client_id=user.principal, user=user)
                 await self.app(scope, receive, send)
                 return
-            public = not scope["path"].startswith("/api/") or scope["path"] == SIGN_IN_PATH
+            path = scope["path"]
+            public = not path.startswith("/api/") or path == SIGN_IN_PATH or path.startswith(SHARED_PATH)
             if not (self.anonymous or operator or public):
                 raise Refused("UNAUTHORIZED", "Sign in first: this server answers signed-in users only.")
         client_id = self.signer.verify(anonymous_token_of(scope))

@@ -94,6 +94,7 @@ class Services:
         await self.storage.checkpointer.adelete_thread(thread_id)
         await self.observability.traces.delete_conversation(client_id, conversation_id)
         await self.storage.feedback.delete_conversation(client_id, conversation_id)
+        await self.storage.shares.delete_conversation(client_id, conversation_id)
         await self.storage.files.delete_conversation(client_id, conversation_id)
         for comparison_id in await self.storage.comparisons.delete_conversation(client_id, conversation_id):
             for side in "AB":

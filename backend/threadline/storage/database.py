@@ -23,6 +23,7 @@ from psycopg_pool import AsyncConnectionPool
 from threadline.conversations.claims import Claims, MemoryClaims, PostgresClaims
 from threadline.conversations.comparisons import ComparisonStore, MemoryComparisons, PostgresComparisons
 from threadline.conversations.feedback import FeedbackStore, MemoryFeedback, PostgresFeedback
+from threadline.conversations.shares import MemoryShares, PostgresShares, ShareStore
 from threadline.observability.trace_store import MemoryTraces, PostgresTraces, TraceStore
 from threadline.settings import Settings
 from threadline.storage.conversation_list import (
@@ -49,6 +50,7 @@ class Storage:
     comparisons: ComparisonStore
     claims: Claims
     files: FileStore
+    shares: ShareStore
     description: str
     pool: Pool | None = None
     database_url: str | None = None
@@ -87,8 +89,9 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
     limits = StorageLimits(settings.max_turns_per_conversation, settings.max_conversations_per_visitor)
     if settings.memory_backend == "memory":
         stores = (InMemorySaver(), MemoryConversations(limits), MemoryTraces(), MemoryFeedback(), MemoryComparisons())
-        files = MemoryFiles()
-        yield Storage(*stores, MemoryClaims(*stores, files), files, "memory (lost when the server stops)")
+        files, shares = MemoryFiles(), MemoryShares()
+        claims = MemoryClaims(*stores, files, shares)
+        yield Storage(*stores, claims, files, shares, "memory (lost when the server stops)")
         return
     url = settings.database_url
     description = "PostgreSQL at DATABASE_URL"
@@ -124,6 +127,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
             PostgresComparisons(pool),
             PostgresClaims(pool, limits),
             PostgresFiles(pool, blobs),
+            PostgresShares(pool),
             description,
             pool=pool,
             database_url=url,

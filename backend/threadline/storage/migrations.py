@@ -146,6 +146,18 @@ MIGRATIONS = [
         "UPDATE conversations SET words = to_tsvector('simple', title)",
         "CREATE INDEX conversations_words ON conversations USING gin (words)",
     ],
+    [  # read-only links to a conversation's snapshot (conversations/shares.py)
+        """CREATE TABLE shares (
+            id text PRIMARY KEY,
+            client_id text NOT NULL,
+            conversation_id text NOT NULL,
+            title text NOT NULL,
+            messages jsonb NOT NULL,
+            files text[] NOT NULL,
+            shared_at timestamptz NOT NULL DEFAULT now(),
+            UNIQUE (client_id, conversation_id)
+        )""",
+    ],
 ]
 
 

@@ -4,4 +4,4 @@ Each handler checks its request, declares what it needs (`services: AppServices`
 visitor's `conversation`) and hands the answer to the answer service; none imports another as a library.
 """
 
-__all__ = ["actions", "chat", "comparisons", "contracts", "conversations", "feedback", "traces"]
+__all__ = ["actions", "chat", "comparisons", "contracts", "conversations", "feedback", "files", "shares", "traces"]

@@ -17,6 +17,7 @@ from threadline.conversations.attachments import FileLimits, checked_file
 from threadline.http.dependencies import AppServices
 from threadline.http.errors import error_responses
 from threadline.http.schemas import MAX_FILES_BODY_BYTES
+from threadline.http.services import Services
 from threadline.refusals import not_found
 from threadline.storage.file_store import StoredFile
 
@@ -73,17 +74,22 @@ class FileController(Controller):
     async def download(
         self, services: AppServices, client_id: NamedDependency[str], file_id: str = FileId
     ) -> Response[bytes]:
-        file = await services.storage.files.get(client_id, file_id)
-        data = await services.storage.files.read(file.sha256) if file is not None else None
-        if file is None or data is None:
-            raise not_found("File")
-        disposition = "inline" if file.media_type.startswith("image/") else "attachment"
-        return Response(
-            data,
-            media_type=file.media_type,
-            headers={
-                "content-disposition": f"{disposition}; filename*=UTF-8''{quote(file.filename)}",
-                "content-security-policy": SANDBOX,
-                "cache-control": "private, max-age=31536000, immutable",
-            },
-        )
+        return await file_response(services, client_id, file_id)
+
+
+async def file_response(services: Services, owner: str, file_id: str) -> Response[bytes]:
+    """One of `owner`'s files as it was sent, shown by the browser only where that is safe."""
+    file = await services.storage.files.get(owner, file_id)
+    data = await services.storage.files.read(file.sha256) if file is not None else None
+    if file is None or data is None:
+        raise not_found("File")
+    disposition = "inline" if file.media_type.startswith("image/") else "attachment"
+    return Response(
+        data,
+        media_type=file.media_type,
+        headers={
+            "content-disposition": f"{disposition}; filename*=UTF-8''{quote(file.filename)}",
+            "content-security-policy": SANDBOX,
+            "cache-control": "private, max-age=31536000, immutable",
+        },
+    )
