@@ -1,13 +1,15 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
+import { SharedConversation } from './components/SharedConversation';
 import './styles.css';
 
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root element');
 
+// /share/{id} is a conversation someone shared: shown read-only, without the app around it.
+const shared = /^\/share\/([A-Za-z0-9_-]+)$/.exec(window.location.pathname);
+
 createRoot(root).render(
-  <StrictMode>
-    <App />
-  </StrictMode>,
+  <StrictMode>{shared ? <SharedConversation shareId={shared[1]} /> : <App />}</StrictMode>,
 );

@@ -17,6 +17,7 @@ import {
 } from '../lib/api';
 import { useCountdown } from '../hooks/useCountdown';
 import { chatTransport, textOf, withEditedInput, withWaitingDeclined } from '../lib/messages';
+import { ChatHeader } from './ChatHeader';
 import { Composer } from './Composer';
 import { ErrorBanner } from './ErrorBanner';
 import { Messages } from './Messages';
@@ -157,6 +158,9 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
   const thinking = busy && answerShowsNothing && !lastComparison; // a comparison shows its own
 
   const suggested = last?.role === 'assistant' ? suggestionsOf(last) : undefined;
+  // The profile the conversation went on with: the next message goes to it unless another is picked.
+  const answeredBy = messages.findLast((message) => message.role === 'assistant' && message.metadata?.profile)
+    ?.metadata?.profile;
 
   useEffect(() => {
     if (atBottom) endRef.current?.scrollIntoView({ block: 'end' });
@@ -167,7 +171,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
     setAtBottom(true); // one's own message is always followed
     setWarning(null);
     declineWaiting();
-    const body = { ...(messages.length === 0 && profileId ? { profileId } : {}), ...extra };
+    const body = { ...(profileId ? { profileId } : {}), ...extra };
     const metadata = { createdAt: new Date().toISOString() };
     const message = !files?.length ? { text, metadata } : text ? { text, files, metadata } : { files, metadata };
     void sendMessage(message, { body });
@@ -273,9 +277,16 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
 
   return (
     <section className="chat" aria-label="Conversation">
+      <ChatHeader
+        conversationId={id}
+        started={messages.length > 0 && !busy}
+        profiles={profiles}
+        profileId={profileId ?? answeredBy ?? profiles.find((profile) => profile.default)?.id ?? ''}
+        onPickProfile={setProfileId}
+      />
       <div className="messages" role="log" aria-live="polite" aria-busy={busy} ref={logRef} onScroll={onScroll}>
         {messages.length === 0 && !busy ? (
-          <Welcome profiles={profiles} profileId={profileId} onPickProfile={setProfileId} onSend={send} />
+          <Welcome onSend={send} />
         ) : (
           <Messages
             messages={messages}

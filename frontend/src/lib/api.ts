@@ -119,6 +119,40 @@ export async function showVersion(id: string, messageId: string, version: number
   return (await response.json()).messages;
 }
 
+/** A conversation's read-only link (`url` is the page's path), and when its snapshot was taken. */
+export type Share = { id: string; url: string; sharedAt: string };
+export type Shared = { title: string; sharedAt: string; messages: ChatMessage[] };
+
+const sharePath = (id: string) => `/api/conversations/${encodeURIComponent(id)}/share`;
+
+/** Share a snapshot of the conversation as it is now (again: the same link, brought up to date). */
+export async function shareConversation(id: string): Promise<Share> {
+  const response = await apiFetch(sharePath(id), { method: 'POST' });
+  if (!response.ok) throw await errorFrom(response);
+  return response.json();
+}
+
+/** The conversation's link, or null when it is not shared. */
+export async function shareOf(id: string): Promise<Share | null> {
+  const response = await apiFetch(sharePath(id));
+  if (response.status === 404) return null;
+  if (!response.ok) throw await errorFrom(response);
+  return response.json();
+}
+
+export async function stopSharing(id: string): Promise<void> {
+  const response = await apiFetch(sharePath(id), { method: 'DELETE' });
+  if (!response.ok && response.status !== 404) throw await errorFrom(response);
+}
+
+/** What a link shows, or null when there is no such link (any more). */
+export async function loadShared(shareId: string): Promise<Shared | null> {
+  const response = await fetch(`/api/shared/${encodeURIComponent(shareId)}`);
+  if (response.status === 404 || response.status === 400) return null;
+  if (!response.ok) throw await errorFrom(response);
+  return response.json();
+}
+
 export async function renameConversation(id: string, title: string): Promise<ConversationSummary> {
   const response = await apiFetch(`/api/conversations/${encodeURIComponent(id)}`, {
     method: 'PATCH',
