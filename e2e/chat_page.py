@@ -21,7 +21,7 @@ class ChatPage:
 
     @property
     def box(self) -> Locator:
-        return self.page.get_by_label("Message")
+        return self.page.get_by_role("textbox", name="Message", exact=True)
 
     @property
     def send_button(self) -> Locator:

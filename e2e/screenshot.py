@@ -19,7 +19,7 @@ def main(base_url: str) -> None:
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1200, "height": 720})
         page.goto(base_url)
-        box = page.get_by_label("Message")
+        box = page.get_by_role("textbox", name="Message", exact=True)
         for question in ("What time is it in Asia/Tokyo?", "calculate (17 * 23) + 4"):
             box.fill(question)
             box.press("Enter")

@@ -30,7 +30,7 @@ def test_a_shared_link_is_read_only_elsewhere_and_stops_working_when_revoked(pag
         expect(shared.get_by_role("heading", name="calculate (17 * 23) + 4")).to_be_visible()
         expect(shared.get_by_test_id("assistant-message")).to_contain_text("395")
         expect(shared.get_by_test_id("tool-card")).to_have_count(1)
-        expect(reader.get_by_label("Message")).to_have_count(0)  # no composer: nothing to continue
+        expect(reader.get_by_role("textbox")).to_have_count(0)  # no composer: nothing to continue
         expect(reader.get_by_test_id("rating")).to_have_count(0)
         expect(reader.get_by_test_id("sidebar")).to_have_count(0)
 
