@@ -39,6 +39,24 @@ _ARITHMETIC = re.compile(r"(?:calculate|compute|what is|what's)\s+([-+*/%^().\d\
 _TIME_ZONE = re.compile(r"\b([A-Z][A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?)\b")
 _THINK = re.compile(r"^\s*think about (.+)", re.I | re.S)
 _COUNT = re.compile(r"\bcount to (\d{1,5})\b", re.I)
+_MARKDOWN = re.compile(r"\bshow (?:me )?markdown\b", re.I)
+# What the page draws: GitHub's tables, task lists and strikethrough, and highlighted code.
+MARKDOWN_SAMPLE = """Here is **Markdown** as the page draws it.
+
+| Planet | Moons | Rings |
+|---|---:|:---:|
+| Earth | 1 | no |
+| Saturn | 146 | yes |
+
+- [x] a task that is done
+- [ ] a task that is ~~not~~ still open
+
+```python
+def greet(name: str) -> str:
+    return f"Hello, {name}!"  # a comment
+```
+
+Inline `code` and a [link](https://example.com)."""
 _USE_TOOL = re.compile(r"\buse the ([\w.-]+) tool(?: with (\{.*\}))?", re.I | re.S)
 _SEARCH = re.compile(r"\bsearch (?:this conversation|earlier messages) for (.+)", re.I | re.S)
 _LIST = re.compile(r"\b(?:list|show) my conversations\b", re.I)
@@ -179,6 +197,8 @@ class DemoChatModel(BaseChatModel):
                     "demo_reasoning": f"The user wants me to think about {topic}. A short, honest answer will do."
                 },
             )
+        if _MARKDOWN.search(prompt):
+            return AIMessage(content=MARKDOWN_SAMPLE)
         if match := _COUNT.search(prompt):
             return AIMessage(content=" ".join(str(n) for n in range(1, int(match.group(1)) + 1)))
         earlier = sum(isinstance(m, HumanMessage) for m in messages) - 1
