@@ -17,6 +17,7 @@ import {
 import { type Account, startAccount } from './lib/auth';
 import { AccountBar, ClaimOffer, SignInScreen } from './components/Account';
 import { Chat } from './components/Chat';
+import { ConfirmDelete, UNDO_SECONDS, UndoDelete } from './components/Deleting';
 import { Sidebar } from './components/Sidebar';
 
 function idFromUrl(): string | null {
@@ -55,6 +56,8 @@ export function App() {
 
   // Refreshed after each answer (as many as are listed, up to 100); a failure then says nothing more than the
   // chat's own banner does.
+  // A conversation deleted but still undoable: not listed, though the server has it until the time is up.
+  const deleting = useRef<{ id: string; timer: ReturnType<typeof setTimeout> } | null>(null);
   const listed = useRef(0);
   useEffect(() => {
     listed.current = conversations.length;
@@ -63,7 +66,7 @@ export function App() {
     (quiet = false) =>
       listConversations(query, Math.min(100, Math.max(50, listed.current))).then(
         (page) => {
-          setConversations(page.conversations);
+          setConversations(page.conversations.filter((c) => c.id !== deleting.current?.id));
           setNext(page.next);
         },
         (error: Error) => {
@@ -127,14 +130,49 @@ export function App() {
     if (account) void refreshList(); // at the start, and for each new search
   }, [account, refreshList]);
 
-  const onDelete = async (id: string) => {
-    try {
-      await deleteConversation(id);
-      if (open?.id === id) await openConversation(null, true);
-      await refreshList();
-    } catch (error) {
-      setLoadError(describeError(error as Error));
-    }
+  // A deletion waits UNDO_SECONDS for an Undo before it reaches the server; leaving the page sends it at once.
+  const [confirming, setConfirming] = useState<ConversationSummary | null>(null);
+  const [deleted, setDeleted] = useState<{ conversation: ConversationSummary; wasOpen: boolean } | null>(null);
+
+  const finishDeleting = useCallback(
+    (keepalive = false) => {
+      const pending = deleting.current;
+      if (!pending) return;
+      deleting.current = null;
+      clearTimeout(pending.timer);
+      setDeleted(null);
+      deleteConversation(pending.id, keepalive).catch((error: Error) => {
+        setLoadError(describeError(error));
+        void refreshList(true); // it is still there
+      });
+    },
+    [refreshList],
+  );
+
+  useEffect(() => {
+    const leaving = () => finishDeleting(true);
+    window.addEventListener('pagehide', leaving);
+    return () => window.removeEventListener('pagehide', leaving);
+  }, [finishDeleting]);
+
+  const onDelete = (conversation: ConversationSummary) => {
+    setConfirming(null);
+    finishDeleting(); // one at a time: an earlier one goes now
+    const wasOpen = open?.id === conversation.id;
+    setConversations((shown) => shown.filter((c) => c.id !== conversation.id));
+    setDeleted({ conversation, wasOpen });
+    deleting.current = { id: conversation.id, timer: setTimeout(() => finishDeleting(), UNDO_SECONDS * 1000) };
+    if (wasOpen) void openConversation(null, true);
+  };
+
+  const undoDelete = () => {
+    const pending = deleting.current;
+    if (!pending || !deleted) return;
+    clearTimeout(pending.timer);
+    deleting.current = null;
+    setDeleted(null);
+    void refreshList();
+    if (deleted.wasOpen) void openConversation(deleted.conversation.id, true);
   };
 
   const onRename = async (id: string, title: string) => {
@@ -197,10 +235,14 @@ export function App() {
           setMenuOpen(false);
           void openConversation(id, true);
         }}
-        onDelete={(id) => void onDelete(id)}
+        onDelete={(id) => setConfirming(conversations.find((c) => c.id === id) ?? null)}
         onRename={(id, title) => void onRename(id, title)}
         footer={signInOffered ? <AccountBar user={user} /> : undefined}
       />
+      {confirming && (
+        <ConfirmDelete conversation={confirming} onConfirm={() => onDelete(confirming)} onCancel={() => setConfirming(null)} />
+      )}
+      {deleted && <UndoDelete conversation={deleted.conversation} onUndo={undoDelete} />}
       <main className="main">
         {(loadError ?? account.error) && (
           <div className="banner" role="alert">

@@ -2,7 +2,10 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { SharedConversation } from './components/SharedConversation';
+import { applyTheme, savedTheme } from './lib/theme';
 import './styles.css';
+
+applyTheme(savedTheme()); // before the first paint: no flash of the other theme
 
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root element');

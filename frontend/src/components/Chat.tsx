@@ -151,8 +151,10 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
 
   const busy = status === 'submitted' || status === 'streaming';
   const last = messages.at(-1);
+  // Reasoning shows its own "Thinking…": one indicator at a time.
   const answerShowsNothing =
-    last?.role !== 'assistant' || !last.parts.some((part) => part.type === 'text' || part.type.startsWith('tool-'));
+    last?.role !== 'assistant' ||
+    !last.parts.some((part) => ['text', 'reasoning'].includes(part.type) || part.type.startsWith('tool-'));
   const lastComparison = last?.role === 'assistant' ? last.metadata?.comparisonId : undefined;
   const waitingForVote = Boolean(lastComparison && unvoted[lastComparison] !== false);
   const thinking = busy && answerShowsNothing && !lastComparison; // a comparison shows its own

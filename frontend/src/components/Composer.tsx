@@ -1,4 +1,5 @@
-// The message box: grows with its text, Enter sends, Shift+Enter starts a new line. Files join the message
+// The message box: grows with its text, Enter sends, Shift+Enter starts a new line. While an answer streams
+// the next message can be written (and its files attached); only sending waits. Files join the message
 // through the attach button, a paste or a drop; each uploads at once, and the message waits for them.
 import { type ClipboardEvent, type DragEvent, type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
 import type { FileUIPart } from 'ai';
@@ -79,7 +80,7 @@ export function Composer({ busy, locked, onSend, onStop }: Props) {
   const onDrop = (event: DragEvent<HTMLFormElement>) => {
     event.preventDefault();
     setDragging(false);
-    if (!busy && !locked) attach(event.dataTransfer.files);
+    if (!locked) attach(event.dataTransfer.files);
   };
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -118,7 +119,7 @@ export function Composer({ busy, locked, onSend, onStop }: Props) {
         className="attach"
         aria-label="Attach files"
         title="Attach files (or paste or drop them)"
-        disabled={busy || Boolean(locked)}
+        disabled={Boolean(locked)}
         onClick={() => picker.current?.click()}
       >
         <ClipIcon />
@@ -131,8 +132,8 @@ export function Composer({ busy, locked, onSend, onStop }: Props) {
         ref={box}
         rows={1}
         value={text}
-        disabled={busy || Boolean(locked)}
-        placeholder={busy ? 'Answering…' : (locked ?? (narrow() ? 'Message threadline' : HINT))}
+        disabled={Boolean(locked)}
+        placeholder={locked ?? (narrow() ? 'Message threadline' : HINT)}
         onChange={(event) => setText(event.target.value)}
         onKeyDown={onKeyDown}
         onPaste={onPaste}

@@ -1,36 +1,18 @@
 // One message: text as Markdown (raw HTML is never rendered), reasoning, and tool calls as cards.
-import { memo, useState } from 'react';
-import Markdown, { type Components } from 'react-markdown';
+import { lazy, memo, Suspense, useState } from 'react';
 import type { ChatMessage, ToolProgress } from '../lib/api';
 import { AgentNote, AgentQuestion, type Answer } from './AgentQuestion';
 import { FileView } from './Attachments';
 import { Rating } from './Rating';
+import { Reasoning } from './Reasoning';
 import { CopyButton, EditBox, VersionSwitcher } from './Versions';
 import { textOf } from '../lib/messages';
 
 type Part = ChatMessage['parts'][number];
 type ToolPart = Extract<Part, { toolCallId: string }>;
 
-// An image in an answer is shown as a link, never loaded: a prompt-injected answer could otherwise send
-// the conversation to any host in an image URL the browser fetches by itself.
-const markdownComponents: Components = {
-  a: ({ children, href }) => (
-    <a href={href} target="_blank" rel="noopener noreferrer">
-      {children}
-    </a>
-  ),
-  img: ({ src, alt }) => (
-    <a className="image-link" href={typeof src === 'string' ? src : undefined} target="_blank" rel="noopener noreferrer">
-      {`Image: ${alt || src}`}
-    </a>
-  ),
-};
-
-/** An answer's text as Markdown, parsed again only when the text changes: while an answer streams, only
- * its last text part does. */
-const MarkdownText = memo(function MarkdownText({ text }: { text: string }) {
-  return <Markdown components={markdownComponents}>{text}</Markdown>;
-});
+// Markdown with its highlighter is most of the page's code: it loads beside the first answer, not before the page.
+const MarkdownText = lazy(() => import('./Markdown').then((module) => ({ default: module.MarkdownText })));
 
 function time(iso?: string) {
   if (!iso) return null;
@@ -261,7 +243,9 @@ export const Message = memo(function Message({
               </p>
             ) : (
               <div key={index} className="markdown" data-testid="answer-text">
-                <MarkdownText text={part.text} />
+                <Suspense fallback={<p className="plain">{part.text}</p>}>
+                  <MarkdownText text={part.text} streaming={streaming} />
+                </Suspense>
               </div>
             );
           }
@@ -274,19 +258,8 @@ export const Message = memo(function Message({
             );
           }
           if (part.type === 'reasoning') {
-            // Open while the model thinks, collapsed once its answer starts (a click opens it again).
-            const answering = message.parts.some((other) => other.type === 'text');
-            return (
-              <details
-                key={index}
-                className="reasoning"
-                data-testid="reasoning"
-                open={streaming && !answering ? true : undefined}
-              >
-                <summary>Thinking</summary>
-                <p>{part.text}</p>
-              </details>
-            );
+            const answering = message.parts.some((other) => other.type === 'text' || 'toolCallId' in other);
+            return <Reasoning key={index} text={part.text} thinking={streaming && !answering} />;
           }
           if (part.type === 'data-interrupt') {
             const open = onAnswer && message.parts.slice(index + 1).every((later) => later.type === 'step-start');

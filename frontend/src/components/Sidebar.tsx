@@ -2,6 +2,7 @@
 // loaded as the list scrolls to its end, and each one's rename and delete.
 import { type ReactNode, useEffect, useRef, useState } from 'react';
 import type { ConversationSummary } from '../lib/api';
+import { ThemeToggle } from './ThemeToggle';
 
 type Props = {
   open: boolean; // shown, on a narrow screen where it is a drawer
@@ -140,7 +141,10 @@ export function Sidebar(props: Props) {
         ))
       )}
       {more && <div ref={end} className="list-end" data-testid="more-conversations" aria-hidden="true" />}
-      {props.footer}
+      <div className="sidebar-foot">
+        <ThemeToggle />
+        {props.footer}
+      </div>
     </nav>
   );
 }

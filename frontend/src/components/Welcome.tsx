@@ -1,6 +1,12 @@
 // The empty conversation: example prompts (the model picker is above it, in the conversation's header).
 
-const EXAMPLES = ['calculate (17 * 23) + 4', 'What time is it in Asia/Tokyo?', 'count to 20', 'think about tide pools'];
+const EXAMPLES = [
+  'calculate (17 * 23) + 4',
+  'What time is it in Asia/Tokyo?',
+  'count to 20',
+  'think about tide pools',
+  'show me markdown',
+];
 
 type Props = { onSend: (text: string) => void };
 

@@ -163,8 +163,9 @@ export async function renameConversation(id: string, title: string): Promise<Con
   return response.json();
 }
 
-export async function deleteConversation(id: string): Promise<void> {
-  const response = await apiFetch(`/api/conversations/${encodeURIComponent(id)}`, { method: 'DELETE' });
+/** `keepalive`: the request outlives the page (a deletion whose undo time is cut short by leaving). */
+export async function deleteConversation(id: string, keepalive = false): Promise<void> {
+  const response = await apiFetch(`/api/conversations/${encodeURIComponent(id)}`, { method: 'DELETE', keepalive });
   if (!response.ok && response.status !== 404) throw await errorFrom(response);
 }
 

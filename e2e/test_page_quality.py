@@ -1,0 +1,114 @@
+"""What makes the page pleasant and usable by everyone: GitHub Markdown with highlighted, copyable code,
+one thinking indicator, dark mode (the system's, or picked), a deletion that asks first and can be undone,
+and no WCAG 2 A/AA violation that axe-core finds, in both themes, at desktop and phone widths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from chat_page import ChatPage
+from launch import ROOT
+from playwright.sync_api import Browser, Page, expect
+
+AXE = ROOT / "frontend" / "node_modules" / "axe-core" / "axe.min.js"
+WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+SIZES = {"desktop": (1280, 800), "phone": (390, 780)}
+
+
+def violations(page: Page) -> list[str]:
+    """axe-core's WCAG A/AA violations on the page as it is: rule, impact and where. Evaluated through the
+    DevTools protocol, which the page's Content-Security-Policy does not govern."""
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.evaluate(Path(AXE).read_text())
+    found = page.evaluate(
+        "async tags => (await axe.run(document, {runOnly: {type: 'tag', values: tags}})).violations"
+        ".map(v => `${v.id} (${v.impact}): ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)",
+        WCAG,
+    )
+    return list(found)
+
+
+def test_markdown_tables_tasks_and_code_are_drawn_and_code_is_copied(page: Page, server: str):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    chat = ChatPage.open(page, server)
+    chat.ask("show me markdown")
+    chat.wait_until_answered()
+    answer = chat.assistant
+    expect(answer.get_by_role("table")).to_have_count(1)
+    expect(answer.get_by_role("columnheader")).to_have_text(["Planet", "Moons", "Rings"])
+    expect(answer.get_by_role("checkbox", name="Done", exact=True)).to_be_checked()
+    expect(answer.get_by_role("checkbox", name="Not done")).not_to_be_checked()
+    expect(answer.locator("del")).to_have_text("not")
+    block = answer.get_by_test_id("code-block")
+    expect(block.get_by_test_id("code-language")).to_have_text("python")
+    expect(block.locator(".hljs-keyword").first).to_have_text("def")
+    expect(block.locator("pre")).to_have_attribute("tabindex", "0")  # its scrolling is reachable by keyboard
+    block.get_by_test_id("copy-code").click()
+    expect(block.get_by_test_id("copy-code")).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()").startswith("def greet(name: str) -> str:")
+    answer.get_by_test_id("copy-answer").click()
+    assert "| Planet | Moons | Rings |" in page.evaluate("navigator.clipboard.readText()")
+
+
+def test_dark_mode_follows_the_system_and_the_toggle(page: Page, server: str):
+    page.emulate_media(color_scheme="dark")
+    ChatPage.open(page, server)
+    background = "getComputedStyle(document.documentElement).backgroundColor"
+    dark = page.evaluate(background)
+    assert dark == "rgb(15, 17, 21)", dark
+    toggle = page.get_by_test_id("theme-toggle")
+    expect(toggle).to_have_text("Theme: system")
+    toggle.click()  # light, whatever the system says
+    expect(toggle).to_have_text("Theme: light")
+    assert page.evaluate(background) == "rgb(247, 247, 248)"
+    page.reload()  # the choice is kept
+    assert page.evaluate(background) == "rgb(247, 247, 248)"
+    page.get_by_test_id("theme-toggle").click()
+    expect(page.get_by_test_id("theme-toggle")).to_have_text("Theme: dark")
+    page.emulate_media(color_scheme="light")
+    assert page.evaluate(background) == dark
+
+
+def test_a_deletion_asks_first_and_can_be_undone(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("a conversation to keep")
+    chat.wait_until_answered()
+    delete = page.get_by_role("button", name="Delete conversation “a conversation to keep”")
+    delete.click()
+    page.get_by_test_id("confirm-delete").get_by_role("button", name="Cancel").click()
+    expect(chat.conversations).to_have_count(1)
+
+    delete.click()
+    page.get_by_test_id("confirm-delete-button").click()
+    expect(chat.conversations).to_have_count(0)
+    expect(page.get_by_role("heading", name="How can I help?")).to_be_visible()  # it was open
+    page.get_by_test_id("undo-delete").click()
+    expect(chat.conversations).to_have_text(["a conversation to keep"])
+    expect(chat.user_messages.get_by_test_id("bubble")).to_have_text(["a conversation to keep"])  # opened again
+
+    delete.click()
+    page.get_by_test_id("confirm-delete-button").click()
+    expect(page.get_by_test_id("deleted")).to_be_hidden(timeout=10_000)  # the undo time is over
+    page.reload()
+    expect(chat.conversations).to_have_count(0)
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_wcag_violations_on_the_welcome_and_a_rich_conversation(browser: Browser, server: str, size, scheme):
+    width, height = SIZES[size]
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        chat = ChatPage.open(page, server)
+        assert violations(page) == [], "the welcome screen"
+        for question in ("show me markdown", "calculate (17 * 23) + 4", "think about tide pools"):
+            chat.ask(question)
+            chat.wait_until_answered()
+        expect(chat.assistant.get_by_test_id("reasoning")).to_be_visible()
+        chat.tool_cards.first.locator("summary").click()  # open: its arguments and result too
+        assert violations(page) == [], "a conversation with code, a table, a tool and reasoning"
+    finally:
+        context.close()
