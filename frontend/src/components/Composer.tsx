@@ -138,12 +138,13 @@ export function Composer({ busy, locked, onSend, onStop }: Props) {
         onKeyDown={onKeyDown}
         onPaste={onPaste}
       />
+      {/* Keyed: React must not turn the clicked Stop into Send, whose default action would send the draft. */}
       {busy ? (
-        <button type="button" className="stop" onClick={onStop}>
+        <button key="stop" type="button" className="stop" onClick={onStop}>
           Stop
         </button>
       ) : (
-        <button type="submit" className="send" disabled={empty || uploading || refused || Boolean(locked)}>
+        <button key="send" type="submit" className="send" disabled={empty || uploading || refused || Boolean(locked)}>
           Send
         </button>
       )}
