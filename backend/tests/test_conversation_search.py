@@ -88,8 +88,8 @@ async def test_bad_list_requests_are_refused(make_settings):
 
 
 async def test_a_search_over_many_conversations_uses_the_index(make_settings, database_url):
-    """Not timed (bench/search_bench.py is, and shows the planner choosing the index for 10,000 conversations):
-    the query has the shape the GIN index answers."""
+    """Not timed, and not the planner's choice (bench/search_bench.py shows both for 10,000 conversations of
+    one visitor): the search condition has the shape the GIN index answers."""
     async with running(make_settings()):
         owner = f"search-{uuid.uuid4().hex[:8]}"
         async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
@@ -103,9 +103,8 @@ async def test_a_search_over_many_conversations_uses_the_index(make_settings, da
             await conn.execute("SET enable_seqscan = off")  # a table this small is cheaper to scan
             rows = await (
                 await conn.execute(
-                    "EXPLAIN SELECT id FROM conversations WHERE client_id = %s "
-                    "AND words @@ to_tsquery('simple', %s) ORDER BY last_message_at DESC, id DESC LIMIT 51",
-                    (owner, "'c4ca4238':*"),
+                    "EXPLAIN SELECT id FROM conversations WHERE words @@ to_tsquery('simple', %s)",
+                    ("'c4ca4238':*",),
                 )
             ).fetchall()
         plan = "\n".join(row[0] for row in rows)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import base64
 
+import httpx
 import pytest
-from helpers import new_conversation_id, running
+from helpers import new_conversation_id, running, serving
 from test_attachments import file_part, png, visitor, with_files
+from threadline.client import Client, ThreadlineError
 
 
 async def say(client, me, conversation_id: str, text: str, *parts: dict) -> None:
@@ -95,3 +97,16 @@ async def test_a_link_opens_for_anyone_on_a_server_that_denies_anonymous_visitor
     async with running(make_settings(auth_anonymous="deny", auth_issuer="https://issuer.invalid")) as client:
         assert (await client.get("/api/conversations")).status_code == 401
         assert (await client.get(f"/api/shared/{link['id']}")).status_code == 200
+
+
+def test_the_python_client_shares_and_stops_sharing(make_settings):
+    with serving(make_settings()) as base_url, Client(base_url) as client:
+        answer = client.ask("hello")
+        link = client.share(answer.conversation_id)
+        assert link["url"] == f"/share/{link['id']}"
+        assert httpx.get(f"{base_url}/api/shared/{link['id']}").json()["title"] == "hello"
+        client.stop_sharing(answer.conversation_id)
+        assert httpx.get(f"{base_url}/api/shared/{link['id']}").status_code == 404
+        with pytest.raises(ThreadlineError) as refused:
+            client.stop_sharing(answer.conversation_id)
+        assert refused.value.status == 404

@@ -164,6 +164,16 @@ class Client(_Connection[httpx.Client]):
             yield from json_of(response)
             url, params = next_page(response), None
 
+    def share(self, conversation_id: str) -> dict[str, Any]:
+        """A read-only link to the conversation as it is now (`{"id", "url", "sharedAt"}`; `url` is the page's
+        path); again, the same link brought up to date."""
+        shared: dict[str, Any] = json_of(self.http.post(f"/api/conversations/{conversation_id}/share"))
+        return shared
+
+    def stop_sharing(self, conversation_id: str) -> None:
+        """The conversation's link stops working."""
+        json_of(self.http.delete(f"/api/conversations/{conversation_id}/share"))
+
     def show_version(self, conversation_id: str, message_id: str, version: int) -> list[dict[str, Any]]:
         """Show version `version` (from 1) of an edited message or a regenerated answer; the messages now shown."""
         body = {"messageId": message_id, "version": version}
@@ -342,6 +352,13 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
             for conversation in json_of(response):
                 yield conversation
             url, params = next_page(response), None
+
+    async def share(self, conversation_id: str) -> dict[str, Any]:
+        shared: dict[str, Any] = json_of(await self.http.post(f"/api/conversations/{conversation_id}/share"))
+        return shared
+
+    async def stop_sharing(self, conversation_id: str) -> None:
+        json_of(await self.http.delete(f"/api/conversations/{conversation_id}/share"))
 
     async def show_version(self, conversation_id: str, message_id: str, version: int) -> list[dict[str, Any]]:
         body = {"messageId": message_id, "version": version}

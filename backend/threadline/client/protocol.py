@@ -57,10 +57,10 @@ def error_from(response: httpx.Response, body: bytes) -> ThreadlineError:
 
 
 def json_of(response: httpx.Response) -> Any:
-    """The body of a JSON answer; a refusal raises ThreadlineError."""
-    if response.status_code != 200:
+    """The body of a JSON answer (None for none, as a 204 has); a refusal raises ThreadlineError."""
+    if not response.is_success:
         raise error_from(response, response.content)
-    return response.json()
+    return response.json() if response.content else None
 
 
 def whole(chunks: Iterator[Chunk], answer: Answer | None = None) -> Answer:
