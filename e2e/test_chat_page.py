@@ -617,7 +617,7 @@ def test_scrolling_up_while_an_answer_streams_stays_put_until_the_button_goes_ba
     page.set_viewport_size({"width": 900, "height": 280})
     chat = ChatPage.open(page, server)
     chat.ask("count to 300")
-    expect(chat.assistant).to_contain_text("150 151 152")
+    expect(chat.assistant).to_contain_text("150 151 152", timeout=15_000)  # half of it: 4.5 s unhurried
     log = page.get_by_role("log")
     assert log.evaluate("log => log.scrollHeight > log.clientHeight + 60"), "the answer overflows"
     log.evaluate("log => { log.scrollTop = 0; log.dispatchEvent(new Event('scroll')); }")
