@@ -19,7 +19,8 @@ import msgspec
 
 from threadline.storage.saver import Pool
 
-PRIVATE_METADATA = ("conversationId", "traceId", "feedback", "comparisonId")
+# The owner's alone, and the versions: a link shows only the branch that was shown.
+PRIVATE_METADATA = ("conversationId", "traceId", "feedback", "comparisonId", "version", "versions")
 FILE_URL = re.compile(r"^/api/files/([0-9a-f]{32})$")
 
 

@@ -12,6 +12,7 @@ type Props = {
 
 export function ChatHeader({ conversationId, started, profiles, profileId, onPickProfile }: Props) {
   const [sharing, setSharing] = useState(false);
+  if (profiles.length <= 1 && !started) return null; // nothing to pick, nothing to share yet
   return (
     <div className="chat-header">
       {profiles.length > 1 && (
