@@ -20,11 +20,14 @@ def main(base_url: str) -> None:
         page = browser.new_page(viewport={"width": 1200, "height": 720})
         page.goto(base_url)
         box = page.get_by_role("textbox", name="Message", exact=True)
-        for question in ("What time is it in Asia/Tokyo?", "calculate (17 * 23) + 4"):
+        stop = page.get_by_role("button", name="Stop")
+        for question in ("show me markdown", "calculate (17 * 23) + 4"):
             box.fill(question)
             box.press("Enter")
-            page.get_by_role("button", name="Send").wait_for()
-        page.locator("details.tool summary").last.click()
+            stop.wait_for(state="hidden")
+        page.get_by_test_id("regenerate").click()  # a second version of the last answer: "‹ 2/2 ›"
+        page.get_by_test_id("version-number").wait_for()
+        page.wait_for_timeout(500)
         page.screenshot(path=OUT)
         browser.close()
 
