@@ -1,5 +1,5 @@
 // The real `ai` Chat (what useChat wraps, minus React), keeping its state in memory, for the scripts here.
-import { AbstractChat } from 'ai';
+import { AbstractChat, DefaultChatTransport, validateUIMessages } from 'ai';
 
 class MemoryState {
   status = 'ready';
@@ -14,5 +14,34 @@ class MemoryState {
 export class Chat extends AbstractChat {
   constructor(options) {
     super({ ...options, state: new MemoryState() });
+  }
+}
+
+/** What a script was given: JSON on stdin. */
+export async function input() {
+  let text = '';
+  for await (const data of process.stdin) text += data;
+  return JSON.parse(text);
+}
+
+/** A Chat on a server's /api/chat as one visitor (their cookie); its errors are pushed onto `errors`. */
+export function chatOn({ baseUrl, cookie, conversationId }, errors) {
+  return new Chat({
+    id: conversationId,
+    transport: new DefaultChatTransport({ api: `${baseUrl}/api/chat`, headers: { cookie } }),
+    onError: (error) => errors.push(error.message),
+  });
+}
+
+/** The conversation as the server gives it back, and whether the package's validateUIMessages accepts it
+ * (true, or why not). */
+export async function readBack({ baseUrl, cookie, conversationId }) {
+  const response = await fetch(`${baseUrl}/api/conversations/${conversationId}`, { headers: { cookie } });
+  const history = (await response.json()).messages;
+  try {
+    await validateUIMessages({ messages: history });
+    return { history, valid: true };
+  } catch (error) {
+    return { history, valid: error.message };
   }
 }
