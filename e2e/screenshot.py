@@ -25,7 +25,7 @@ def main(base_url: str) -> None:
             box.fill(question)
             box.press("Enter")
             stop.wait_for(state="hidden")
-        page.get_by_test_id("regenerate").click()  # a second version of the last answer: "‹ 2/2 ›"
+        page.get_by_test_id("regenerate").click()  # a second version of the last answer, with its switcher
         page.get_by_test_id("version-number").wait_for()
         page.wait_for_timeout(500)
         page.screenshot(path=OUT)
