@@ -95,20 +95,24 @@ def test_a_deletion_asks_first_and_can_be_undone(page: Page, server: str):
 
 
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_no_wcag_violations_on_the_welcome_and_a_rich_conversation(browser: Browser, server: str, size, scheme):
+def test_no_wcag_violations_on_the_welcome_and_a_rich_conversation(browser: Browser, server: str, size):
     width, height = SIZES[size]
-    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    context = browser.new_context(viewport={"width": width, "height": height})
     try:
         page = context.new_page()
         page.set_default_timeout(15_000)
         chat = ChatPage.open(page, server)
-        assert violations(page) == [], "the welcome screen"
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            assert violations(page) == [], f"the welcome screen, {scheme}"
         for question in ("show me markdown", "calculate (17 * 23) + 4", "think about tide pools"):
             chat.ask(question)
             chat.wait_until_answered()
         expect(chat.assistant.get_by_test_id("reasoning")).to_be_visible()
         chat.tool_cards.first.locator("summary").click()  # open: its arguments and result too
-        assert violations(page) == [], "a conversation with code, a table, a tool and reasoning"
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            found = violations(page)
+            assert found == [], f"a conversation with code, a table, a tool and reasoning, {scheme}: {found}"
     finally:
         context.close()
