@@ -138,13 +138,11 @@ def show(
     return change
 
 
-def key_of(messages: Sequence[AnyMessage], records: dict[str, AnswerRecord], message_id: str) -> str:
+def key_of(conversation: Conversation, message_id: str) -> str:
     """The fork a displayed message's versions are kept under: a user message's own id (its edits), or an
     answer's question's id and ANSWER (its regenerations); an answer is shown under its assistant id."""
-    question = next((key for key, record in records.items() if record.get("assistant_id") == message_id), None)
-    if question is not None and any(message.id == question for message in messages):
-        return answer_key(question)
-    return message_id
+    question = conversation.question_answered_by(message_id)
+    return message_id if question is None else answer_key(question)
 
 
 def numbering(forks: dict[str, Fork]) -> dict[str, tuple[int, int]]:
@@ -155,7 +153,7 @@ def numbering(forks: dict[str, Fork]) -> dict[str, tuple[int, int]]:
 async def show_version(graph: StateWriter, conversation: Conversation, message_id: str, number: int) -> None:
     """Show version `number` (from 1) of the displayed message `message_id` (a user message, or an answer by
     its assistant id); not found when it has no such version on the branch shown."""
-    key = key_of(conversation.messages, conversation.records, message_id)
+    key = key_of(conversation, message_id)
     change = show(conversation.messages, conversation.records, conversation.forks, key, number - 1)
     if change is None:
         raise not_found("Version")

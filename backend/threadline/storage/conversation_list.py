@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 TITLE_LENGTH = 80
 SEARCHED_CHARS = 100_000  # of one turn's text: what a tsvector can hold is bounded (1 MB)
 SEARCH_TERMS = 8
+ADD_WORDS = "words = strip(words || to_tsvector('simple', %s))"  # positions are not needed: no ranking
 
 
 class ConversationSummary(msgspec.Struct, rename="camel", frozen=True):
@@ -227,32 +228,28 @@ class PostgresConversations:
     async def name(self, conversation_id: str, client_id: str, title: str, unless_not: str) -> bool:
         """Give the conversation a generated title, unless its title is no longer `unless_not` (the person
         renamed it meanwhile); True when it took it."""
-        async with self.pool.connection() as conn:
-            cursor = await conn.execute(
-                "UPDATE conversations SET title = %s, words = strip(words || to_tsvector('simple', %s)) "
-                "WHERE client_id = %s AND id = %s AND title = %s",
-                (title, title, client_id, conversation_id, unless_not),
-            )
-            return cursor.rowcount > 0
+        return await self.rename(conversation_id, client_id, title, unless_not) is not None
 
     async def remember_words(self, conversation_id: str, client_id: str, text: str) -> None:
         """Add a turn's words to what finds the conversation; a search misses them if they cannot be stored."""
         try:
             async with self.pool.connection() as conn:
                 await conn.execute(
-                    "UPDATE conversations SET words = strip(words || to_tsvector('simple', %s)) "
-                    "WHERE client_id = %s AND id = %s",
+                    f"UPDATE conversations SET {ADD_WORDS} WHERE client_id = %s AND id = %s",
                     (text[:SEARCHED_CHARS], client_id, conversation_id),
                 )
         except (*CONNECTION_ERRORS, psycopg.Error) as exc:
             log.warning("a turn's words were not kept for search: %s", exc, extra={"conversation_id": conversation_id})
 
-    async def rename(self, conversation_id: str, client_id: str, title: str) -> ConversationSummary | None:
+    async def rename(
+        self, conversation_id: str, client_id: str, title: str, unless_not: str | None = None
+    ) -> ConversationSummary | None:
+        """A new title (its words find the conversation too); with `unless_not`, only while the title is that."""
         async with self.pool.connection() as conn:
             cursor = await conn.execute(
-                "UPDATE conversations SET title = %s, words = strip(words || to_tsvector('simple', %s)) "
-                f"WHERE client_id = %s AND id = %s RETURNING {COLUMNS}",
-                (title, title, client_id, conversation_id),
+                f"UPDATE conversations SET title = %s, {ADD_WORDS} WHERE client_id = %s AND id = %s "
+                f"AND (%s::text IS NULL OR title = %s) RETURNING {COLUMNS}",
+                (title, title, client_id, conversation_id, unless_not, unless_not),
             )
             row = await cursor.fetchone()
         return None if row is None else ConversationSummary(**row)
@@ -331,18 +328,17 @@ class MemoryConversations:
         return "\n".join(self.words.get((client_id, conversation_id), ()))
 
     async def name(self, conversation_id: str, client_id: str, title: str, unless_not: str) -> bool:
-        row = self.rows.get((client_id, conversation_id))
-        if row is None or row[1].title != unless_not:
-            return False
-        self.rows[(client_id, conversation_id)] = (row[0], msgspec.structs.replace(row[1], title=title))
-        return True
+        return await self.rename(conversation_id, client_id, title, unless_not) is not None
 
     async def remember_words(self, conversation_id: str, client_id: str, text: str) -> None:
         if (client_id, conversation_id) in self.rows:
             self.words.setdefault((client_id, conversation_id), []).append(text[:SEARCHED_CHARS].lower())
 
-    async def rename(self, conversation_id: str, client_id: str, title: str) -> ConversationSummary | None:
-        if (row := self.rows.get((client_id, conversation_id))) is None:
+    async def rename(
+        self, conversation_id: str, client_id: str, title: str, unless_not: str | None = None
+    ) -> ConversationSummary | None:
+        row = self.rows.get((client_id, conversation_id))
+        if row is None or unless_not not in (None, row[1].title):
             return None
         renamed = msgspec.structs.replace(row[1], title=title)
         self.rows[(client_id, conversation_id)] = (row[0], renamed)
@@ -381,7 +377,9 @@ class Conversations(Protocol):
 
     async def name(self, conversation_id: str, client_id: str, title: str, unless_not: str) -> bool: ...
 
-    async def rename(self, conversation_id: str, client_id: str, title: str) -> ConversationSummary | None: ...
+    async def rename(
+        self, conversation_id: str, client_id: str, title: str, unless_not: str | None = None
+    ) -> ConversationSummary | None: ...
 
     async def delete(self, conversation_id: str, client_id: str) -> bool: ...
 
