@@ -1,32 +1,30 @@
 // An answer's text as Markdown: GitHub's flavour (tables, task lists, strikethrough), code highlighted with
 // its language named and a copy button, and, while it streams, unfinished marks closed (remend) so a half-
 // written `**bold` or link does not flicker. Raw HTML is shown as text, never run.
-import { memo, type ReactNode, useRef, useState } from 'react';
+import { memo, type ReactNode, useRef } from 'react';
 import Markdown, { type Components } from 'react-markdown';
 import rehypeHighlight from 'rehype-highlight';
 import remarkGfm from 'remark-gfm';
 import remend from 'remend';
+import { CopyButton } from './CopyButton';
 import type { PluggableList } from 'unified';
 
 /** A code block: its language, a copy button, and its text in a region the keyboard can scroll. */
 function CodeBlock({ children }: { children?: ReactNode }) {
   const pre = useRef<HTMLPreElement>(null);
-  const [copied, setCopied] = useState(false);
   const code = Array.isArray(children) ? children[0] : children;
   const className = (code as { props?: { className?: string } } | undefined)?.props?.className ?? '';
   const language = /language-([\w+#-]+)/.exec(className)?.[1];
-  const copy = async () => {
-    await navigator.clipboard?.writeText(pre.current?.textContent ?? '').catch(() => undefined);
-    setCopied(true);
-    setTimeout(() => setCopied(false), 1500);
-  };
   return (
     <figure className="code-block" data-testid="code-block">
       <figcaption>
         <span data-testid="code-language">{language ?? 'text'}</span>
-        <button type="button" className="copy-code" data-testid="copy-code" onClick={() => void copy()}>
-          {copied ? 'Copied' : 'Copy code'}
-        </button>
+        <CopyButton
+          text={() => pre.current?.textContent ?? ''}
+          label="Copy code"
+          className="copy-code"
+          testId="copy-code"
+        />
       </figcaption>
       <pre ref={pre} tabIndex={0} aria-label={`Code${language ? ` (${language})` : ''}`}>
         {children}

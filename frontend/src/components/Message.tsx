@@ -5,7 +5,8 @@ import { AgentNote, AgentQuestion, type Answer } from './AgentQuestion';
 import { FileView } from './Attachments';
 import { Rating } from './Rating';
 import { Reasoning } from './Reasoning';
-import { CopyButton, EditBox, VersionSwitcher } from './Versions';
+import { CopyButton } from './CopyButton';
+import { EditBox, VersionSwitcher } from './Versions';
 import { textOf } from '../lib/messages';
 
 type Part = ChatMessage['parts'][number];

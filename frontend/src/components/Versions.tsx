@@ -1,5 +1,5 @@
 // Edits and regenerated answers keep what they replace (the server's versions): "‹ 2/3 ›" switches between
-// them, the edit box sends a message in place of one, and the answer's actions copy or write it again.
+// them, and the edit box sends a message in place of one.
 import { useState } from 'react';
 
 type SwitcherProps = { version: number; versions: number; onShow?: (version: number) => void };
@@ -72,20 +72,5 @@ export function EditBox({ text, onSave, onCancel }: EditProps) {
         </button>
       </div>
     </form>
-  );
-}
-
-/** Copy an answer's text, saying so for a moment. */
-export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    await navigator.clipboard?.writeText(text).catch(() => undefined);
-    setCopied(true);
-    setTimeout(() => setCopied(false), 1500);
-  };
-  return (
-    <button type="button" className="icon-button" data-testid="copy-answer" onClick={() => void copy()}>
-      {copied ? 'Copied' : label}
-    </button>
   );
 }
