@@ -134,19 +134,27 @@ export function App() {
   const [confirming, setConfirming] = useState<ConversationSummary | null>(null);
   const [deleted, setDeleted] = useState<{ conversation: ConversationSummary; wasOpen: boolean } | null>(null);
 
+  /** The deletion waiting for its time to be up, no longer waiting (its toast gone), or null. */
+  const takeDeleting = useCallback(() => {
+    const pending = deleting.current;
+    if (pending) {
+      clearTimeout(pending.timer);
+      deleting.current = null;
+      setDeleted(null);
+    }
+    return pending;
+  }, []);
+
   const finishDeleting = useCallback(
     (keepalive = false) => {
-      const pending = deleting.current;
+      const pending = takeDeleting();
       if (!pending) return;
-      deleting.current = null;
-      clearTimeout(pending.timer);
-      setDeleted(null);
       deleteConversation(pending.id, keepalive).catch((error: Error) => {
         setLoadError(describeError(error));
         void refreshList(true); // it is still there
       });
     },
-    [refreshList],
+    [refreshList, takeDeleting],
   );
 
   useEffect(() => {
@@ -166,11 +174,7 @@ export function App() {
   };
 
   const undoDelete = () => {
-    const pending = deleting.current;
-    if (!pending || !deleted) return;
-    clearTimeout(pending.timer);
-    deleting.current = null;
-    setDeleted(null);
+    if (!deleted || !takeDeleting()) return;
     void refreshList();
     if (deleted.wasOpen) void openConversation(deleted.conversation.id, true);
   };

@@ -117,7 +117,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
       versioned.current = true;
       const files = message.parts.filter((part): part is FileUIPart => part.type === 'file');
       const metadata = { createdAt: new Date().toISOString() };
-      void sendMessage(files.length ? { text, files, messageId: message.id, metadata } : { text, messageId: message.id, metadata });
+      void sendMessage({ text, messageId: message.id, metadata, ...(files.length ? { files } : {}) });
     },
     [sendMessage],
   );
