@@ -51,6 +51,12 @@ def last_text(message: dict) -> str:
     return [part for part in message["parts"] if part["type"] == "text"][-1]["text"]
 
 
+def on_backend(make, backend: str, **overrides) -> Settings:
+    """Settings from `make` (a settings fixture) on PostgreSQL or, for "memory", on CHAT_MEMORY_BACKEND=memory."""
+    memory = {"memory_backend": "memory", "database_url": None} if backend == "memory" else {}
+    return make(**overrides, **memory)
+
+
 def new_conversation_id() -> str:
     return f"t{uuid.uuid4().hex[:12]}"
 

@@ -18,7 +18,7 @@ import jwt
 import pytest
 import redis
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-from helpers import chat_body, new_conversation_id, running, serving, stream_some, text_of
+from helpers import chat_body, new_conversation_id, on_backend, running, serving, stream_some, text_of
 from test_comparisons import TWO_DEMOS
 from threadline.client import Client, ThreadlineError
 from threadline.http.identity import COOKIE, HEADER
@@ -232,7 +232,7 @@ async def rated_answer(client, conversation_id: str, headers: dict) -> str:
 
 @pytest.mark.parametrize("backend", ["postgres", "memory"])
 async def test_a_visitor_who_signs_in_claims_their_anonymous_conversations(auth_settings, provider, backend):
-    settings = auth_settings() if backend == "postgres" else auth_settings(memory_backend="memory", database_url=None)
+    settings = on_backend(auth_settings, backend)
     alice, bob = signed_in(provider, "alice"), signed_in(provider, "bob")
     async with running(settings) as client:
         client.cookies.clear()
@@ -439,7 +439,7 @@ async def test_the_builtin_tools_act_as_the_signed_in_user(auth_settings, provid
 
 @pytest.mark.parametrize("backend", ["postgres", "memory"])
 async def test_claimed_conversations_bring_their_files(auth_settings, provider, backend):
-    settings = auth_settings() if backend == "postgres" else auth_settings(memory_backend="memory", database_url=None)
+    settings = on_backend(auth_settings, backend)
     alice = signed_in(provider, "alice")
     async with running(settings) as client:
         token = (await client.get("/health", headers={HEADER: ""})).headers[HEADER]

@@ -17,7 +17,7 @@ import boto3
 import httpx
 import psycopg
 import pytest
-from helpers import chat_body, new_conversation_id, running, serving, text_of
+from helpers import chat_body, new_conversation_id, on_backend, running, serving, text_of
 from PIL import Image
 from pypdf import PdfWriter
 from test_comparisons import TWO_DEMOS
@@ -472,7 +472,7 @@ async def test_a_regenerated_or_compared_answer_sees_the_files_again(make_settin
 
 @pytest.mark.parametrize("backend", ["postgres", "memory"])
 async def test_uploads_no_message_used_are_deleted_after_a_while(make_settings, backend):
-    settings = make_settings() if backend == "postgres" else make_settings(memory_backend="memory", database_url=None)
+    settings = on_backend(make_settings, backend)
     async with running(settings) as client:
         me = await visitor(client)
         unsent = await client.post("/api/files", content=b"never sent " + uuid_bytes(), headers=me | TEXT)

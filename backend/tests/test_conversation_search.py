@@ -8,7 +8,7 @@ import uuid
 
 import psycopg
 import pytest
-from helpers import chat_body, new_conversation_id, running, serving
+from helpers import chat_body, new_conversation_id, on_backend, running, serving
 from test_attachments import visitor
 from threadline.client import Client
 
@@ -28,13 +28,9 @@ async def listed(client, me, url: str = "/api/conversations", **params) -> tuple
     return [row["id"] for row in response.json()], link.group(1) if link else None
 
 
-def settings_for(make_settings, backend: str):
-    return make_settings() if backend == "postgres" else make_settings(memory_backend="memory", database_url=None)
-
-
 @pytest.mark.parametrize("backend", ["postgres", "memory"])
 async def test_search_finds_questions_answers_and_titles_of_ones_own_conversations(make_settings, backend):
-    async with running(settings_for(make_settings, backend)) as client:
+    async with running(on_backend(make_settings, backend)) as client:
         me, other = await visitor(client), await visitor(client)
         apples = await start(client, me, "Tell me about Granny Smith apples")
         pears = await start(client, me, "Tell me about Conference pears")
@@ -59,7 +55,7 @@ async def test_search_finds_questions_answers_and_titles_of_ones_own_conversatio
 
 @pytest.mark.parametrize("backend", ["postgres", "memory"])
 async def test_pages_follow_last_activity_with_a_cursor(make_settings, backend):
-    async with running(settings_for(make_settings, backend)) as client:
+    async with running(on_backend(make_settings, backend)) as client:
         me = await visitor(client)
         made = [await start(client, me, f"note number {n}") for n in range(7)]
         newest_first = made[::-1]

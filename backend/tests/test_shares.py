@@ -8,7 +8,7 @@ import base64
 
 import httpx
 import pytest
-from helpers import new_conversation_id, running, serving
+from helpers import new_conversation_id, on_backend, running, serving
 from test_attachments import file_part, png, visitor, with_files
 from threadline.client import Client, ThreadlineError
 
@@ -20,11 +20,11 @@ async def say(client, me, conversation_id: str, text: str, *parts: dict) -> None
 
 @pytest.mark.parametrize("backend", ["postgres", "memory"])
 async def test_a_link_shows_a_snapshot_to_anyone_until_it_is_revoked(make_settings, backend):
-    settings = make_settings() if backend == "postgres" else make_settings(memory_backend="memory", database_url=None)
+    settings = on_backend(make_settings, backend)
     async with running(settings) as client:
         owner, stranger = await visitor(client), await visitor(client)
         conversation_id = new_conversation_id()
-        image = png(color="blue")
+        image = png(width=9, color="blue")  # bytes of its own: test_attachments counts stored blue 8×8 PNGs
         await say(client, owner, conversation_id, "what is this?", file_part(image, "image/png", "blue.png"))
         history = (await client.get(f"/api/conversations/{conversation_id}", headers=owner)).json()["messages"]
         answer_id = history[1]["id"]

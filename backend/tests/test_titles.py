@@ -5,7 +5,7 @@ gave; the demo model writes a deterministic one."""
 from __future__ import annotations
 
 import pytest
-from helpers import chat_body, new_conversation_id, running, serving
+from helpers import chat_body, new_conversation_id, on_backend, running, serving
 from test_attachments import visitor
 from threadline.client import Client
 from threadline_testing import standins
@@ -20,8 +20,7 @@ async def title_of(client, me, conversation_id: str) -> str:
 
 @pytest.mark.parametrize("backend", ["postgres", "memory"])
 async def test_the_first_answer_brings_a_title_which_is_stored(make_settings, backend):
-    extra = {} if backend == "postgres" else {"memory_backend": "memory", "database_url": None}
-    async with running(make_settings(generated_titles=True, **extra)) as client:
+    async with running(on_backend(make_settings, backend, generated_titles=True)) as client:
         me = await visitor(client)
         conversation_id = new_conversation_id()
         body = chat_body(conversation_id, "Tell me about **Granny Smith** apples, please?")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from helpers import chat_body, new_conversation_id, running, saved_answer, serving, stream_some, text_of
+from helpers import chat_body, new_conversation_id, on_backend, running, saved_answer, serving, stream_some, text_of
 from test_attachments import visitor
 from threadline.client import Client, ThreadlineError
 from threadline.http.identity import HEADER
@@ -52,7 +52,7 @@ async def show(client, me, conversation_id: str, message_id: str, version: int):
 
 @pytest.mark.parametrize("backend", ["postgres", "memory"])
 async def test_an_edit_answers_from_before_the_edited_message_and_keeps_the_old_branch(make_settings, backend):
-    settings = make_settings() if backend == "postgres" else make_settings(memory_backend="memory", database_url=None)
+    settings = on_backend(make_settings, backend)
     async with running(settings) as client:
         me = await visitor(client)
         conversation_id = new_conversation_id()
