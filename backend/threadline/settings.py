@@ -489,6 +489,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         msgspec.Meta(ge=1, le=30 * 1024 * 1024),
         env("FILE_MAX_MESSAGE_BYTES", help="bytes of all files in one message"),
     ] = 20 * 1024 * 1024
+    file_check_seconds: Annotated[
+        float,
+        msgspec.Meta(gt=0, le=120),
+        env(
+            "FILE_CHECK_SECONDS",
+            help="seconds the check of one file may take (a PDF is opened in a process of its own, stopped then); "
+            "a file that takes longer is refused",
+        ),
+    ] = 5.0
     file_quota_bytes: Annotated[
         int,
         msgspec.Meta(ge=1, le=1 << 50),

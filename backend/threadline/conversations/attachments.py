@@ -1,15 +1,18 @@
 """What an attached file must be before it is stored: an accepted type by its bytes (not by its name or the
 type it claims), within the size limits, and safe to open later. Pillow reads an image's real format and
 dimensions from its header, so a decompression bomb is refused before anything is decoded; pypdf counts a
-PDF's pages; text must be UTF-8 (and JSON must parse). Both are imported with the first file that needs them
-(some 30 MB a process that is never sent a file does not hold)."""
+PDF's pages in a process of its own, killed after FILE_CHECK_SECONDS (conversations/pdf_pages.py); text must
+be UTF-8 (and JSON must parse). The checks run off the event loop, so a file made to be slow to check slows
+nobody else. Pillow is imported with the first image (some 30 MB a process never sent one does not hold)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import io
 import json
+import sys
 import unicodedata
 import warnings
 from collections.abc import Collection
@@ -45,11 +48,16 @@ class FileLimits:
     max_bytes: int
     max_count: int
     max_message_bytes: int
+    check_seconds: float = 5.0  # the longest one file's check may take
 
     @classmethod
     def of(cls, settings: Settings) -> FileLimits:
         return cls(
-            settings.file_types, settings.file_max_bytes, settings.file_max_count, settings.file_max_message_bytes
+            settings.file_types,
+            settings.file_max_bytes,
+            settings.file_max_count,
+            settings.file_max_message_bytes,
+            settings.file_check_seconds,
         )
 
 
@@ -99,30 +107,29 @@ def checked_filename(name: str | None, media_type: str, field: str) -> str:
     return name
 
 
-def checked_file(data: bytes, declared: str, filename: str | None, limits: FileLimits, field: str) -> CheckedFile:
+async def checked_file(
+    data: bytes, declared: str, filename: str | None, limits: FileLimits, field: str
+) -> CheckedFile:
     """The file as it will be stored, or Refused: too big, not an accepted type, or not what it claims."""
     declared = declared.split(";")[0].strip().lower()
     shown = checked_filename(filename, declared, field)
     if len(data) > limits.max_bytes:
         raise too_large(f"{shown} is over {limits.max_bytes:,} bytes, the most a file may have")
-    media_type = _sniffed(data, declared, shown, field)
-    if media_type not in limits.types:
-        raise invalid(field, f"{shown}: {media_type} files are not accepted here")
-    return CheckedFile(data, media_type, shown)
-
-
-def _sniffed(data: bytes, declared: str, name: str, field: str) -> str:
-    """What the bytes are; refused when they are not what the declared type says, or cannot be opened safely."""
-    if (image := _image_type(data, name, field)) is not None:
-        actual = image
-    elif data.startswith(b"%PDF-"):
-        _check_pdf(data, name, field)
+    if data.startswith(b"%PDF-"):
+        await _check_pdf(data, shown, field, limits.check_seconds)
         actual = "application/pdf"
     else:
-        actual = _text_type(data, declared, name, field)
+        actual = await asyncio.to_thread(_image_or_text_type, data, declared, shown, field)
     if declared and declared != actual and not (declared in TEXT_TYPES and actual in TEXT_TYPES):
-        raise invalid(field, f"{name} says it is {declared}, but its bytes are {actual}")
-    return actual
+        raise invalid(field, f"{shown} says it is {declared}, but its bytes are {actual}")
+    if actual not in limits.types:
+        raise invalid(field, f"{shown}: {actual} files are not accepted here")
+    return CheckedFile(data, actual, shown)
+
+
+def _image_or_text_type(data: bytes, declared: str, name: str, field: str) -> str:
+    """What the bytes are, or Refused when they cannot be opened safely."""
+    return _image_type(data, name, field) or _text_type(data, declared, name, field)
 
 
 def _image_type(data: bytes, name: str, field: str) -> str | None:
@@ -148,16 +155,35 @@ def _image_type(data: bytes, name: str, field: str) -> str | None:
     return IMAGE_TYPES.get(image.format or "", f"image/{(image.format or 'unknown').lower()}")
 
 
-def _check_pdf(data: bytes, name: str, field: str) -> None:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
-
-    try:
-        pages = len(PdfReader(io.BytesIO(data)).pages)
-    except (PyPdfError, ValueError, KeyError, OSError):
-        raise invalid(field, f"{name} is not a PDF that can be read") from None
+async def _check_pdf(data: bytes, name: str, field: str, seconds: float) -> None:
+    """Refused unless a process of its own counts the PDF's pages within `seconds`, and they are not too many."""
+    pages = await pdf_pages(data, seconds)
+    if pages is None:
+        raise invalid(field, f"{name} is not a PDF that can be read (or it takes too long to open)")
     if pages > MAX_PDF_PAGES:
         raise invalid(field, f"{name} has {pages} pages, more than {MAX_PDF_PAGES}")
+
+
+async def pdf_pages(data: bytes, seconds: float) -> int | None:
+    """The PDF's page count, None when it cannot be read within `seconds` (the process is killed then)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "threadline.conversations.pdf_pages",
+        str(max(1, round(seconds))),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        output, _ = await asyncio.wait_for(process.communicate(data), seconds)
+    except TimeoutError:
+        return None
+    finally:
+        if process.returncode is None:  # too slow, or the request went away: it stops here
+            process.kill()
+            await process.wait()
+    return int(output) if process.returncode == 0 and output.strip().isdigit() else None
 
 
 def _text_type(data: bytes, declared: str, name: str, field: str) -> str:

@@ -45,7 +45,7 @@ async def attached_files(services: Services, owner: str, parts: Sequence[UIMessa
             found.append(stored)
         elif url.startswith("data:"):
             data, declared = data_url_bytes(url, field)
-            found.append(checked_file(data, part.media_type or declared, part.filename, limits, field))
+            found.append(await checked_file(data, part.media_type or declared, part.filename, limits, field))
         elif url.startswith(("http://", "https://")):
             raise invalid(field, "this server does not fetch files from other addresses: send the file itself")
         else:

@@ -130,7 +130,7 @@ def tool_files(settings: Settings, storage: Storage) -> KeepFile:
     limits = FileLimits.of(settings)
 
     async def keep(owner: str, conversation_id: str, data: bytes, media_type: str, name: str) -> FileRef:
-        checked = checked_file(data, media_type, name, limits, "tool result")
+        checked = await checked_file(data, media_type, name, limits, "tool result")
         file = await kept(storage.files, owner, checked, settings.file_quota_bytes)
         await storage.files.use(owner, [file["id"]], conversation_id)
         return file

@@ -57,7 +57,7 @@ class FileController(Controller):
         """The same checks as a file sent inside a message; the same bytes again give the same file. Send its
         `url` as a `file` part's url. A file no message uses is not kept for good."""
         data = await request.body()
-        checked = checked_file(
+        checked = await checked_file(
             data, request.headers.get("content-type", ""), filename, FileLimits.of(services.settings), "body"
         )
         stored = await services.storage.files.save(
