@@ -9,7 +9,8 @@ import asyncio
 import logging
 
 import httpx
-from helpers import serving
+import pytest
+from helpers import chat, new_conversation_id, running, serving
 from test_attachments import file_part, pdf, with_files
 
 
@@ -58,3 +59,76 @@ async def test_a_pdf_made_to_be_slow_is_refused_in_time_while_others_are_served(
             good = await client.post("/api/files", content=pdf(2), headers=pdf_type)
             assert good.status_code == 201, good.text
     assert not [record for record in caplog.records if record.name.startswith("pypdf")]
+
+
+BIG_BODIES = {
+    "a 3 MB resume.value": {
+        "id": "c1",
+        "messages": [{"role": "user"}],
+        "resume": {"interruptId": "q", "value": "v" * 3_000_000},
+    },
+    "an empty file part beside 2 MB of text": {
+        "messages": [{"role": "user", "parts": [{"type": "file"}, {"type": "text", "text": "t" * 2_000_000}]}]
+    },
+    "200,000 tiny messages": {"messages": [{"role": "user", "parts": []}] * 200_000},
+    "a 2 MB editedInput": {
+        "messages": [
+            {
+                "role": "assistant",
+                "parts": [
+                    {
+                        "type": "tool-x",
+                        "toolCallId": "c",
+                        "state": "approval-responded",
+                        "approval": {"id": "a", "approved": True, "editedInput": {"x": "e" * 2_000_000}},
+                    }
+                ],
+            }
+        ]
+    },
+    "a text part of 2 MB named url": {
+        "messages": [{"role": "user", "parts": [{"type": "text", "text": '"url":"data:' + "x" * 2_000_000}]}]
+    },
+}
+
+
+@pytest.mark.parametrize("why", list(BIG_BODIES))
+async def test_a_body_is_measured_before_it_is_decoded_and_only_file_bytes_get_more_room(make_settings, why):
+    async with running(make_settings()) as client:
+        response = await client.post("/api/chat", json=BIG_BODIES[why])
+        assert response.status_code == 413, (why, response.text[:300])
+        assert response.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
+
+
+async def test_a_body_over_1_mb_that_is_not_json_is_refused_for_its_size_without_being_parsed(make_settings):
+    async with running(make_settings()) as client:
+        response = await client.post(
+            "/api/chat", content=b"[" * 2_000_000, headers={"content-type": "application/json"}
+        )
+        assert response.status_code == 413, response.text[:300]
+        with_a_file = with_files(None, "look", file_part(b"x" * 1_500_000, "text/plain", "big.txt"))
+        accepted = await client.post("/api/chat", json=with_a_file)
+        assert accepted.status_code == 200, accepted.text[:300]
+
+
+SMALL_VALUES = {
+    "resume.value over 64 KB": ({"interruptId": "q", "value": {"reply": "r" * 70_000}}, "65,536 bytes"),
+    "resume.value with a NUL": ({"interruptId": "q", "value": {"reply": "a\u0000b"}}, "NUL"),
+}
+
+
+@pytest.mark.parametrize("why", list(SMALL_VALUES))
+async def test_a_value_the_client_chooses_has_its_own_small_limit(make_settings, why):
+    resume, words = SMALL_VALUES[why]
+    async with running(make_settings()) as client:
+        _, _, _ = await chat(client, (conversation_id := new_conversation_id()), "hello")
+        response = await client.post(
+            "/api/chat", json={"id": conversation_id, "messages": [{"role": "user"}], "resume": resume}
+        )
+        assert response.status_code == 400, response.text[:300]
+        assert (
+            words in response.json()["error"]["message"]
+            and response.json()["error"]["details"][0]["field"] == "resume.value"
+        )
+        history = await client.get(f"/api/conversations/{conversation_id}")
+        assert len(history.json()["messages"]) == 2

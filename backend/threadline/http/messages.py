@@ -6,8 +6,12 @@ Every route that takes a message checks it here, so each wire refuses the same t
 
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
+
 from threadline.http.errors import ApiError
-from threadline.http.schemas import MAX_MESSAGE_CHARS, ErrorDetail
+from threadline.http.schemas import MAX_MESSAGE_CHARS, MAX_VALUE_BYTES, ErrorDetail
 
 
 def invalid(field: str, message: str) -> ApiError:
@@ -37,3 +41,17 @@ def storable(text: str, field: str, what: str = "message") -> str:
     except UnicodeEncodeError:
         raise invalid(field, f"the {what} contains an unpaired surrogate, which is not valid Unicode") from None
     return text
+
+
+def small_value(value: Any, field: str) -> Any:
+    """A JSON value the client chooses freely, refused when it is over MAX_VALUE_BYTES as JSON or holds what
+    PostgreSQL cannot store in a checkpoint (a NUL, an unpaired surrogate)."""
+    try:
+        encoded = msgspec.json.encode(value)
+    except (msgspec.EncodeError, UnicodeEncodeError):
+        raise invalid(field, "the value contains an unpaired surrogate, which is not valid Unicode") from None
+    if len(encoded) > MAX_VALUE_BYTES:
+        raise invalid(field, f"the value is over {MAX_VALUE_BYTES:,} bytes as JSON")
+    if b"\\u0000" in encoded:
+        raise invalid(field, "the value contains a NUL character (U+0000), which cannot be stored")
+    return value

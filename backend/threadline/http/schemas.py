@@ -14,6 +14,9 @@ ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}(?!\n)$"
 Id = Annotated[str, msgspec.Meta(pattern=ID_PATTERN, description="letters, digits, _ and -")]
 MAX_MESSAGE_CHARS = 10_000
 MAX_BODY_BYTES = 1_048_576  # 1 MB
+# What a value the client chooses freely may take, as JSON: the answer to an agent's question
+# (`resume.value`) and an approval's changed tool input (`editedInput`).
+MAX_VALUE_BYTES = 65_536
 # A message with files (as data URLs, a third larger than the files) or a file upload: FILE_MAX_MESSAGE_BYTES
 # and FILE_MAX_BYTES are at most 30 MB, so their bodies fit; their own limits are checked on the bytes.
 MAX_FILES_BODY_BYTES = 41 * 1_048_576

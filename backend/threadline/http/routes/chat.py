@@ -3,10 +3,13 @@ resuming it. The answer itself is the answer service's (answers/service.py); thi
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from litestar import Controller, Response, delete, get, post
+from litestar import Controller, Request, Response, delete, get, post
+from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency
+from litestar.handlers import BaseRouteHandler
 from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
@@ -16,7 +19,7 @@ from threadline.conversations.approvals import ApprovalResponse
 from threadline.http.attachments import attached_files
 from threadline.http.dependencies import Allowance, AppServices, ConversationId
 from threadline.http.errors import AnyRequest, error_responses, json_only, too_large_body
-from threadline.http.messages import checked_text, invalid
+from threadline.http.messages import checked_text, invalid, small_value
 from threadline.http.schemas import (
     MAX_BODY_BYTES,
     MAX_FILES_BODY_BYTES,
@@ -29,6 +32,20 @@ from threadline.http.services import Services
 from threadline.http.streams import choose_wire, stream_answer
 from threadline.wires.registry import UI_MESSAGE_STREAM
 
+# A file part's data URL, as it appears in the raw body: a JSON string cannot hold an unescaped quote, so
+# these bytes are a real "url" key's value, never text inside another string.
+DATA_URL = re.compile(rb'"url"\s*:\s*"data:[^"]*"')
+
+
+async def within_body_budget(connection: ASGIConnection[Any, Any, Any, Any], _handler: BaseRouteHandler) -> None:
+    """Guard: the body is measured before it is decoded. Only the bytes of files (data URLs) get the route's
+    larger limit; everything else in it (messages, values, inputs) shares MAX_BODY_BYTES, so a body of many
+    small objects, or one large value, is refused before it takes any memory beyond its own bytes."""
+    assert isinstance(connection, Request)
+    body = await connection.body()
+    if len(body) > MAX_BODY_BYTES and len(body) - sum(map(len, DATA_URL.findall(body))) > MAX_BODY_BYTES:
+        raise too_large_body(MAX_BODY_BYTES)
+
 
 def approval_responses(message: UIMessageIn) -> dict[str, tuple[str, ApprovalResponse]]:
     """The approvals an assistant message answers, by approval id: (tool call id, the response)."""
@@ -37,7 +54,7 @@ def approval_responses(message: UIMessageIn) -> dict[str, tuple[str, ApprovalRes
         if part.state == "approval-responded" and part.approval is not None:
             response = ApprovalResponse(approved=part.approval.approved is True, reason=part.approval.reason)
             if part.approval.edited_input is not None:
-                response["edited_input"] = part.approval.edited_input
+                response["edited_input"] = small_value(part.approval.edited_input, "editedInput")
             responses[part.approval.id] = (part.tool_call_id or "", response)
     if not responses:
         raise invalid("messages", "the last message must have role 'user', or answer tool approvals")
@@ -74,7 +91,7 @@ class ChatController(Controller):
     @post(
         "/chat",
         status_code=200,
-        guards=[json_only],
+        guards=[json_only, within_body_budget],
         request_max_body_size=MAX_FILES_BODY_BYTES,  # a message's files come inside it, as data URLs
         responses={
             200: ResponseSpec(
@@ -95,17 +112,14 @@ class ChatController(Controller):
         allowance: Allowance,
     ) -> Stream:
         """Only the last message is read: the history comes from the conversation's checkpoint. A body over
-        1 MB is for a message with files only."""
-        with_files = any(part.type == "file" for part in data.messages[-1].parts)
-        if not with_files and int(request.headers.get("content-length") or 0) > MAX_BODY_BYTES:
-            raise too_large_body(MAX_BODY_BYTES)
+        1 MB is for the bytes of files only."""
         wire = choose_wire(request)
         await allowance.spend()
         answers, conversation_id = services.answers, data.id or new_id()
         options = options_of(services, data)
         if data.resume is not None:
-            resume = data.resume
-            turn = await answers.answer_question(client_id, conversation_id, resume.interrupt_id, resume.value, options)
+            value, question_id = small_value(data.resume.value, "resume.value"), data.resume.interrupt_id
+            turn = await answers.answer_question(client_id, conversation_id, question_id, value, options)
         elif data.trigger == "regenerate-message":
             turn = await answers.regenerate(client_id, conversation_id, options, data.message_id)
         elif data.message_id is not None and data.messages[-1].role == "user":  # useChat's edit of a message
