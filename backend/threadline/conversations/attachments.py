@@ -107,9 +107,7 @@ def checked_filename(name: str | None, media_type: str, field: str) -> str:
     return name
 
 
-async def checked_file(
-    data: bytes, declared: str, filename: str | None, limits: FileLimits, field: str
-) -> CheckedFile:
+async def checked_file(data: bytes, declared: str, filename: str | None, limits: FileLimits, field: str) -> CheckedFile:
     """The file as it will be stored, or Refused: too big, not an accepted type, or not what it claims."""
     declared = declared.split(";")[0].strip().lower()
     shown = checked_filename(filename, declared, field)

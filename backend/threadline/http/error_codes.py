@@ -55,7 +55,7 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
         "what waits",
     ),
     ErrorCode(409, "VOTE_REQUIRED", "a new message while the conversation's A/B comparison waits for a vote"),
-    ErrorCode(413, "PAYLOAD_TOO_LARGE", "a body over 1 MB"),
+    ErrorCode(413, "PAYLOAD_TOO_LARGE", "a body over 1 MB, not counting the bytes of a message's files"),
     ErrorCode(413, "CONVERSATION_FULL", "the conversation has `CHAT_MAX_TURNS` messages"),
     ErrorCode(413, "TOO_MANY_CONVERSATIONS", "the visitor has `CHAT_MAX_CONVERSATIONS` conversations"),
     ErrorCode(
