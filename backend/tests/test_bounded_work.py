@@ -11,7 +11,10 @@ import logging
 import httpx
 import pytest
 from helpers import chat, new_conversation_id, running, serving
-from test_attachments import file_part, pdf, with_files
+from langchain_core.messages import AIMessage
+from test_attachments import file_part, pdf, png, with_files
+from threadline.agent.attachments import FileReader
+from threadline.conversations.state import FileRef, question
 
 
 def slow_pdf(pages: int = 120_000, per_node: int = 1_000) -> bytes:
@@ -132,3 +135,49 @@ async def test_a_value_the_client_chooses_has_its_own_small_limit(make_settings,
         )
         history = await client.get(f"/api/conversations/{conversation_id}")
         assert len(history.json()["messages"]) == 2
+
+
+def referencing(sha256: str, size: int, name: str) -> FileRef:
+    return FileRef(id=sha256[:32], sha256=sha256, media_type="image/png", filename=name, size=size)
+
+
+def conversation_of(turns: int, files: list[FileRef]) -> list:
+    """`turns` questions, each attaching every file of `files`, and their answers."""
+    messages: list = []
+    for turn in range(turns):
+        messages.append(question(f"look again {turn}", f"q{turn}", files))
+        messages.append(AIMessage(f"answer {turn}", id=f"a{turn}"))
+    return messages
+
+
+async def test_a_file_referenced_in_every_turn_is_read_and_sent_once_per_model_call():
+    reads: list[str] = []
+    image = png()
+
+    async def read(sha256: str) -> bytes | None:
+        reads.append(sha256)
+        return image
+
+    big = referencing("a" * 64, len(image), "photo.png")
+    reader = FileReader(read, budget=10 * len(image))
+    for turns in (1, 20):
+        reads.clear()
+        prompt = await reader.readable(conversation_of(turns, [big, big]))
+        sent = [
+            block for message in prompt for block in message.content if isinstance(block, dict) and "base64" in block
+        ]
+        assert reads == ["a" * 64] and len(sent) == 1, turns
+        assert sent[0] in prompt[-2].content, "sent with its newest mention"
+
+
+async def test_the_files_of_one_model_call_stay_within_file_prompt_bytes_newest_first():
+    async def read(sha256: str) -> bytes | None:
+        return sha256.encode() * 100
+
+    older, newer = referencing("b" * 64, 6_400, "old.png"), referencing("c" * 64, 6_400, "new.png")
+    messages = [*conversation_of(1, [older]), question("and this one", "q9", [newer])]
+    prompt = await FileReader(read, budget=10_000).readable(messages)
+    texts = [block.get("text", "") for block in prompt[0].content if isinstance(block, dict)]
+    assert any("old.png" in text and "not sent again" in text for text in texts)
+    assert [block["base64"] for block in prompt[-1].content if "base64" in block]
+    assert prompt[-1].content[0] == {"type": "text", "text": "and this one"}

@@ -489,6 +489,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         msgspec.Meta(ge=1, le=30 * 1024 * 1024),
         env("FILE_MAX_MESSAGE_BYTES", help="bytes of all files in one message"),
     ] = 20 * 1024 * 1024
+    file_prompt_bytes: Annotated[
+        int,
+        msgspec.Meta(ge=0, le=1 << 40),
+        env(
+            "FILE_PROMPT_BYTES",
+            help="bytes of attached files one model call is given, the newest first; older files are named, "
+            "not sent again",
+        ),
+    ] = 20 * 1024 * 1024
     file_check_seconds: Annotated[
         float,
         msgspec.Meta(gt=0, le=120),

@@ -4,12 +4,17 @@ The checkpoint keeps only references (`additional_kwargs["files"]`: id, hash, ty
 does not grow with the files. Right before a model call the references become LangChain's standard content
 blocks (`image` and `file` with base64 data, text files as `text`), which each provider integration
 translates into its own API's format.
+
+What one model call is given is bounded, whatever the length of the conversation: each distinct file is read
+once per call and sent once (with its newest mention), newest files first, up to FILE_PROMPT_BYTES of files;
+older ones are named in a line of text instead. Memory per answer stays flat in the number of turns.
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -37,19 +42,36 @@ def restored(given: Sequence[BaseMessage], kept: Sequence[BaseMessage]) -> list[
     return [originals.get(message.id, message) for message in given]
 
 
-async def readable(messages: Sequence[BaseMessage], read: Read) -> list[BaseMessage]:
-    """The messages a model is given: each one with files gets their content as standard content blocks."""
-    prompt: list[BaseMessage] = []
-    for message in messages:
-        if not (files := files_of(message)):
-            prompt.append(message)
-            continue
-        blocks: list[str | dict[str, Any]] = [{"type": "text", "text": message.text}]
-        for file in files:
-            data = await read(file["sha256"])
-            blocks.append(_block(file, data) if data is not None else _missing(file))
-        prompt.append(message.model_copy(update={"content": blocks, "additional_kwargs": {}}))
-    return prompt
+@dataclass(frozen=True)
+class FileReader:
+    """Attached files as a model call is given them: read from the file store, within a budget of bytes."""
+
+    read: Read = no_files  # a file's bytes by its SHA-256
+    budget: int = 20 * 1024 * 1024  # bytes of files one model call is given (FILE_PROMPT_BYTES)
+
+    async def readable(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        """The messages a model is given: each one with files gets their content as standard content blocks,
+        the newest first while the budget lasts; a file mentioned again later is sent with its newest mention."""
+        prompt = list(messages)
+        sent: set[str] = set()
+        left = self.budget
+        for index in reversed(range(len(prompt))):
+            message = prompt[index]
+            if not (files := files_of(message)):
+                continue
+            blocks: list[str | dict[str, Any]] = [{"type": "text", "text": message.text}]
+            for file in files:
+                if file["sha256"] in sent:
+                    blocks.append(_note(file, "is attached again later in the conversation"))
+                elif file["size"] > left:
+                    blocks.append(_note(file, "was attached earlier; it is not sent again"))
+                else:
+                    sent.add(file["sha256"])
+                    left -= file["size"]
+                    data = await self.read(file["sha256"])
+                    blocks.append(_block(file, data) if data is not None else _note(file, "is no longer stored"))
+            prompt[index] = message.model_copy(update={"content": blocks, "additional_kwargs": {}})
+        return prompt
 
 
 def _block(file: FileRef, data: bytes) -> dict[str, Any]:
@@ -61,5 +83,7 @@ def _block(file: FileRef, data: bytes) -> dict[str, Any]:
     return block | {"extras": {"filename": name}} | ({"filename": name} if kind == "pdf" else {})
 
 
-def _missing(file: FileRef) -> dict[str, Any]:
-    return {"type": "text", "text": f"(The attached file {file['filename']} is no longer stored.)"}
+def _note(file: FileRef, what: str) -> dict[str, Any]:
+    """A file the call is not given, named in its place."""
+    size = f"{file['media_type']}, {file['size']:,} bytes"
+    return {"type": "text", "text": f"(The attached file {file['filename']} ({size}) {what}.)"}

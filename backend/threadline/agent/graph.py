@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Annotated, Any, NotRequired, TypedDict, cast
 
@@ -33,7 +33,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Send, interrupt
 
-from threadline.agent.attachments import Read, no_files, readable
+from threadline.agent.attachments import FileReader
 from threadline.agent.compression import Compressor, ContextState
 from threadline.agent.suggestions import Suggester
 from threadline.answers.events import timestamp
@@ -97,7 +97,7 @@ class GraphOptions:
     require_approval: Sequence[str] = ()
     auto_approve: Sequence[str] = ()
     suggester: Suggester | None = None
-    read_file: Read = no_files  # attached files' bytes
+    files: FileReader = field(default_factory=FileReader)  # attached files, for the model calls
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ class Agent:
     max_model_calls: int
     compressor: Compressor | None
     suggester: Suggester | None
-    read_file: Read
+    files: FileReader
 
 
 def build_graph(
@@ -124,7 +124,7 @@ def build_graph(
         max_model_calls=options.max_model_calls,
         compressor=Compressor(model, options.context_limit) if options.context_limit else None,
         suggester=options.suggester,
-        read_file=options.read_file,
+        files=options.files,
     )
     # Every node is `async def`: LangGraph would run a plain function in a worker thread.
     builder = StateGraph(ChatState)
@@ -226,7 +226,7 @@ async def process(state: ChatState, config: RunnableConfig, *, agent: Agent) -> 
             update["context"] = kept
     started = time.perf_counter()
     try:
-        response = await agent.model.ainvoke(await readable(messages, agent.read_file), config)
+        response = await agent.model.ainvoke(await agent.files.readable(messages), config)
     except BaseException as error:  # a failed or stopped call is part of the trace too
         if turn is not None:
             turn.model_called(started, messages, None, error)

@@ -16,7 +16,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline.agent.actions import load_actions
-from threadline.agent.attachments import Read, no_files
+from threadline.agent.attachments import FileReader
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, GraphOptions, build_graph
 from threadline.agent.hosting import host_graph
@@ -51,10 +51,10 @@ class GraphSwitch:
         checkpointer: BaseCheckpointSaver[Any],
         settings: Settings,
         agent: AgentSource | None = None,
-        read_file: Read = no_files,
+        files: FileReader | None = None,
     ) -> None:
         self.profiles = {profile.id: profile for profile in profiles}
-        self.read_file = read_file  # attached files' bytes, for the model calls
+        self.files = files or FileReader()  # attached files, for the model calls
         self.default = default_of(profiles)
         self.models = {profile.id: build_chat_model(profile, settings) for profile in profiles}
         self.actions = load_actions(settings.actions, [profile.id for profile in profiles])
@@ -104,7 +104,7 @@ class GraphSwitch:
         suggester = Suggester(model, self.actions) if profile.suggests else None
         if self.agent is not None:
             agent = agent_graph(self.agent, self.contexts[profile.id])
-            return host_graph(agent, self.checkpointer, suggester, self.read_file)
+            return host_graph(agent, self.checkpointer, suggester, self.files)
         options = GraphOptions(
             system_prompt=self.contexts[profile.id].system_prompt,
             max_model_calls=self.settings.max_model_calls,
@@ -112,6 +112,6 @@ class GraphSwitch:
             require_approval=profile.require_approval,
             auto_approve=profile.auto_approve,
             suggester=suggester,
-            read_file=self.read_file,
+            files=self.files,
         )
         return build_graph(model, tools, self.checkpointer, options)

@@ -23,7 +23,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from threadline.agent.attachments import Read, no_files, readable, restored
+from threadline.agent.attachments import FileReader, restored
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import ChatState, Graph, closing_update, input_node
 from threadline.agent.loading import AgentGraph
@@ -36,14 +36,14 @@ class HostedState(ChatState, total=False):
 
 
 def host_graph(
-    agent: AgentGraph, checkpointer: BaseCheckpointSaver[Any], suggester: Suggester | None, read_file: Read = no_files
+    agent: AgentGraph, checkpointer: BaseCheckpointSaver[Any], suggester: Suggester | None, files: FileReader
 ) -> Graph:
     """Compile threadline's graph around `agent`; node names match the built-in graph's, so a stop, a rollback
     or a recovery edits either conversation alike (conversations/closing.py)."""
 
     async def run_agent(state: HostedState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         carried = state.get("agent_state") or {}
-        given = await readable(state["messages"], read_file)  # attachments as content blocks, for its model
+        given = await files.readable(state["messages"])  # attachments as content blocks, for its model
         config = _with_model_calls(get_config())
         result = await agent.ainvoke({**carried, "messages": given}, config, context=runtime.context)
         # The agent's messages replace the conversation's: it may have changed or removed earlier ones

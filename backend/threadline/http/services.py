@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from threadline.agent.attachments import FileReader
 from threadline.agent.graph import Graph
 from threadline.agent.graphs import GraphSwitch
 from threadline.agent.loading import AgentSource
@@ -183,7 +184,13 @@ async def running_services(
     `builtin_http` reaches this server's own MCP endpoint, with tokens from `builtin_token`; answers' spans
     go to `tracer_provider` when there is one; `agent` is a team's own (agent/loading.py), else the built-in."""
     async with open_storage(settings) as storage:
-        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agent, storage.files.read)
+        graphs = GraphSwitch(
+            profiles_of(settings),
+            storage.checkpointer,
+            settings,
+            agent,
+            FileReader(storage.files.read, settings.file_prompt_bytes),
+        )
         toolbox = McpToolbox(
             settings.mcp_servers,
             keep_file=tool_files(settings, storage),
