@@ -174,18 +174,21 @@ async def test_an_answer_leaves_only_its_latest_checkpoint_and_the_blobs_that_on
 
 async def test_storage_limits_per_conversation_and_per_visitor(make_settings):
     first, second = new_conversation_id(), new_conversation_id()
-    async with running(make_settings(max_turns_per_conversation=2, max_conversations_per_visitor=2)) as client:
+    async with running(make_settings(max_turns_per_conversation=3, max_conversations_per_visitor=2)) as client:
         await chat(client, first, "one")
         await chat(client, first, "two")
-        full = await client.post("/api/chat", json=chat_body(first, "three"))
         regenerated = await client.post("/api/chat", json=chat_body(first, "two", trigger="regenerate-message"))
+        question_id = (await client.get(f"/api/conversations/{first}")).json()["messages"][0]["id"]
+        edited = await client.post("/api/chat", json=chat_body(first, "one, edited", messageId=question_id))
+        full = await client.post("/api/chat", json=chat_body(first, "three"))
         await chat(client, second, "another")
         too_many = await client.post("/api/chat", json=chat_body(new_conversation_id(), "and another"))
         await client.delete(f"/api/conversations/{second}")
         room_again = await client.post("/api/chat", json=chat_body(new_conversation_id(), "after a delete"))
+    assert regenerated.status_code == 200, "the third turn: a regeneration counts as one"
+    assert edited.status_code == 413 and edited.json()["error"]["code"] == "CONVERSATION_FULL", "edits count too"
     assert full.status_code == 413 and full.json()["error"]["code"] == "CONVERSATION_FULL"
-    assert "limit of 2 messages" in full.json()["error"]["message"]
-    assert regenerated.status_code == 200, "a regenerated answer is not a new turn"
+    assert "limit of 3 messages" in full.json()["error"]["message"]
     assert too_many.status_code == 413 and too_many.json()["error"]["code"] == "TOO_MANY_CONVERSATIONS"
     assert room_again.status_code == 200
 

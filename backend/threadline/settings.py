@@ -455,7 +455,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_turns_per_conversation: Annotated[
         int,
         msgspec.Meta(ge=1, le=1_000_000),
-        env("CHAT_MAX_TURNS", help="messages per conversation (see [Storage](../operations/storage.md))"),
+        env(
+            "CHAT_MAX_TURNS",
+            help="messages per conversation, edits and regenerations included "
+            "(see [Storage](../operations/storage.md))",
+        ),
     ] = 500
     max_conversations_per_visitor: Annotated[
         int, msgspec.Meta(ge=1, le=1_000_000), env("CHAT_MAX_CONVERSATIONS", help="conversations per visitor")

@@ -380,8 +380,10 @@ class AnswerService:
         self.active.claim(turn)
         files = turn.request.get("files", [])
         title = turn.request["text"] or (files[0]["filename"] if files else "")
+        # An edit or a regeneration keeps what it replaces as a version: it counts toward CHAT_MAX_TURNS too.
+        counted = new_turn or turn.request["regenerate"] or turn.request.get("edit", False)
         touch = conversations.touch(
-            turn.conversation_id, turn.client_id, title, new_turn=new_turn, profile_id=profile_id
+            turn.conversation_id, turn.client_id, title, new_turn=counted, profile_id=profile_id
         )
         created, recorded = await asyncio.gather(touch, self.active.record(turn), return_exceptions=True)
         failure = next((outcome for outcome in (created, recorded) if isinstance(outcome, BaseException)), None)
