@@ -87,6 +87,8 @@ def forged_tokens(provider) -> dict[str, str]:
     return {
         "another key": jwt.encode(claims, stranger.private, algorithm="RS256", headers={"kid": rsa_key.kid}),
         "alg none": unsigned(claims, {"alg": "none", "kid": rsa_key.kid}),
+        "alg a list": unsigned(claims, {"alg": ["RS256"], "kid": rsa_key.kid}),
+        "kid a list": unsigned(claims, {"alg": "RS256", "kid": [rsa_key.kid]}),
         "HS256 with the public key": _hs256(claims, public_pem, rsa_key.kid),
         "wrong issuer": provider.token("mallory", iss="https://evil.example"),
         "wrong audience": provider.token("mallory", aud="https://another.api"),

@@ -3,6 +3,7 @@ full-text index, or a simple match in memory) and pages through them by last act
 
 from __future__ import annotations
 
+import base64
 import re
 import uuid
 
@@ -76,7 +77,9 @@ async def test_pages_follow_last_activity_with_a_cursor(make_settings, backend):
 async def test_bad_list_requests_are_refused(make_settings):
     async with running(make_settings()) as client:
         me = await visitor(client)
-        for params in ({"limit": 0}, {"limit": 101}, {"limit": "x"}, {"cursor": "not-a-cursor"}, {"q": "x" * 201}):
+        forged = base64.urlsafe_b64encode(b"2026-11-25T10:00:00+00:00|t\x00x").decode()  # a NUL in the id
+        bad = ({"limit": 0}, {"limit": 101}, {"limit": "x"}, {"cursor": "not-a-cursor"}, {"cursor": forged})
+        for params in (*bad, {"q": "x" * 201}):
             response = await client.get("/api/conversations", params=params, headers=me)
             assert response.status_code == 400, (params, response.text)
             assert response.json()["error"]["code"] == "VALIDATION_ERROR"

@@ -72,7 +72,7 @@ class BearerTokens:
         except jwt.PyJWTError as error:
             raise InvalidToken(f"not a JWT: {error}") from None
         algorithm, key_id = header.get("alg"), header.get("kid")
-        if algorithm not in ALGORITHMS:
+        if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
             raise InvalidToken(f"algorithm {algorithm!r} is not accepted")
         key = await self._key(str(key_id or ""))
         if key.algorithm_name != algorithm:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 from datetime import datetime
 from typing import Annotated
 from urllib.parse import urlencode
@@ -17,7 +18,7 @@ from threadline.conversations.state import load, thread_of
 from threadline.http.dependencies import AppServices, ConversationId, OwnedConversation
 from threadline.http.errors import AnyRequest, error_responses, json_only, not_found
 from threadline.http.messages import invalid, storable
-from threadline.http.schemas import ConversationDetail, Id
+from threadline.http.schemas import ID_PATTERN, ConversationDetail, Id
 from threadline.http.services import Services
 from threadline.storage.conversation_list import ConversationSummary, Page
 
@@ -42,9 +43,11 @@ def cursor_position(cursor: str | None) -> tuple[datetime, str] | None:
         return None
     try:
         at, conversation_id = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode().split("|", 1)
-        return datetime.fromisoformat(at), conversation_id
+        if re.match(ID_PATTERN, conversation_id):  # a forged one could hold what PostgreSQL cannot compare (a NUL)
+            return datetime.fromisoformat(at), conversation_id
     except (ValueError, UnicodeDecodeError):
-        raise invalid("cursor", "not a cursor this server gave (take it from the Link header)") from None
+        pass
+    raise invalid("cursor", "not a cursor this server gave (take it from the Link header)")
 
 
 def next_page(q: str, limit: int, last: ConversationSummary) -> str:
