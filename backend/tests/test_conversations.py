@@ -90,7 +90,7 @@ async def test_a_conversation_is_renamed_by_its_owner_only(make_settings):
         assert (await client.get("/api/conversations")).json()[0]["title"] == "Paris in May"
         await chat(client, conversation_id, "and June?")
         assert (await client.get(f"/api/conversations/{conversation_id}")).json()["title"] == "Paris in May", "kept"
-        for bad in ("", "   ", "x" * 121, "nul\u0000"):
+        for bad in ("", "   ", "x" * 121, "nul\u0000", "report\u202egnp.exe", "\u200b\u200b", "\u2066x\u2069"):
             refused = await client.patch(f"/api/conversations/{conversation_id}", json={"title": bad})
             assert refused.status_code == 400 and refused.json()["error"]["code"] == "VALIDATION_ERROR", bad
         client.cookies.clear()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import re
+import unicodedata
 from datetime import datetime
 from typing import Annotated
 from urllib.parse import urlencode
@@ -48,6 +49,22 @@ def cursor_position(cursor: str | None) -> tuple[datetime, str] | None:
     except (ValueError, UnicodeDecodeError):
         pass
     raise invalid("cursor", "not a cursor this server gave (take it from the Link header)")
+
+
+# Characters that reorder the text around them: a title showing "fdp.exe" may be "exe.pdf".
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def checked_title(text: str) -> str:
+    """A title the person chose: on one line, 1–120 characters, something visible, nothing that reorders text."""
+    title = " ".join(storable(text, "title", "title").split())
+    if not 1 <= len(title) <= MAX_TITLE_CHARS:
+        raise invalid("title", f"a title has 1 to {MAX_TITLE_CHARS} characters")
+    if BIDI_CONTROLS.intersection(title):
+        raise invalid("title", "a title cannot hold characters that change the direction of the text around them")
+    if all(unicodedata.category(char) in ("Cf", "Cc", "Zs") for char in title):
+        raise invalid("title", "a title needs at least one visible character")
+    return title
 
 
 def next_page(q: str, limit: int, last: ConversationSummary) -> str:
@@ -133,9 +150,7 @@ class ConversationController(Controller):
         conversation_id: str = ConversationId,
     ) -> ConversationSummary:
         """`{"title": …}`: 1–120 characters once spaces are trimmed, on one line."""
-        title = " ".join(storable(data.title, "title", "title").split())
-        if not 1 <= len(title) <= MAX_TITLE_CHARS:
-            raise invalid("title", f"a title has 1 to {MAX_TITLE_CHARS} characters")
+        title = checked_title(data.title)
         renamed = await services.conversations.rename(conversation_id, client_id, title)
         if renamed is None:
             raise not_found()
