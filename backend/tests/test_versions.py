@@ -82,6 +82,11 @@ async def test_an_edit_answers_from_before_the_edited_message_and_keeps_the_old_
         again = await show(client, me, conversation_id, second["id"], 1)
         assert said(again.json()["messages"]) == ["one", "two", "three", "four"]
 
+        first = (await history(client, me, conversation_id))[0]
+        await say(client, me, conversation_id, "uno", messageId=first["id"])
+        detail = (await client.get(f"/api/conversations/{conversation_id}", headers=me)).json()
+        assert detail["title"] == "uno", "a title taken from the first message follows its edit (and a link shows it)"
+
 
 async def test_regenerated_answers_are_versions_and_survive_a_restart(make_settings):
     settings = make_settings()

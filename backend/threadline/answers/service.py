@@ -148,9 +148,14 @@ class AnswerService:
         are kept as a version."""
         await self.owned(client_id, conversation_id)
         conversation = await load(self.graphs.current, thread_of(client_id, conversation_id))
-        if not any(isinstance(m, HumanMessage) and m.id == message.id for m in conversation.messages):
+        questions = [m for m in conversation.messages if isinstance(m, HumanMessage)]
+        if not any(m.id == message.id for m in questions):
             raise not_found("Message")
-        return await self.start(client_id, conversation_id, message, replace(options, edit=True))
+        turn = await self.start(client_id, conversation_id, message, replace(options, edit=True))
+        if questions[0].id == message.id and message.text:  # a title taken from the first message follows it
+            first = title_from(questions[0].text)
+            await self.storage.conversations.name(conversation_id, client_id, title_from(message.text), first)
+        return turn
 
     async def show_version(self, client_id: str, conversation_id: str, message_id: str, number: int) -> None:
         """Show version `number` (from 1) of a message with versions, and the branch that goes on from it."""
