@@ -302,6 +302,32 @@ async def test_a_claim_waits_for_the_visitors_running_answer(auth_settings, prov
     assert claimed.status_code == 200 and claimed.json()["conversations"] == [conversation_id]
 
 
+async def test_a_claim_racing_the_start_of_an_answer_never_splits_the_conversation(auth_settings, provider):
+    """The probe's race: a message sent 0-45 ms after the claim. Whoever wins, the conversation and its answer
+    end up whole with one identity: the user's (the claim came first), or the visitor's (the claim was refused
+    or ended before the conversation was written)."""
+    alice = signed_in(provider, someone("racer"))
+    with serving(auth_settings(rate_limit="1000/minute")) as base_url:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+            for trial in range(40):
+                token = (await client.get("/health", headers={HEADER: ""})).headers[HEADER]
+                visitor, conversation_id = {HEADER: token}, new_conversation_id()
+                claim = asyncio.create_task(
+                    client.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
+                )
+                await asyncio.sleep(trial % 20 * 0.0005)
+                sent = await client.post("/api/chat", json=chat_body(conversation_id, "hello"), headers=visitor)
+                claimed = await claim
+                assert claimed.status_code in (200, 409) and sent.status_code in (200, 409), (trial, claimed.text)
+                holders = []
+                for who in (alice, visitor):
+                    found = await client.get(f"/api/conversations/{conversation_id}", headers=who)
+                    if found.status_code == 200:
+                        holders.append([message["role"] for message in found.json()["messages"]])
+                expected = [["user", "assistant"]] if sent.status_code == 200 else []
+                assert holders == expected, (trial, claimed.json(), holders)
+
+
 async def test_a_role_has_a_chat_limit_of_its_own(auth_settings, provider):
     settings = auth_settings(rate_limit="1/minute", role_rate_limits=(("pro", "3/minute"), ("trial", "2/minute")))
     pro = bearer(provider.token(someone("pat"), roles=["trial", "pro"]))  # the first listed role wins

@@ -17,7 +17,7 @@ import boto3
 import httpx
 import psycopg
 import pytest
-from helpers import chat_body, new_conversation_id, on_backend, running, serving, text_of
+from helpers import chat_body, new_conversation_id, on_backend, running, serving, stream_some, text_of
 from PIL import Image
 from pypdf import PdfWriter
 from test_comparisons import TWO_DEMOS
@@ -489,3 +489,17 @@ TEXT = {"content-type": "text/plain"}
 
 def uuid_bytes() -> bytes:
     return uuid.uuid4().hex.encode()
+
+
+async def test_a_message_refused_as_busy_stores_none_of_its_files(make_settings, database_url):
+    with serving(make_settings(demo_token_delay_ms=20.0)) as base_url:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+            me = await visitor(client)
+            client.headers.update(me)
+            before = await blob_count(database_url)
+            response, _, _ = await stream_some(client, new_conversation_id(), deltas=1)
+            busy = with_files(new_conversation_id(), "and this", file_part(png(9, 9, "navy"), "image/png", "n.png"))
+            refused = await client.post("/api/chat", json=busy)
+            assert refused.status_code == 409, refused.text
+            assert await blob_count(database_url) == before, "nothing of a refused message is stored"
+            await response.aclose()

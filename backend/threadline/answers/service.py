@@ -31,6 +31,7 @@ from threadline.answers.recordings import Recordings
 from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup
 from threadline.conversations import approvals, versions
 from threadline.conversations.approvals import SUPERSEDED, ApprovalResponse
+from threadline.conversations.attachments import CheckedFile, file_ref
 from threadline.conversations.closing import decline_waiting, roll_back
 from threadline.conversations.comparisons import ComparedAnswer, Comparison, Side, kept_answer
 from threadline.conversations.state import (
@@ -49,6 +50,7 @@ from threadline.refusals import Refused, invalid, not_found
 from threadline.settings import MultitaskStrategy, OnDisconnect, Settings, StreamMode
 from threadline.storage.conversation_list import ConversationSummary, title_from
 from threadline.storage.database import Storage
+from threadline.storage.file_store import StoredFile, file_of
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +69,16 @@ class NewMessage:
     text: str
     id: str = field(default_factory=new_id)
     answer_id: str = field(default_factory=new_id)
-    files: tuple[FileRef, ...] = ()  # attachments, stored already (http/attachments.py)
+    # Attachments: stored already (an upload's), or checked and stored once the answer is accepted.
+    files: tuple[StoredFile | CheckedFile, ...] = ()
+
+    @property
+    def references(self) -> tuple[FileRef, ...]:
+        """How the conversation keeps the files: by reference (a new file's id comes from its bytes)."""
+        return tuple(
+            file_ref(file if isinstance(file, StoredFile) else file_of(file.data, file.media_type, file.filename))
+            for file in self.files
+        )
 
 
 @dataclass(frozen=True)
@@ -122,7 +133,10 @@ class AnswerService:
         if options.strategy != "reject":
             await self._make_room(client_id, options.strategy)
         turn = self._turn(thread_of(client_id, conversation_id), conversation_id, client_id, message, profile, options)
-        await self._begin(turn, new_turn=not (options.regenerate or options.edit), profile_id=profile.id)
+        new_files = tuple(file for file in message.files if isinstance(file, CheckedFile))
+        await self._begin(
+            turn, new_turn=not (options.regenerate or options.edit), profile_id=profile.id, new_files=new_files
+        )
         if self.several_profiles:
             # The conversation moves on: no vote can change the continuation of its earlier comparisons any
             # more, so the answers they kept for that go (their texts stay in the records).
@@ -356,7 +370,7 @@ class AnswerService:
         options: AnswerOptions,
         resume: dict[str, Any] | None = None,
     ) -> Turn:
-        if unreadable := {kind_of(file["media_type"]) for file in message.files} - profile.reads:
+        if unreadable := {kind_of(file["media_type"]) for file in message.references} - profile.reads:
             kinds = " or ".join(sorted(unreadable))
             raise invalid("messages", f"the model of profile {profile.id!r} cannot read {kinds} files")
         request = turn_request(message, profile, options)
@@ -377,37 +391,47 @@ class AnswerService:
         )
         return Turn(self.graphs.of(profile.id), thread_id, conversation_id, client_id, request, setup)
 
-    async def _begin(self, turn: Turn, *, new_turn: bool, profile_id: str | None = None) -> None:
-        """Claim the visitor's one running answer, record the turn in its conversation and the running answer
-        for every process (two writes at once), then start it. When either write is refused, the claim is
-        released and a conversation this turn created is removed again."""
+    async def _begin(
+        self, turn: Turn, *, new_turn: bool, profile_id: str | None = None, new_files: tuple[CheckedFile, ...] = ()
+    ) -> None:
+        """Claim the visitor's one running answer, record it for every process, then the turn in its
+        conversation, store the message's new files, then start it. When any of that is refused, the claim is
+        released and a conversation this turn created is removed again: a refused message stores nothing.
+        The running answer is recorded before its conversation is written, so a claim of the visitor's
+        conversations (conversations/claims.py) either finds it and is refused, or ends before it."""
         conversations = self.storage.conversations
         self.active.claim(turn)
         files = turn.request.get("files", [])
         title = turn.request["text"] or (files[0]["filename"] if files else "")
         # An edit or a regeneration keeps what it replaces as a version: it counts toward CHAT_MAX_TURNS too.
         counted = new_turn or turn.request["regenerate"] or turn.request.get("edit", False)
-        touch = conversations.touch(
-            turn.conversation_id, turn.client_id, title, new_turn=counted, profile_id=profile_id
-        )
-        created, recorded = await asyncio.gather(touch, self.active.record(turn), return_exceptions=True)
-        failure = next((outcome for outcome in (created, recorded) if isinstance(outcome, BaseException)), None)
-        if failure is None and new_turn and self.graphs.hosted:  # the built-in graph's input node does this
-            try:  # what a hosted agent left waiting is declined by the new message, and saved
+        created = False
+        try:
+            await self.active.record(turn)
+            created = await conversations.touch(
+                turn.conversation_id, turn.client_id, title, new_turn=counted, profile_id=profile_id
+            )
+            if new_turn and self.graphs.hosted:  # the built-in graph's input node does this
+                # What a hosted agent left waiting is declined by the new message, and saved.
                 await decline_waiting(turn.graph, turn.thread_id, SUPERSEDED)
-            except Exception as error:  # noqa: BLE001 - released and refused like a failed write above
-                failure = error
-        if failure is not None:
+            await self._store(turn.client_id, new_files)
+        except BaseException:
             await self.active.release(turn)
-            if created is True:
+            if created:
                 await conversations.delete(turn.conversation_id, turn.client_id)
-            raise failure
+            raise
         if files:  # the conversation now uses them: they go when it goes
             await self.storage.files.use(turn.client_id, [file["id"] for file in files], turn.conversation_id)
-        if created is True and self.settings.generated_titles and turn.request["text"]:
+        if created and self.settings.generated_titles and turn.request["text"]:
             turn.naming = asyncio.create_task(self._name(turn, title_from(title)))
         self.active.launch(turn)
         self.keep(self._remember_words(turn, text=new_turn or turn.request.get("edit", False)))
+
+    async def _store(self, owner: str, files: tuple[CheckedFile, ...]) -> None:
+        for file in files:
+            await self.storage.files.save(
+                owner, file.data, file.media_type, file.filename, self.settings.file_quota_bytes
+            )
 
     async def _name(self, turn: Turn, first_title: str) -> str | None:
         """A new conversation's title, written by its model from the first message and stored, unless the
@@ -491,7 +515,7 @@ def turn_request(message: NewMessage, profile: Profile, options: AnswerOptions) 
         trace_id=uuid.uuid4().hex,  # 32 hex digits: also a valid OpenTelemetry and Langfuse trace id
     )
     if message.files:
-        request["files"] = list(message.files)
+        request["files"] = list(message.references)
     if options.comparison_id:
         request["comparison_id"] = options.comparison_id
     if options.edit:

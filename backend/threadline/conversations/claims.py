@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import msgspec
+import psycopg
 from langgraph.checkpoint.memory import InMemorySaver
 
 from threadline.conversations.comparisons import MemoryComparisons
@@ -22,7 +23,7 @@ from threadline.conversations.feedback import MemoryFeedback
 from threadline.conversations.shares import MemoryShares
 from threadline.conversations.state import branch_of, thread_of
 from threadline.observability.trace_store import MemoryTraces
-from threadline.refusals import Refused
+from threadline.refusals import Refused, busy
 from threadline.storage.conversation_list import MemoryConversations, StorageLimits
 from threadline.storage.file_store import MemoryFiles
 from threadline.storage.saver import Pool
@@ -82,6 +83,13 @@ class PostgresClaims:
             ).fetchone()
             if owner is None or owner["principal"] != principal:
                 raise claimed_by_another()
+            # The anonymous identity's one running answer, held by the claim until it commits: refused when an
+            # answer runs; an answer starting meanwhile waits, and writes its conversation after the claim.
+            marker = (f"claim:{anonymous_id}", anonymous_id)
+            try:
+                await conn.execute("INSERT INTO active_turns (thread_id, client_id) VALUES (%s, %s)", marker)
+            except psycopg.errors.UniqueViolation:
+                raise busy() from None
             rows = await (
                 await conn.execute(
                     "SELECT id, EXISTS (SELECT 1 FROM conversations mine WHERE mine.client_id = %s AND mine.id = c.id)"
@@ -124,6 +132,7 @@ class PostgresClaims:
                 )
             for statement in MOVE_FILES:
                 await conn.execute(statement, moved)
+            await conn.execute("DELETE FROM active_turns WHERE thread_id = %s", marker[:1])
         return Claimed(moving, [row["id"] for row in rows if row["taken"]])
 
 

@@ -1,21 +1,13 @@
 """The files a new message carries, as `useChat` sends them (`file` parts with a data URL), or by the URL of
-one uploaded before (`/api/files/{id}`, the caller's own): checked, all of them, before any is stored."""
+one uploaded before (`/api/files/{id}`, the caller's own): checked, all of them; the answer service stores
+the new ones only once the answer is accepted, so a refused message stores nothing."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from threadline.conversations.attachments import (
-    CheckedFile,
-    FileLimits,
-    checked_file,
-    data_url_bytes,
-    file_ref,
-    kept,
-    too_large,
-)
-from threadline.conversations.state import FileRef
+from threadline.conversations.attachments import CheckedFile, FileLimits, checked_file, data_url_bytes, too_large
 from threadline.http.schemas import UIMessagePart
 from threadline.http.services import Services
 from threadline.refusals import invalid, not_found
@@ -24,12 +16,11 @@ from threadline.storage.file_store import StoredFile
 FILE_URL = re.compile(r"^/api/files/([0-9a-f]{32})(?!\n)$")
 
 
-def reference(file: StoredFile) -> FileRef:
-    return FileRef(id=file.id, sha256=file.sha256, media_type=file.media_type, filename=file.filename, size=file.size)
-
-
-async def attached_files(services: Services, owner: str, parts: Sequence[UIMessagePart]) -> tuple[FileRef, ...]:
-    """The message's files, stored (once each); refused, with nothing stored, when any one is refused."""
+async def attached_files(
+    services: Services, owner: str, parts: Sequence[UIMessagePart]
+) -> tuple[StoredFile | CheckedFile, ...]:
+    """The message's files: the caller's uploads, and new files checked but not yet stored; refused when any
+    one is refused."""
     indexed = [(index, part) for index, part in enumerate(parts) if part.type == "file"]
     if not indexed:
         return ()
@@ -53,7 +44,4 @@ async def attached_files(services: Services, owner: str, parts: Sequence[UIMessa
     total = sum(item.size if isinstance(item, StoredFile) else len(item.data) for item in found)
     if total > limits.max_message_bytes:
         raise too_large(f"The files of one message may have {limits.max_message_bytes:,} bytes at most.")
-    quota, store = services.settings.file_quota_bytes, services.storage.files
-    return tuple(
-        [await kept(store, owner, item, quota) if isinstance(item, CheckedFile) else file_ref(item) for item in found]
-    )
+    return tuple(found)

@@ -70,8 +70,7 @@ async def new_message(services: Services, client_id: str, data: ChatRequest, edi
         raise invalid("messages", "the last message must have role 'user'")
     with_files = any(part.type == "file" for part in last.parts)
     text = checked_text(last.text, "messages") if last.text.strip() or not with_files else ""
-    files = await attached_files(services, client_id, last.parts)
-    return NewMessage(text, edited or last.id or new_id(), files=files)
+    return NewMessage(text, edited or last.id or new_id(), files=await attached_files(services, client_id, last.parts))
 
 
 def options_of(services: Services, data: ChatRequest) -> AnswerOptions:
