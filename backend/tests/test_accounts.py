@@ -484,3 +484,22 @@ async def test_claimed_conversations_bring_their_files(auth_settings, provider, 
         assert (await client.get(url, headers={HEADER: token})).status_code == 404
         await client.delete(f"/api/conversations/{conversation_id}", headers=alice)
         assert (await client.get(url, headers=alice)).status_code == 404
+
+
+@pytest.mark.parametrize("backend", ["postgres", "memory"])
+async def test_a_claim_keeps_to_the_file_quota(auth_settings, provider, backend):
+    settings = on_backend(auth_settings, backend, file_quota_bytes=3_000)
+    alice = signed_in(provider, someone("quota"))
+    async with running(settings) as client:
+        own = await client.post("/api/files", content=b"a" * 2_000, headers=alice | {"content-type": "text/plain"})
+        assert own.status_code == 201
+        token = (await client.get("/health", headers={HEADER: ""})).headers[HEADER]
+        conversation_id = new_conversation_id()
+        body = chat_body(conversation_id, "see")
+        body["messages"][0]["parts"].append({"type": "file", "mediaType": "text/plain", "url": "data:," + "b" * 2_000})
+        assert (await client.post("/api/chat", json=body, headers={HEADER: token})).status_code == 200
+        refused = await client.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
+        assert refused.status_code == 413 and refused.json()["error"]["code"] == "STORAGE_FULL", refused.text
+        still = await client.get(f"/api/conversations/{conversation_id}", headers={HEADER: token})
+        assert still.status_code == 200, "a refused claim moves nothing"
+        assert (await client.get(f"/api/conversations/{conversation_id}", headers=alice)).status_code == 404

@@ -503,3 +503,22 @@ async def test_a_message_refused_as_busy_stores_none_of_its_files(make_settings,
             assert refused.status_code == 409, refused.text
             assert await blob_count(database_url) == before, "nothing of a refused message is stored"
             await response.aclose()
+
+
+async def test_new_anonymous_ids_from_one_address_share_its_daily_file_bytes(make_settings):
+    async with running(make_settings(file_quota_bytes=1_000, file_bytes_per_day=2_500)) as client:
+        statuses = []
+        for n in range(5):  # each a new anonymous visitor, from the same address
+            me = await visitor(client)
+            upload = await client.post(
+                "/api/files", content=bytes([65 + n]) * 900, headers=me | {"content-type": "text/plain"}
+            )
+            statuses.append(upload.status_code)
+        assert statuses == [201, 201, 429, 429, 429], statuses
+        refused = await client.post(
+            "/api/chat",
+            json=with_files(None, "hi", file_part(b"z" * 900, "text/plain", "z.txt")),
+            headers=await visitor(client),
+        )
+        assert refused.status_code == 429 and "bytes of files" in refused.json()["error"]["message"]
+        assert int(refused.headers["retry-after"]) > 0

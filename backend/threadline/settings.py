@@ -493,6 +493,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         msgspec.Meta(ge=1, le=30 * 1024 * 1024),
         env("FILE_MAX_MESSAGE_BYTES", help="bytes of all files in one message"),
     ] = 20 * 1024 * 1024
+    file_bytes_per_day: Annotated[
+        int,
+        msgspec.Meta(ge=1, le=1 << 50),
+        env(
+            "FILE_BYTES_PER_DAY",
+            help="bytes of new files one client address may send in a day (a signed-in user: per user), however "
+            "many anonymous ids it makes",
+        ),
+    ] = 1024 * 1024 * 1024
     file_prompt_bytes: Annotated[
         int,
         msgspec.Meta(ge=0, le=1 << 40),

@@ -25,7 +25,7 @@ from threadline.conversations.state import branch_of, thread_of
 from threadline.observability.trace_store import MemoryTraces
 from threadline.refusals import Refused, busy
 from threadline.storage.conversation_list import MemoryConversations, StorageLimits
-from threadline.storage.file_store import MemoryFiles
+from threadline.storage.file_store import MemoryFiles, storage_full
 from threadline.storage.saver import Pool
 
 
@@ -68,9 +68,10 @@ class Claims(Protocol):
 
 
 class PostgresClaims:
-    def __init__(self, pool: Pool, limits: StorageLimits) -> None:
+    def __init__(self, pool: Pool, limits: StorageLimits, file_quota: int) -> None:
         self.pool = pool
         self.limits = limits
+        self.file_quota = file_quota  # FILE_QUOTA_BYTES: the files a claim brings count toward the user's
 
     async def claim(self, anonymous_id: str, principal: str) -> Claimed:
         async with self.pool.connection() as conn, conn.transaction():
@@ -132,6 +133,11 @@ class PostgresClaims:
                 )
             for statement in MOVE_FILES:
                 await conn.execute(statement, moved)
+            used = await (
+                await conn.execute("SELECT coalesce(sum(size), 0) AS n FROM files WHERE client_id = %s", (principal,))
+            ).fetchone()
+            if moving and used and used["n"] > self.file_quota:
+                raise storage_full(self.file_quota)
             await conn.execute("DELETE FROM active_turns WHERE thread_id = %s", marker[:1])
         return Claimed(moving, [row["id"] for row in rows if row["taken"]])
 
@@ -147,6 +153,7 @@ class MemoryClaims:
     comparisons: MemoryComparisons
     files: MemoryFiles
     shares: MemoryShares
+    file_quota: int = 1 << 50
 
     def __post_init__(self) -> None:
         self.claimed: dict[str, str] = {}
@@ -163,6 +170,7 @@ class MemoryClaims:
         if moving and conversations.counts.get(principal, 0) + len(moving) > limits.conversations_per_visitor:
             raise limits.too_many_conversations()
         ids = set(moving)
+        self._check_file_quota(anonymous_id, principal, ids)
         compared = [
             (comparison.conversation_id, comparison_id)
             for (owner, comparison_id), comparison in self.comparisons.rows.items()
@@ -185,6 +193,18 @@ class MemoryClaims:
         _rekey(self.comparisons.answers, anonymous_id, principal, lambda key, _: key[1] in comparison_ids)
         self._move_files(anonymous_id, principal, ids)
         return Claimed(moving, [row.id for row in theirs if row.id not in ids])
+
+    def _check_file_quota(self, old: str, new: str, conversation_ids: set[str]) -> None:
+        files = self.files
+        used = sum(stored.size for (who, _), stored in files.files.items() if who == new)
+        coming = {file_id for who, file_id, used_in in files.uses if who == old and used_in in conversation_ids}
+        used += sum(
+            files.files[(old, id_)].size
+            for id_ in coming
+            if (old, id_) in files.files and (new, id_) not in files.files
+        )
+        if used > self.file_quota:
+            raise storage_full(self.file_quota)
 
     def _move_files(self, old: str, new: str, conversation_ids: set[str]) -> None:
         files = self.files

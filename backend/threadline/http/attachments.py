@@ -10,17 +10,30 @@ from collections.abc import Sequence
 from threadline.conversations.attachments import CheckedFile, FileLimits, checked_file, data_url_bytes, too_large
 from threadline.http.schemas import UIMessagePart
 from threadline.http.services import Services
-from threadline.refusals import invalid, not_found
+from threadline.refusals import Refused, invalid, not_found
 from threadline.storage.file_store import StoredFile
 
 FILE_URL = re.compile(r"^/api/files/([0-9a-f]{32})(?!\n)$")
 
 
+async def spend_file_bytes(services: Services, key: str, size: int) -> None:
+    """Count new files' bytes against FILE_BYTES_PER_DAY for `key` (the caller's address, or a signed-in
+    user): an anonymous id is free to make, so a visitor's own quota alone does not bound an address."""
+    limit = services.limits.file_bytes
+    if size and limit is not None and (wait := await limit.hit(key, size)) is not None:
+        most = services.settings.file_bytes_per_day
+        raise Refused(
+            "RATE_LIMITED",
+            f"More than {most:,} bytes of files were sent from here today. Try again in {int(wait)} s.",
+            retry_after=int(wait),
+        )
+
+
 async def attached_files(
-    services: Services, owner: str, parts: Sequence[UIMessagePart]
+    services: Services, owner: str, parts: Sequence[UIMessagePart], key: str
 ) -> tuple[StoredFile | CheckedFile, ...]:
     """The message's files: the caller's uploads, and new files checked but not yet stored; refused when any
-    one is refused."""
+    one is refused, or when the new ones would take `key` (see `spend_file_bytes`) over its daily bytes."""
     indexed = [(index, part) for index, part in enumerate(parts) if part.type == "file"]
     if not indexed:
         return ()
@@ -44,4 +57,5 @@ async def attached_files(
     total = sum(item.size if isinstance(item, StoredFile) else len(item.data) for item in found)
     if total > limits.max_message_bytes:
         raise too_large(f"The files of one message may have {limits.max_message_bytes:,} bytes at most.")
+    await spend_file_bytes(services, key, sum(len(item.data) for item in found if isinstance(item, CheckedFile)))
     return tuple(found)

@@ -35,10 +35,10 @@ class RateLimit:
             self.description = f"{limit}, in this process"
         self.limiter = MovingWindowRateLimiter(storage)
 
-    async def hit(self, address: str) -> float | None:
-        """Count one request; None when allowed, else the seconds until the next one would be."""
+    async def hit(self, address: str, cost: int = 1) -> float | None:
+        """Count one request (or `cost` units); None when allowed, else the seconds until it would be."""
         try:
-            if await self.limiter.hit(self.item, self.namespace, address):
+            if await self.limiter.hit(self.item, self.namespace, address, cost=cost):
                 return None
             reset_at, _remaining = await self.limiter.get_window_stats(self.item, self.namespace, address)
         except Exception:  # a rate-limit store that is down must not take the chat down with it
@@ -46,8 +46,8 @@ class RateLimit:
             return None
         return max(1.0, math.ceil(reset_at - time.time()))
 
-    async def check(self, address: str) -> None:
-        """Count one request; Refused (RATE_LIMITED, with the seconds to wait) when over the limit."""
-        if (retry_after := await self.hit(address)) is not None:
+    async def check(self, address: str, cost: int = 1) -> None:
+        """Count one request (or `cost` units); Refused (RATE_LIMITED, with the seconds to wait) when over."""
+        if (retry_after := await self.hit(address, cost)) is not None:
             seconds = int(retry_after)
             raise Refused("RATE_LIMITED", f"Too many requests. Try again in {seconds} s.", retry_after=seconds)

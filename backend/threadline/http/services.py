@@ -56,6 +56,8 @@ class Limits:
     client_address: ClientAddress
     chat_stream_per_visitor: RateLimit
     chat_by_role: tuple[tuple[str, RateLimit], ...] = ()  # AUTH_ROLE_RATE_LIMITS, in the order they are tried
+    # FILE_BYTES_PER_DAY: bytes of new files per client address (per user when signed in), whatever the id.
+    file_bytes: RateLimit | None = None
 
     @classmethod
     def of(cls, settings: Settings) -> Limits:
@@ -70,6 +72,7 @@ class Limits:
                 (role, RateLimit(limit, settings.rate_limit_storage, namespace=f"chat-role-{role}"))
                 for role, limit in settings.role_rate_limits
             ),
+            file_bytes=RateLimit(f"{settings.file_bytes_per_day}/day", settings.rate_limit_storage, "file-bytes"),
         )
 
 

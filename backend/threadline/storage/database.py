@@ -90,7 +90,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
     if settings.memory_backend == "memory":
         stores = (InMemorySaver(), MemoryConversations(limits), MemoryTraces(), MemoryFeedback(), MemoryComparisons())
         files, shares = MemoryFiles(), MemoryShares()
-        claims = MemoryClaims(*stores, files, shares)
+        claims = MemoryClaims(*stores, files, shares, settings.file_quota_bytes)
         yield Storage(*stores, claims, files, shares, "memory (lost when the server stops)")
         return
     url = settings.database_url
@@ -125,7 +125,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
             PostgresTraces(pool),
             PostgresFeedback(pool),
             PostgresComparisons(pool),
-            PostgresClaims(pool, limits),
+            PostgresClaims(pool, limits, settings.file_quota_bytes),
             PostgresFiles(pool, blobs),
             PostgresShares(pool),
             description,

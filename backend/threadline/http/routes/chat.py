@@ -61,7 +61,9 @@ def approval_responses(message: UIMessageIn) -> dict[str, tuple[str, ApprovalRes
     return responses
 
 
-async def new_message(services: Services, client_id: str, data: ChatRequest, edited: str | None = None) -> NewMessage:
+async def new_message(
+    services: Services, client_id: str, data: ChatRequest, key: str, edited: str | None = None
+) -> NewMessage:
     """The request's new user message: its last, which must be the user's; its text may be empty when it
     carries files, which are stored once everything else about it is found valid. An edit keeps the id of
     the message it replaces."""
@@ -70,7 +72,8 @@ async def new_message(services: Services, client_id: str, data: ChatRequest, edi
         raise invalid("messages", "the last message must have role 'user'")
     with_files = any(part.type == "file" for part in last.parts)
     text = checked_text(last.text, "messages") if last.text.strip() or not with_files else ""
-    return NewMessage(text, edited or last.id or new_id(), files=await attached_files(services, client_id, last.parts))
+    files = await attached_files(services, client_id, last.parts, key)
+    return NewMessage(text, edited or last.id or new_id(), files=files)
 
 
 def options_of(services: Services, data: ChatRequest) -> AnswerOptions:
@@ -122,18 +125,18 @@ class ChatController(Controller):
         elif data.trigger == "regenerate-message":
             turn = await answers.regenerate(client_id, conversation_id, options, data.message_id)
         elif data.message_id is not None and data.messages[-1].role == "user":  # useChat's edit of a message
-            message = await new_message(services, client_id, data, data.message_id)
+            message = await new_message(services, client_id, data, allowance.key, data.message_id)
             turn = await answers.edit(client_id, conversation_id, message, options)
         elif data.messages[-1].role == "assistant":
             responses = approval_responses(data.messages[-1])
             turn = await answers.answer_approvals(client_id, conversation_id, responses, options)
         elif (pair := answers.comparison_pair(data.compare_profiles)) is not None:
             compared = AnswerOptions(stream_mode=options.stream_mode)
-            message = await new_message(services, client_id, data)
+            message = await new_message(services, client_id, data, allowance.key)
             turn = await answers.compare(client_id, conversation_id, message, pair, compared)
         else:
             turn = await answers.start(
-                client_id, conversation_id, await new_message(services, client_id, data), options
+                client_id, conversation_id, await new_message(services, client_id, data, allowance.key), options
             )
         return await stream_answer(turn, wire, conversation_id)
 

@@ -14,7 +14,8 @@ from litestar.di import NamedDependency
 from litestar.params import Parameter, QueryParameter
 
 from threadline.conversations.attachments import FileLimits, checked_file
-from threadline.http.dependencies import AppServices
+from threadline.http.attachments import spend_file_bytes
+from threadline.http.dependencies import AppServices, limit_key
 from threadline.http.errors import error_responses
 from threadline.http.schemas import MAX_FILES_BODY_BYTES
 from threadline.http.services import Services
@@ -60,6 +61,7 @@ class FileController(Controller):
         checked = await checked_file(
             data, request.headers.get("content-type", ""), filename, FileLimits.of(services.settings), "body"
         )
+        await spend_file_bytes(services, limit_key(request, services), len(checked.data))
         stored = await services.storage.files.save(
             client_id, checked.data, checked.media_type, checked.filename, services.settings.file_quota_bytes
         )
