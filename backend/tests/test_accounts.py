@@ -248,8 +248,7 @@ async def test_a_visitor_who_signs_in_claims_their_anonymous_conversations(auth_
         claimed = await client.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
         assert claimed.status_code == 200, claimed.text
         assert claimed.json() == {"conversations": [first], "skipped": [second]}, "alice already had that id"
-        fresh = claimed.headers[HEADER]
-        assert fresh != token and claimed.headers["set-cookie"].startswith(f"{COOKIE}={fresh};")
+        assert HEADER not in claimed.headers and "set-cookie" not in claimed.headers, "skipped: the identity stays"
 
         mine = {item["id"] for item in (await client.get("/api/conversations", headers=alice)).json()}
         assert mine == {first, second}
@@ -273,7 +272,7 @@ async def test_a_visitor_who_signs_in_claims_their_anonymous_conversations(auth_
         assert taken.status_code == 403 and taken.json()["error"]["code"] == "FORBIDDEN"
         forged = await client.post("/api/account/claim", json={"anonymousToken": f"{token[:-2]}xx"}, headers=bob)
         assert forged.status_code == 403
-        anonymous = await client.post("/api/account/claim", json={"anonymousToken": token}, headers={HEADER: fresh})
+        anonymous = await client.post("/api/account/claim", json={"anonymousToken": token}, headers=visitor)
         assert anonymous.status_code == 401
         assert (await client.get("/api/conversations", headers=bob)).json() == []
         again = await client.post("/api/account/claim", json={}, headers=alice | visitor)  # the header proves it
@@ -300,6 +299,8 @@ async def test_a_claim_waits_for_the_visitors_running_answer(auth_settings, prov
             claimed = await visitor.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
     assert busy.status_code == 409 and busy.json()["error"]["code"] == "CONFLICT"
     assert claimed.status_code == 200 and claimed.json()["conversations"] == [conversation_id]
+    fresh = claimed.headers[HEADER]  # nothing was skipped: a fresh identity for after signing out
+    assert fresh != token and claimed.headers["set-cookie"].startswith(f"{COOKIE}={fresh};")
 
 
 async def test_a_claim_racing_the_start_of_an_answer_never_splits_the_conversation(auth_settings, provider):

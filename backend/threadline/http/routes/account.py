@@ -66,7 +66,8 @@ class AccountController(Controller):
     ) -> Response[Claimed]:
         """Everything the anonymous identity owns becomes yours, at once; it then owns nothing. The response
         carries a fresh anonymous identity (cookie and header) for when you sign out, since the old one is
-        yours now. Claiming again later takes what it made since; another account cannot claim it."""
+        yours now, unless something was skipped: the identity then stays, so what it kept is not lost.
+        Claiming again later takes what it made since; another account cannot claim it."""
         if request.scope["state"].get("user") is None:
             raise Refused("UNAUTHORIZED", "Sign in first: conversations are claimed by a signed-in user.")
         signer: Signer = request.app.state.signer
@@ -74,5 +75,7 @@ class AccountController(Controller):
         if anonymous_id is None:
             raise Refused("FORBIDDEN", "That is not an anonymous identity this server issued.")
         claimed = await services.claim(anonymous_id, client_id)
+        if claimed.skipped:  # those conversations are still the anonymous identity's: it is kept
+            return Response(claimed)
         fresh = signer.sign(secrets.token_hex(16))
         return Response(claimed, headers={"set-cookie": identity_cookie(fresh, request.scope), HEADER: fresh})
