@@ -67,8 +67,12 @@ def test_a_visitor_signs_in_keeps_their_conversations_and_signs_out(page: Page, 
     offer = page.get_by_test_id("claim-offer")
     expect(offer).to_contain_text("You have 1 conversation from before you signed in")
     expect(page.get_by_test_id("account")).to_contain_text("Alice")
+    expect(chat.box).to_be_disabled()  # nothing is sent before the offer is answered
     offer.get_by_role("button", name="Keep it").click()
+    expect(offer).to_contain_text("1 conversation kept in your account.")
+    offer.get_by_role("button", name="OK").click()
     expect(offer).to_have_count(0)
+    expect(chat.box).to_be_enabled()
     expect(chat.conversations).to_have_count(1)
     chat.conversations.first.click()
     expect(chat.user_messages.first).to_contain_text("a question before signing in")
@@ -82,6 +86,32 @@ def test_a_visitor_signs_in_keeps_their_conversations_and_signs_out(page: Page, 
     expect(page.get_by_test_id("account").get_by_role("button", name="Sign in")).to_be_visible()
     expect(chat.box).to_be_enabled()
     expect(chat.conversations).to_have_count(0)  # an anonymous visitor again, with nothing of alice's
+
+
+def test_not_now_opens_a_new_chat_and_the_anonymous_conversation_stays_with_the_browser(page: Page, server: str):
+    """The probe's path: signing in came back to the anonymous conversation's id, and a message sent there made
+    an account conversation of that id, which a later claim then skipped, silently."""
+    chat = ChatPage.open(page, server)
+    chat.ask("said before signing in")
+    chat.wait_until_answered()
+    anonymous_url = page.url
+    page.get_by_test_id("account").get_by_role("button", name="Sign in").click()
+    sign_in(page, "carol")
+    offer = page.get_by_test_id("claim-offer")
+    expect(offer).to_be_visible()
+    expect(chat.box).to_be_disabled()
+    offer.get_by_role("button", name="Not now").click()
+    expect(offer).to_have_count(0)
+    expect(chat.user_messages).to_have_count(0)  # a new chat of the account's, not the anonymous id
+    chat.ask("said as carol")
+    chat.wait_until_answered()
+    assert page.url != anonymous_url
+    expect(chat.conversations).to_have_count(1)
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_test_id("account").get_by_role("button", name="Sign in")).to_be_visible()
+    expect(chat.conversations).to_have_count(1)  # the browser's anonymous conversation is still there
+    chat.conversations.first.click()
+    expect(chat.user_messages.first).to_contain_text("said before signing in")
 
 
 def test_each_user_sees_only_their_own_and_sign_in_renews_silently(page: Page, server: str, provider):

@@ -631,3 +631,49 @@ def test_scrolling_up_while_an_answer_streams_stays_put_until_the_button_goes_ba
     expect(page.get_by_test_id("scroll-to-bottom")).to_have_count(0)
     chat.stop_button.click()
     chat.wait_until_answered()
+
+
+def test_a_refused_message_keeps_its_files_on_retry_and_comes_back_after_a_reload(
+    page: Page, e2e_database, tmp_path_factory
+):
+    notes = {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"Shopping list\neggs\n"}
+    with threadline_server(e2e_database, tmp_path_factory.mktemp("lossless"), CHAT_RATE_LIMIT="1/4 seconds") as url:
+        chat = ChatPage.open(page, url)
+        chat.ask("one")
+        chat.wait_until_answered()
+        page.get_by_test_id("file-input").set_input_files([notes])
+        expect(page.get_by_role("progressbar")).to_have_count(0)
+        chat.ask("what is in this file?")
+        expect(page.get_by_role("alert")).to_contain_text("Too many requests")
+        expect(page.get_by_role("button", name="Retry")).to_be_enabled(timeout=10_000)
+        page.get_by_role("button", name="Retry").click()
+        chat.wait_until_answered()
+        expect(chat.assistant).to_contain_text("notes.txt")  # the model got the file: Retry sent it too
+        expect(chat.user_messages.last.get_by_test_id("not-sent")).to_have_count(0)
+
+        page.get_by_test_id("file-input").set_input_files([notes])
+        expect(page.get_by_role("progressbar")).to_have_count(0)
+        chat.ask("and again?")
+        expect(page.get_by_role("alert")).to_contain_text("Too many requests")
+        page.reload()  # the refused message was never stored: it comes back into the box, files and all
+        expect(page.get_by_test_id("notice")).to_contain_text("not sent")
+        expect(chat.box).to_have_value("and again?")
+        expect(page.get_by_test_id("pending-file")).to_contain_text("notes.txt")
+        page.wait_for_timeout(4_000)  # the rate limit's window
+        chat.send_button.click()
+        chat.wait_until_answered()
+        expect(chat.assistant.last).to_contain_text("notes.txt")
+
+
+def test_a_draft_is_kept_per_conversation_across_switches_and_reloads(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("first conversation")
+    chat.wait_until_answered()
+    chat.box.fill("half a thought")
+    page.get_by_role("button", name="+ New chat").click()
+    expect(chat.box).to_have_value("")
+    chat.box.fill("another draft")
+    chat.conversations.first.click()
+    expect(chat.box).to_have_value("half a thought")
+    page.reload()
+    expect(chat.box).to_have_value("half a thought")

@@ -258,7 +258,9 @@ export function App() {
             count={claimable}
             onDone={(claimed) => {
               setClaimable(0);
-              if (!claimed) return;
+              // Not kept: the open conversation is the anonymous identity's, so the account starts a new one
+              // rather than a conversation of its own under that id.
+              if (!claimed) return startNew();
               void refreshList();
               if (open) void openConversation(open.id, false).then(() => setClaims((count) => count + 1));
             }}
@@ -279,6 +281,7 @@ export function App() {
             }
             onAnswered={() => void refreshList(true)}
             onNewChat={startNew}
+            hold={claimable > 0 ? 'Answer the question above first' : undefined}
           />
         )}
       </main>

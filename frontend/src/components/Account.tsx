@@ -2,7 +2,7 @@
 // keep what was said anonymously before.
 import { useState } from 'react';
 import type { User } from 'oidc-client-ts';
-import { claimConversations, describeError } from '../lib/api';
+import { type Claimed, claimConversations, describeError } from '../lib/api';
 import { displayName, signIn, signOut } from '../lib/auth';
 
 export function AccountBar({ user }: { user: User | null }) {
@@ -27,25 +27,44 @@ export function AccountBar({ user }: { user: User | null }) {
   );
 }
 
-/** Shown once after signing in when the anonymous identity had conversations: nothing moves unless asked. */
+const conversations = (count: number) => `${count} conversation${count === 1 ? '' : 's'}`;
+
+/** What a claim did, in words: what moved, and what stayed with this browser and why. */
+function report({ conversations: kept, skipped }: Claimed): string {
+  const moved = kept.length ? `${conversations(kept.length)} kept in your account.` : 'Nothing new to keep.';
+  if (!skipped.length) return moved;
+  const stayed = skipped.length === 1 ? 'stays' : 'stay';
+  return `${moved} ${conversations(skipped.length)} ${stayed} with this browser: your account already has one by the same id.`;
+}
+
+/** Shown once after signing in when the anonymous identity had conversations: nothing moves unless asked, and
+ * nothing can be sent until it is answered (a message sent first would take the id of one to keep). */
 export function ClaimOffer({ count, onDone }: { count: number; onDone: (claimed: boolean) => void }) {
-  const [state, setState] = useState<'asking' | 'working' | string>('asking');
+  const [state, setState] = useState<'asking' | 'working' | { said: string; claimed: boolean }>('asking');
   const keep = async () => {
     setState('working');
     try {
-      await claimConversations();
-      onDone(true);
+      setState({ said: report(await claimConversations()), claimed: true });
     } catch (error) {
-      setState(describeError(error as Error));
+      setState({ said: describeError(error as Error), claimed: false });
     }
   };
-  const failed = state !== 'asking' && state !== 'working';
+  if (typeof state === 'object') {
+    return (
+      <div className="notice claim" role="status" data-testid="claim-offer">
+        <span>{state.said}</span>
+        <span className="claim-buttons">
+          <button type="button" onClick={() => onDone(state.claimed)}>
+            OK
+          </button>
+        </span>
+      </div>
+    );
+  }
   return (
     <div className="notice claim" role="status" data-testid="claim-offer">
       <span>
-        {failed
-          ? state
-          : `You have ${count} conversation${count === 1 ? '' : 's'} from before you signed in. Keep ${count === 1 ? 'it' : 'them'} in your account?`}
+        {`You have ${conversations(count)} from before you signed in. Keep ${count === 1 ? 'it' : 'them'} in your account?`}
       </span>
       <span className="claim-buttons">
         <button type="button" className="primary" disabled={state === 'working'} onClick={() => void keep()}>

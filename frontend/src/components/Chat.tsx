@@ -16,6 +16,7 @@ import {
   type ToolProgress,
 } from '../lib/api';
 import { useCountdown } from '../hooks/useCountdown';
+import { forgetOutgoing, rememberOutgoing, restoreOutgoing } from '../lib/drafts';
 import { chatTransport, textOf, withEditedInput, withWaitingDeclined } from '../lib/messages';
 import { ChatHeader } from './ChatHeader';
 import { Composer } from './Composer';
@@ -32,9 +33,10 @@ type Props = {
   onTitle: (title: string) => void;
   onAnswered: () => void;
   onNewChat: () => void;
+  hold?: string; // why nothing may be sent yet (the page asks something first)
 };
 
-export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, onAnswered, onNewChat }: Props) {
+export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, onAnswered, onNewChat, hold }: Props) {
   const [profileId, setProfileId] = useState<string | null>(null); // null: the default one
   const [statusText, setStatusText] = useState<string | null>(null);
   const [warning, setWarning] = useState<string | null>(null);
@@ -43,6 +45,11 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
   const [unvoted, setUnvoted] = useState<Record<string, boolean>>({}); // A/B comparisons by id
   const [acting, setActing] = useState(false); // a server action is on its way
   const [retryAt, setRetryAt] = useState<number | null>(null); // when a rate limit lets the last message through
+  // A message the server never took before the page went away is back in the box: say so once.
+  const [unsentBack] = useState(() => {
+    const lastQuestion = initialMessages.findLast((message) => message.role === 'user');
+    return restoreOutgoing(id, lastQuestion ? textOf(lastQuestion) : undefined);
+  });
   const endRef = useRef<HTMLDivElement>(null);
   const logRef = useRef<HTMLDivElement>(null);
   // The answer is followed only while the reader is at the bottom: scrolling up to read stays put.
@@ -89,6 +96,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
     },
     onFinish: ({ isError }) => {
       if (!isError) beforeRetry.current = null; // a failed one leaves the restoring to the effect below
+      if (!isError) forgetOutgoing(id);
       setStatusText(null);
       if (versioned.current) {
         versioned.current = false;
@@ -169,6 +177,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
   }, [messages, thinking, atBottom]);
 
   const send = (text: string, extra?: Record<string, string>, files?: FileUIPart[]) => {
+    if (hold) return; // the chips and suggested replies wait too
     if (messages.length === 0) onFirstMessage(text || files?.[0]?.filename || '');
     setAtBottom(true); // one's own message is always followed
     setWarning(null);
@@ -176,6 +185,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
     const body = { ...(profileId ? { profileId } : {}), ...extra };
     const metadata = { createdAt: new Date().toISOString() };
     const message = !files?.length ? { text, metadata } : text ? { text, files, metadata } : { files, metadata };
+    rememberOutgoing(id, { text, files: files ?? [] }); // until the server has taken it
     void sendMessage(message, { body });
   };
 
@@ -268,8 +278,9 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
       const index = messages.findLastIndex((message) => message.role === 'user');
       const question = messages[index];
       const text = question?.parts.map((part) => (part.type === 'text' ? part.text : '')).join('') ?? '';
+      const files = question?.parts.filter((part): part is FileUIPart => part.type === 'file') ?? [];
       setMessages(messages.slice(0, index));
-      if (text) send(text, extra);
+      if (text || files.length) send(text, extra, files); // exactly the message that was refused, files too
     } else {
       beforeRetry.current = messages;
       void regenerate();
@@ -333,6 +344,11 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
           ↓
         </button>
       )}
+      {unsentBack && messages.length === initialMessages.length && !warning && (
+        <div className="notice" role="status" data-testid="notice">
+          Your last message was not sent: it is back in the message box.
+        </div>
+      )}
       {warning && (
         <div className="notice" role="status" data-testid="notice">
           {warning}
@@ -340,8 +356,9 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
       )}
       {error && <ErrorBanner error={error} waitLeft={waitLeft} onRetry={retry} />}
       <Composer
+        conversationId={id}
         busy={busy || acting}
-        locked={waitingForVote ? 'Vote above to go on' : undefined}
+        locked={hold ?? (waitingForVote ? 'Vote above to go on' : undefined)}
         onSend={(text, files) => send(text, undefined, files)}
         onStop={stopAnswer}
       />

@@ -4,6 +4,7 @@
 import { type ClipboardEvent, type DragEvent, type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
 import type { FileUIPart } from 'ai';
 import { describeError } from '../lib/api';
+import { loadDraft, saveDraft } from '../lib/drafts';
 import { ACCEPTED, filePart, upload } from '../lib/uploads';
 import { ClipIcon, type Pending, PendingFiles } from './Attachments';
 
@@ -11,6 +12,7 @@ const HINT = 'Message threadline (Enter to send, Shift+Enter for a new line)';
 const narrow = () => window.matchMedia?.('(max-width: 720px)').matches; // a phone: the short placeholder fits
 
 type Props = {
+  conversationId: string; // whose draft the box keeps
   busy: boolean;
   locked?: string; // why nothing can be sent now (an A/B comparison waits for a vote)
   onSend: (text: string, files: FileUIPart[]) => void;
@@ -19,9 +21,19 @@ type Props = {
 
 let added = 0; // keys for attached files
 
-export function Composer({ busy, locked, onSend, onStop }: Props) {
-  const [text, setText] = useState('');
-  const [pending, setPending] = useState<Pending[]>([]);
+/** Files of a kept draft, already uploaded: shown as attached again. */
+const restored = (files: FileUIPart[]): Pending[] =>
+  files.map((part) => {
+    const filename = part.filename ?? 'attachment';
+    const id = part.url.split('/').at(-1) ?? '';
+    const uploaded = { id, url: part.url, mediaType: part.mediaType, filename, size: 0 };
+    const preview = part.mediaType.startsWith('image/') ? part.url : undefined;
+    return { key: `file-${(added += 1)}`, file: new File([], filename, { type: part.mediaType }), preview, progress: 1, uploaded };
+  });
+
+export function Composer({ conversationId, busy, locked, onSend, onStop }: Props) {
+  const [text, setText] = useState(() => loadDraft(conversationId).text);
+  const [pending, setPending] = useState<Pending[]>(() => restored(loadDraft(conversationId).files));
   const [dragging, setDragging] = useState(false);
   const box = useRef<HTMLTextAreaElement>(null);
   const picker = useRef<HTMLInputElement>(null);
@@ -47,7 +59,7 @@ export function Composer({ busy, locked, onSend, onStop }: Props) {
   const remove = (key: string) =>
     setPending((files) => {
       const gone = files.find((file) => file.key === key);
-      if (gone?.preview) URL.revokeObjectURL(gone.preview);
+      if (gone?.preview?.startsWith('blob:')) URL.revokeObjectURL(gone.preview);
       return files.filter((file) => file.key !== key);
     });
 
@@ -62,12 +74,18 @@ export function Composer({ busy, locked, onSend, onStop }: Props) {
     if (!busy) box.current?.focus();
   }, [busy]);
 
+  // The draft outlives a reload and a switch to another conversation.
+  useEffect(() => {
+    const files = pending.flatMap((file) => (file.uploaded ? [filePart(file.uploaded)] : []));
+    saveDraft(conversationId, { text, files });
+  }, [conversationId, text, pending]);
+
   const submit = (event?: FormEvent) => {
     event?.preventDefault();
     if (busy || locked || empty || uploading || refused) return;
     onSend(text.trim(), pending.flatMap((file) => (file.uploaded ? [filePart(file.uploaded)] : [])));
     setText('');
-    for (const file of pending) if (file.preview) URL.revokeObjectURL(file.preview);
+    for (const file of pending) if (file.preview?.startsWith('blob:')) URL.revokeObjectURL(file.preview);
     setPending([]);
   };
 

@@ -89,15 +89,18 @@ export async function anonymousConversations(): Promise<number> {
   return response.ok ? (await response.json()).length : 0;
 }
 
-/** Signed in, take the anonymous identity's conversations (its cookie goes along); how many moved. */
-export async function claimConversations(): Promise<number> {
+export type Claimed = { conversations: string[]; skipped: string[] };
+
+/** Signed in, take the anonymous identity's conversations (its cookie goes along): those that moved, and those
+ * skipped because the account has a conversation with the same id (they stay with the anonymous identity). */
+export async function claimConversations(): Promise<Claimed> {
   const response = await apiFetch('/api/account/claim', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: '{}',
   });
   if (!response.ok) throw await errorFrom(response);
-  return (await response.json()).conversations.length;
+  return response.json();
 }
 
 /** The conversation's messages, or none for an id the server does not know yet (a new chat). */

@@ -1,0 +1,47 @@
+// What the person wrote and has not yet had accepted by the server, kept per conversation in localStorage:
+// the draft in the message box (across reloads and conversation switches), and a message on its way, which
+// comes back into the box after a reload if the server never took it (it was down, or refused it).
+import type { FileUIPart } from 'ai';
+
+export type Draft = { text: string; files: FileUIPart[] };
+
+const EMPTY: Draft = { text: '', files: [] };
+const draftKey = (conversationId: string) => `threadline:draft:${conversationId}`;
+const outgoingKey = (conversationId: string) => `threadline:outgoing:${conversationId}`;
+
+function read(key: string): Draft | null {
+  try {
+    const value = JSON.parse(localStorage.getItem(key) ?? 'null') as Draft | null;
+    return value && typeof value.text === 'string' && Array.isArray(value.files) ? value : null;
+  } catch {
+    return null; // storage off or a value of another version: no draft
+  }
+}
+
+function write(key: string, draft: Draft | null) {
+  try {
+    if (draft && (draft.text || draft.files.length)) localStorage.setItem(key, JSON.stringify(draft));
+    else localStorage.removeItem(key);
+  } catch {
+    // storage full or off: the draft lives only in the page
+  }
+}
+
+export const loadDraft = (conversationId: string): Draft => read(draftKey(conversationId)) ?? EMPTY;
+export const saveDraft = (conversationId: string, draft: Draft) => write(draftKey(conversationId), draft);
+
+/** Remember a message from the moment it is sent until the server has taken it. */
+export const rememberOutgoing = (conversationId: string, draft: Draft) => write(outgoingKey(conversationId), draft);
+export const forgetOutgoing = (conversationId: string) => write(outgoingKey(conversationId), null);
+
+/** A message that was on its way when the page went away, and that the history does not end with, goes back
+ * into the box (before the draft typed since, if any); true when one did. */
+export function restoreOutgoing(conversationId: string, lastSentText: string | undefined): boolean {
+  const outgoing = read(outgoingKey(conversationId));
+  forgetOutgoing(conversationId);
+  if (!outgoing || (outgoing.text && outgoing.text === lastSentText)) return false;
+  const draft = loadDraft(conversationId);
+  const text = [outgoing.text, draft.text].filter(Boolean).join('\n\n');
+  saveDraft(conversationId, { text, files: [...outgoing.files, ...draft.files] });
+  return true;
+}
