@@ -8,7 +8,7 @@ another profile, streamed like any answer. The model may only suggest what is re
 answer suggested it, with that data, unless the action is `free_form`.
 
 An application registers its own as `Action` objects (or lists of them), named in CHAT_ACTIONS as
-`module:attribute`, or published under the `threadline.agent.actions` entry point group of its package.
+`module:attribute`, or published under the `threadline.actions` entry point group of its package.
 """
 
 from __future__ import annotations
