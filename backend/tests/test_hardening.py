@@ -335,6 +335,27 @@ async def test_every_response_carries_the_security_headers(make_settings, tmp_pa
         assert response.headers["referrer-policy"] == "strict-origin-when-cross-origin"
 
 
+async def test_the_pages_assets_are_compressed_cached_for_good_and_set_no_cookie(make_settings, tmp_path):
+    script = "export const words = '" + "threadline " * 5_000 + "';\n"
+    (tmp_path / "page" / "assets").mkdir(parents=True)
+    (tmp_path / "page" / "index.html").write_text("<!doctype html><title>page</title>")
+    (tmp_path / "page" / "assets" / "index-Ab12Cd.js").write_text(script)
+    async with running(make_settings(frontend_dir=tmp_path / "page")) as client:
+        client.cookies.clear()
+        gzipped = await client.get("/assets/index-Ab12Cd.js", headers={"accept-encoding": "gzip, br"})
+        plain = await client.get("/assets/index-Ab12Cd.js", headers={"accept-encoding": "identity"})
+        missing = await client.get("/assets/nothing.js")
+        escape = await client.get("/assets/..%2Findex.html")
+    assert gzipped.status_code == 200 and gzipped.headers["content-encoding"] == "gzip"
+    assert int(gzipped.headers["content-length"]) < len(script) / 20 and gzipped.text == script
+    assert gzipped.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert gzipped.headers["content-type"].startswith("text/javascript")
+    assert "content-encoding" not in plain.headers and plain.text == script
+    for response in (gzipped, plain):
+        assert "set-cookie" not in response.headers and "x-threadline-client" not in response.headers
+    assert missing.status_code == 404 and escape.status_code in (400, 404)
+
+
 async def test_a_request_over_the_connection_limit_is_a_json_503_with_the_usual_headers(make_settings):
     with serving(make_settings(max_connections=2, demo_token_delay_ms=20.0)) as base_url:
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as streaming:

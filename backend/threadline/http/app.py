@@ -34,6 +34,7 @@ from threadline.http.dependencies import AppServices, chat_allowance, owned_conv
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.http.operators import metrics_guard
+from threadline.http.page_assets import asset_route
 from threadline.http.routes.account import AccountController, sign_in
 from threadline.http.routes.actions import ActionController
 from threadline.http.routes.chat import ChatController
@@ -182,6 +183,7 @@ def routes(
     if not page:
         return route_handlers
     if (index := settings.frontend_dir / "index.html").exists():
+        route_handlers.append(asset_route(settings.frontend_dir / "assets"))
         route_handlers.append(create_static_files_router("/", [settings.frontend_dir], html_mode=True))
         route_handlers.append(shared_page(index))
     else:

@@ -21,6 +21,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from threadline.http.bearer import BearerTokens, InvalidToken, User
+from threadline.http.page_assets import ASSETS_PATH
 from threadline.refusals import Refused
 
 COOKIE = "threadline_client"
@@ -126,7 +127,8 @@ class ClientIdentityMiddleware:
         self.admin_token = admin_token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != ScopeType.HTTP:
+        # The page's built assets are the same for everyone and cached for good: no identity, no cookie.
+        if scope["type"] != ScopeType.HTTP or scope["path"].startswith(ASSETS_PATH):
             await self.app(scope, receive, send)
             return
         if self.bearer is not None and not scope["path"].startswith("/mcp"):
