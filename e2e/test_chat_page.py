@@ -516,6 +516,13 @@ def test_the_welcome_offers_example_prompts_and_a_click_sends_one(page: Page, se
     expect(page.get_by_test_id("streaming-dots")).to_have_count(0)
 
 
+def test_the_welcome_offers_the_configured_prompts_not_the_demo_commands(page: Page, e2e_database, tmp_path_factory):
+    starters = '["Plan a sprint", "Draft release notes"]'
+    with threadline_server(e2e_database, tmp_path_factory.mktemp("starters"), CHAT_STARTERS=starters) as url:
+        ChatPage.open(page, url)
+        expect(page.get_by_test_id("example-prompt")).to_have_text(["Plan a sprint", "Draft release notes"])
+
+
 def test_a_suggested_reply_chip_sends_its_value_and_only_the_last_answer_has_chips(page: Page, server: str):
     chat = ChatPage.open(page, server)
     chat.ask("calculate 6*7")

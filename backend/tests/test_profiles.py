@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, text_of
+from threadline.agent.profiles import DEMO_STARTERS, GENERAL_STARTERS
 from threadline.http.identity import COOKIE
 from threadline.settings import SettingsError, load_settings
 from threadline_testing import standins
@@ -95,6 +97,7 @@ async def test_profiles_are_listed_without_secrets(make_settings, claude):
             "default": True,
             "thinking": False,
             "inputs": ["image", "pdf", "text"],
+            "starters": list(DEMO_STARTERS),  # the demo model's own commands
         },
         {
             "id": "claude",
@@ -104,9 +107,22 @@ async def test_profiles_are_listed_without_secrets(make_settings, claude):
             "default": False,
             "thinking": False,
             "inputs": ["image", "pdf", "text"],
+            "starters": list(GENERAL_STARTERS),  # not the demo's test commands
         },
     ]
     assert "sk-ant" not in json.dumps(listed) and claude.base_url not in json.dumps(listed)
+
+
+async def test_the_prompts_an_empty_conversation_offers_come_from_the_profile_or_chat_starters(make_settings, claude):
+    settings = two_profiles(make_settings, claude, starters=["Review my pull request"])
+    demo_env = {"CHAT_MODEL_PROVIDER": "demo"}
+    configured = load_settings(demo_env | {"CHAT_STARTERS": '["Plan a sprint", " ", "Draft release notes"]'}).starters
+    async with running(msgspec.structs.replace(settings, starters=configured)) as client:
+        demo, own = (await client.get("/api/profiles")).json()
+    assert demo["starters"] == ["Plan a sprint", "Draft release notes"]
+    assert own["starters"] == ["Review my pull request"], "a profile's own win"
+    with pytest.raises(SettingsError, match="CHAT_STARTERS must be a JSON array of strings"):
+        load_settings(demo_env | {"CHAT_STARTERS": "Plan a sprint, Draft release notes"})
 
 
 async def test_a_conversation_keeps_the_profile_it_was_started_with(make_settings, claude):

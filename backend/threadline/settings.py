@@ -92,6 +92,14 @@ def comma_list(raw: str, name: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
+def json_strings(raw: str, name: str) -> tuple[str, ...]:
+    try:
+        value = msgspec.json.decode(raw, type=tuple[str, ...])
+    except msgspec.DecodeError:
+        raise SettingsError(f'{name} must be a JSON array of strings, e.g. ["Plan a trip", "Explain DNS"]') from None
+    return tuple(item.strip() for item in value if item.strip())
+
+
 def database_url(raw: str, name: str) -> str:
     if not raw.startswith(("postgresql://", "postgres://")):
         raise SettingsError(f"{name} must start with postgresql:// (got {raw.split(':')[0]!r}...)")
@@ -323,6 +331,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             help="seconds running answers get to finish after SIGTERM, before they are stopped and saved",
         ),
     ] = 30.0
+    starters: Annotated[
+        tuple[str, ...],
+        env(
+            "CHAT_STARTERS",
+            help="the prompts the page offers in an empty conversation, a JSON array of strings (a profile's "
+            "`starters` win for it); else the demo model's commands with the demo model, general ones otherwise",
+            read=json_strings,
+            default="by model",
+        ),
+    ] = ()
     system_prompt: Annotated[
         str,
         env(

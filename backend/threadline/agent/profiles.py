@@ -28,6 +28,27 @@ class ProfileError(ValueError):
     """A profile is not usable; the message names the profile and the field."""
 
 
+# What an empty conversation offers: the demo model's own commands (each shows a feature offline), else
+# prompts any assistant can take up.
+DEMO_STARTERS = (
+    "calculate (17 * 23) + 4",
+    "What time is it in Asia/Tokyo?",
+    "count to 20",
+    "think about tide pools",
+    "show me markdown",
+)
+GENERAL_STARTERS = (
+    "Explain how DNS works, simply",
+    "Help me write a friendly follow-up e-mail",
+    "Plan a three-day trip to Lisbon",
+    "What time is it in Tokyo?",
+)
+
+
+def default_starters(provider: str) -> tuple[str, ...]:
+    return DEMO_STARTERS if provider == "demo" else GENERAL_STARTERS
+
+
 class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     id: str
     provider: str
@@ -44,6 +65,7 @@ class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     require_approval: tuple[str, ...] = ()  # tool names or globs that wait for the person's approval
     auto_approve: tuple[str, ...] = ()  # … that never do, whatever their MCP server says
     suggestions: bool | None = None  # suggested replies and actions after each answer (one more model call)
+    starters: tuple[str, ...] | None = None  # prompts the page offers in an empty conversation; else CHAT_STARTERS
     # What its model reads besides text: "image", "pdf" (text files arrive as text); else its provider's default.
     inputs: tuple[Literal["text", "image", "pdf"], ...] | None = None
     default: bool = False
@@ -66,8 +88,9 @@ class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
         """What answers' metadata and the log name: `provider:model`."""
         return f"{self.provider}:{self.model}"
 
-    def public(self) -> dict[str, Any]:
-        """What anyone may see of it (GET /api/profiles): no key, no address, no prompt."""
+    def public(self, starters: tuple[str, ...] = ()) -> dict[str, Any]:
+        """What anyone may see of it (GET /api/profiles): no key, no address, no prompt. `starters`: the
+        prompts offered in an empty conversation when the profile names none."""
         return {
             "id": self.id,
             "label": self.label or self.model,
@@ -76,6 +99,7 @@ class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
             "default": self.default,
             "thinking": self.enable_thinking,
             "inputs": sorted(self.reads),
+            "starters": list(self.starters or starters or default_starters(self.provider)),
         }
 
 

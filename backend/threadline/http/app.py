@@ -84,7 +84,7 @@ async def health(services: AppServices) -> dict[str, Any]:
 @get("/api/profiles", summary="The model profiles a conversation may use (no keys, addresses or prompts)")
 async def profiles(services: AppServices) -> list[dict[str, Any]]:
     """Pass a profile's `id` as `profileId` in the chat body; `default: true` marks the one used otherwise."""
-    return [profile.public() for profile in services.profiles.values()]
+    return [profile.public(services.settings.starters) for profile in services.profiles.values()]
 
 
 class MetricsController(PrometheusController):

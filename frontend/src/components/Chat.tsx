@@ -288,18 +288,21 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
   };
   const refused = error instanceof ApiError && error.status < 500; // the question never reached the model
 
+  const shownProfileId = profileId ?? answeredBy ?? profiles.find((profile) => profile.default)?.id ?? '';
+  const shownProfile = profiles.find((profile) => profile.id === shownProfileId);
+
   return (
     <section className="chat" aria-label="Conversation">
       <ChatHeader
         conversationId={id}
         started={messages.length > 0 && !busy}
         profiles={profiles}
-        profileId={profileId ?? answeredBy ?? profiles.find((profile) => profile.default)?.id ?? ''}
+        profileId={shownProfileId}
         onPickProfile={setProfileId}
       />
       <div className="messages" role="log" aria-live="polite" aria-busy={busy} ref={logRef} onScroll={onScroll}>
         {messages.length === 0 && !busy ? (
-          <Welcome onSend={send} />
+          <Welcome starters={shownProfile?.starters ?? []} onSend={send} />
         ) : (
           <Messages
             messages={messages}

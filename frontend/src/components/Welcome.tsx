@@ -1,29 +1,23 @@
-// The empty conversation: example prompts (the model picker is above it, in the conversation's header).
+// The empty conversation: the prompts its profile offers (the model picker is above it, in the header).
 
-const EXAMPLES = [
-  'calculate (17 * 23) + 4',
-  'What time is it in Asia/Tokyo?',
-  'count to 20',
-  'think about tide pools',
-  'show me markdown',
-];
+type Props = { starters: string[]; onSend: (text: string) => void };
 
-type Props = { onSend: (text: string) => void };
-
-export function Welcome({ onSend }: Props) {
+export function Welcome({ starters, onSend }: Props) {
   return (
     <div className="welcome">
       <h1>How can I help?</h1>
-      <p className="muted">Ask anything, or start with one of these:</p>
-      <ul className="examples" aria-label="Example prompts">
-        {EXAMPLES.map((example) => (
-          <li key={example}>
-            <button type="button" className="chip" data-testid="example-prompt" onClick={() => onSend(example)}>
-              {example}
-            </button>
-          </li>
-        ))}
-      </ul>
+      <p className="muted">{starters.length ? 'Ask anything, or start with one of these:' : 'Ask anything.'}</p>
+      {starters.length > 0 && (
+        <ul className="examples" aria-label="Example prompts">
+          {starters.map((starter) => (
+            <li key={starter}>
+              <button type="button" className="chip" data-testid="example-prompt" onClick={() => onSend(starter)}>
+                {starter}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }

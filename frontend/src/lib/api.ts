@@ -210,7 +210,14 @@ export async function clearRating(messageId: string): Promise<void> {
   if (!response.ok) throw await errorFrom(response);
 }
 
-export type Profile = { id: string; label: string; provider: string; model: string; default: boolean };
+export type Profile = {
+  id: string;
+  label: string;
+  provider: string;
+  model: string;
+  default: boolean;
+  starters?: string[]; // what an empty conversation offers with this profile
+};
 
 /** The model profiles a new conversation may use (one: nothing to pick). */
 export async function listProfiles(): Promise<Profile[]> {
