@@ -1,7 +1,7 @@
 """Two threadline processes behind a real nginx, sharing PostgreSQL and Redis: what an operator runs.
 
 Streams pass unbuffered; a stop and a resume work whichever process they land on; the rate limit and
-"one answer per visitor" hold across both; a process killed mid-answer leaves nothing locked; and a
+"one answer per conversation" hold across both; a process killed mid-answer leaves nothing locked; and a
 process restarted with SIGTERM lets its running answer finish first.
 """
 
@@ -61,13 +61,13 @@ def test_two_processes_behind_nginx(database_url, tmp_path):
                 whole_after = time.monotonic() - started
             assert first_after < 0.5 < whole_after, (first_after, whole_after)
 
-            # While an answer runs: one answer per visitor on both processes, resumes and a stop from either.
+            # While an answer runs: one answer per conversation on both processes, resumes and a stop from either.
             conversation_id = new_conversation_id()
             with visitor.stream("POST", "/api/chat", json=chat_body(conversation_id, "count to 300")) as answer:
                 streamed = deltas(answer)  # one reader for the whole response: a dropped one closes it
                 shown = next(streamed)
                 for _ in ports:  # round robin: one request lands on each process
-                    second = visitor.post("/api/chat", json=chat_body(new_conversation_id(), "me too"))
+                    second = visitor.post("/api/chat", json=chat_body(conversation_id, "me too"))
                     assert second.status_code == 409
                 for _ in ports:
                     with visitor.stream("GET", f"/api/chat/{conversation_id}/stream") as resumed:

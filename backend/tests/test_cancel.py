@@ -68,18 +68,24 @@ async def test_a_stop_request_ends_the_stream_with_finish_and_keeps_the_partial(
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "NOT_FOUND"
 
 
-async def test_one_answer_at_a_time_per_visitor(make_settings):
-    with serving(make_settings(**SLOW)) as base_url:
+async def test_one_answer_at_a_time_per_conversation_and_a_few_per_visitor(make_settings):
+    with serving(make_settings(**SLOW, answers_per_visitor=2)) as base_url:
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
-            first = new_conversation_id()
-            response, _, _ = await stream_some(client, first, deltas=1)
-            second = await client.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
-            await client.post("/api/cancel_stream", json={"conversationId": first})
-            await response.aclose()
+            first, second = new_conversation_id(), new_conversation_id()
+            # The chunk iterators are kept: one dropped closes its stream, and a closed stream stops its answer.
+            running, _running_chunks, _ = await stream_some(client, first, deltas=1)
+            same = await client.post("/api/chat", json=chat_body(first, "and this?"))
+            other, _other_chunks, _ = await stream_some(client, second, deltas=1)  # a new chat in another tab
             third = await client.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
-    assert second.status_code == 409 and second.json()["error"]["code"] == "CONFLICT"
-    assert "already streaming" in second.json()["error"]["message"]
-    assert third.status_code == 200
+            await client.post("/api/cancel_stream", json={"conversationId": first})
+            await running.aclose()
+            after_a_stop = await client.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
+            await client.post("/api/cancel_stream", json={"conversationId": second})
+            await other.aclose()
+    assert same.status_code == 409 and same.json()["error"]["code"] == "CONFLICT"
+    assert "already streaming in this conversation" in same.json()["error"]["message"]
+    assert third.status_code == 409 and "2 answers are already streaming" in third.json()["error"]["message"]
+    assert after_a_stop.status_code == 200
 
 
 async def test_another_visitor_using_a_streaming_conversations_id_gets_a_conversation_of_their_own(make_settings):
@@ -141,11 +147,11 @@ async def test_a_stop_request_reaches_an_answer_running_in_another_process(two_s
     conversation_id = new_conversation_id()
     async with one_visitor_on(*two_servers) as (a, b):
         _response, chunks, shown = await stream_some(a, conversation_id, deltas=3)
-        busy = await b.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
+        busy = await b.post("/api/chat", json=chat_body(conversation_id, "hello"))
         stop = await b.delete(f"/api/chat/{conversation_id}/stream")
         rest = [chunk async for chunk in chunks]
         answer = await saved_answer(b, conversation_id)
-    assert busy.status_code == 409, "one answer at a time holds across processes"
+    assert busy.status_code == 409, "one answer at a time per conversation holds across processes"
     assert stop.status_code == 200
     assert rest[-1]["type"] == "finish" and rest[-1]["messageMetadata"]["interrupted"] == "cancelled"
     assert answer["metadata"]["interrupted"] == "cancelled" and last_text(answer).startswith(shown)

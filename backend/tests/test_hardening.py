@@ -194,10 +194,10 @@ async def test_storage_limits_per_conversation_and_per_visitor(make_settings):
 
 
 async def test_a_request_refused_as_busy_leaves_no_conversation_behind(make_settings):
-    with serving(make_settings(demo_token_delay_ms=20.0)) as base_url:
+    with serving(make_settings(demo_token_delay_ms=20.0, answers_per_visitor=1)) as base_url:
         client = httpx.AsyncClient(base_url=base_url, timeout=30)
         streaming, refused_id = new_conversation_id(), new_conversation_id()
-        response, _, _ = await stream_some(client, streaming, deltas=1)
+        response, _chunks, _ = await stream_some(client, streaming, deltas=1)
         busy = await client.post("/api/chat", json=chat_body(refused_id, "hello"))
         listed = [row["id"] for row in (await client.get("/api/conversations")).json()]
         await client.post("/api/cancel_stream", json={"conversationId": streaming})

@@ -37,8 +37,17 @@ class Refused(Exception):
 
 
 def busy() -> Refused:
+    """An answer runs in the conversation already (or, on a wire of one stream at a time, anywhere)."""
     return Refused(
-        "CONFLICT", "An answer is already streaming for you. Stop it or wait for it to finish, then send again."
+        "CONFLICT",
+        "An answer is already streaming in this conversation. Stop it or wait for it to finish, then send again.",
+    )
+
+
+def too_many_answers(most: int) -> Refused:
+    return Refused(
+        "CONFLICT",
+        f"{most} answers are already streaming for you (the most at once). Stop one or wait for one to finish.",
     )
 
 

@@ -470,6 +470,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     api_rate_limit: Annotated[
         str, env("API_RATE_LIMIT", help="requests to any endpoint per client address", read=rate)
     ] = "600/minute"
+    answers_per_visitor: Annotated[
+        int,
+        msgspec.Meta(ge=1, le=100),
+        env(
+            "CHAT_ANSWERS_PER_VISITOR",
+            help="answers one visitor or user may have running at once, each in its own conversation (a "
+            "conversation runs one at a time; seed 004's route one per visitor, as its document says)",
+        ),
+    ] = 3
     max_turns_per_conversation: Annotated[
         int,
         msgspec.Meta(ge=1, le=1_000_000),

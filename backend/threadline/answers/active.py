@@ -1,8 +1,10 @@
-"""Which answers are running, so a visitor streams one at a time and a stop request reaches its answer.
+"""Which answers are running, so a conversation streams one answer at a time, a visitor a few at most
+(CHAT_ANSWERS_PER_VISITOR), and a stop request reaches its answer.
 
 In one process a dict is enough. With PostgreSQL every process records its running answers in the
-`active_turns` table (a unique index keeps one per client across processes), and a stop request for
-an answer running elsewhere travels as a NOTIFY on `threadline_cancel` to the process that runs it.
+`active_turns` table (its key keeps one per conversation across processes; the count per visitor is taken
+under an advisory lock on the visitor, which a claim of their conversations takes too), and a stop request
+for an answer running elsewhere travels as a NOTIFY on `threadline_cancel` to the process that runs it.
 If the database is down, each process still enforces and cancels what it runs itself.
 
 A row names the database session of the process that runs the answer (its LISTEN connection). When
@@ -24,8 +26,9 @@ from psycopg.rows import DictRow
 
 from threadline.answers.recordings import RESUME_CHANNEL
 from threadline.answers.turn import Stop, Turn
+from threadline.conversations.claims import VISITOR_LOCK
 from threadline.conversations.state import branches_of
-from threadline.refusals import Refused, busy
+from threadline.refusals import Refused, busy, too_many_answers
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth
 from threadline.storage.saver import Pool
 
@@ -33,6 +36,12 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "threadline_cancel"
 SESSION = "pid::text || '@' || extract(epoch FROM backend_start)::text"  # a session, even when its pid is reused
+RECORD = (
+    f"WITH locked AS (SELECT pg_advisory_xact_lock_shared({VISITOR_LOCK})) "
+    "INSERT INTO active_turns (thread_id, client_id, session, answer_id) "
+    "SELECT %(thread)s, %(client)s, %(session)s, %(answer)s FROM locked "
+    "WHERE (SELECT count(*) FROM active_turns WHERE client_id = %(client)s) < %(most)s RETURNING started_at"
+)
 # A row is stale when the session that wrote it is gone, or, for a row written before this process had
 # its session, when it is older than any answer may run.
 STALE = (
@@ -58,26 +67,31 @@ class ActiveTurns:
         self.stale_after = stale_after
         self.recover = recover
         self.by_thread: dict[str, Turn] = {}
-        self.by_client: dict[str, Turn] = {}
+        self.by_client: dict[str, list[Turn]] = {}  # each visitor's running answers in this process
         self.recorded: dict[Turn, datetime] = {}  # each running answer's row, by when it was written
         self.tasks: dict[str, asyncio.Task[None]] = {}  # each answer's task, until it has also pruned its checkpoints
         self.session: str | None = None  # the LISTEN connection's session: it lives as long as this process
         # Called with a thread whose running answer a reader in another process wants (answers/recordings.py).
         self.on_resume: Callable[[str], None] | None = None
 
-    def claim(self, turn: Turn) -> None:
-        """Hold the client's one running answer for `turn` in this process: refused (CONFLICT) when the client
-        already has one here. Then `record` it for every process, and `launch` it, or `release` it."""
-        if turn.client_id in self.by_client or turn.thread_id in self.by_thread:
+    def claim(self, turn: Turn, most: int) -> None:
+        """Hold the conversation's one running answer for `turn` in this process: refused (CONFLICT) when one
+        runs in it here, or the client has `most` running here. Then `record` it for every process, and
+        `launch` it, or `release` it."""
+        if turn.thread_id in self.by_thread:
             raise busy()
+        running = self.by_client.setdefault(turn.client_id, [])
+        if len(running) >= most:
+            raise busy() if most == 1 else too_many_answers(most)
         self.by_thread[turn.thread_id] = turn
-        self.by_client[turn.client_id] = turn
+        running.append(turn)
 
-    async def record(self, turn: Turn) -> None:
-        """Write the claimed answer's row, which every process sees (refused when another process runs one for
-        the client); while the database is down, the claim in this process is all there is."""
+    async def record(self, turn: Turn, most: int) -> None:
+        """Write the claimed answer's row, which every process sees (refused when another process runs one in
+        the conversation, or `most` for the client); while the database is down, the claim in this process is
+        all there is."""
         if self.pool is not None and not self.health.down:
-            await self._record(turn)
+            await self._record(turn, most)
 
     def launch(self, turn: Turn) -> None:
         """Start the claimed answer's task; it releases its claim when it ends."""
@@ -95,25 +109,29 @@ class ActiveTurns:
         if self.tasks.get(thread_id) is task:
             del self.tasks[thread_id]
 
-    async def _record(self, turn: Turn) -> None:
-        insert = (
-            "INSERT INTO active_turns (thread_id, client_id, session, answer_id) VALUES (%s, %s, %s, %s) "
-            "RETURNING started_at"
-        )
-        params = (turn.thread_id, turn.client_id, self.session, turn.request["assistant_message_id"])
+    async def _record(self, turn: Turn, most: int) -> None:
+        params = {
+            "thread": turn.thread_id,
+            "client": turn.client_id,
+            "session": self.session,
+            "answer": turn.request["assistant_message_id"],
+            "most": most,
+        }
         assert self.pool is not None, "recorded only with a database"
         try:
             async with self.pool.connection() as conn:
                 try:
-                    cursor = await conn.execute(insert, params)
+                    row = await (await conn.execute(RECORD, params)).fetchone()
                 except psycopg.errors.UniqueViolation:
+                    row = None
+                if row is None:
                     # Only now look for rows left behind: one statement less per answer. Then insert again
                     # whatever they found: the ended answer's own removal may have taken its row meanwhile,
                     # and a row that is really there refuses the second insert too.
                     await self._clear_ended_here(conn, turn) or await self.clear_stale(conn)
-                    cursor = await conn.execute(insert, params)
-                row = await cursor.fetchone()
-                assert row is not None, "INSERT … RETURNING returns the row"
+                    row = await (await conn.execute(RECORD, params)).fetchone()
+                if row is None:
+                    raise busy() if most == 1 else too_many_answers(most)
                 self.recorded[turn] = row["started_at"]
         except psycopg.errors.UniqueViolation:
             raise busy() from None
@@ -157,8 +175,11 @@ class ActiveTurns:
         """Forget an answer that ended or was refused, and its row if one was written."""
         if self.by_thread.get(turn.thread_id) is turn:
             del self.by_thread[turn.thread_id]
-        if self.by_client.get(turn.client_id) is turn:
-            del self.by_client[turn.client_id]
+        running = self.by_client.get(turn.client_id, [])
+        if turn in running:
+            running.remove(turn)
+            if not running:
+                del self.by_client[turn.client_id]
         if (started_at := self.recorded.pop(turn, None)) is not None and self.pool is not None:
             try:  # this answer's row only: the next answer in the conversation may have written its own
                 async with self.pool.connection() as conn:
@@ -195,8 +216,8 @@ class ActiveTurns:
     async def running_answer(self, client_id: str) -> tuple[str, str] | None:
         """The conversation (thread) where the client's answer runs, in this process or another, and that
         answer's message id; None if none runs."""
-        if (turn := self.by_client.get(client_id)) is not None:
-            return turn.thread_id, turn.request["assistant_message_id"]
+        if running := self.by_client.get(client_id):
+            return running[0].thread_id, running[0].request["assistant_message_id"]
         if self.pool is None or self.health.down:
             return None
         async with self.pool.connection() as conn:
@@ -205,6 +226,17 @@ class ActiveTurns:
             )
             row = await cursor.fetchone()
         return None if row is None else (str(row["thread_id"]), str(row["answer_id"] or ""))
+
+    async def answer_running_in(self, thread_id: str) -> str | None:
+        """The message id of the answer running in this conversation, in this process or another; None if none."""
+        if (turn := self.by_thread.get(thread_id)) is not None:
+            return turn.request["assistant_message_id"]
+        if self.pool is None or self.health.down:
+            return None
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute("SELECT answer_id FROM active_turns WHERE thread_id = %s", (thread_id,))
+            row = await cursor.fetchone()
+        return None if row is None else str(row["answer_id"] or "")
 
     async def wait_until_idle(self, thread_id: str, client_id: str, wait: float) -> None:
         """Wait until no answer runs in this conversation, in this process or another (at most `wait` s)."""

@@ -91,6 +91,7 @@ class AnswerOptions:
     edit: bool = False  # the message replaces the conversation's user message with its id
     strategy: MultitaskStrategy = "reject"  # what happens to the visitor's answer already running
     on_disconnect: OnDisconnect | None = None  # a resumable answer's fate when its reader leaves; else the server's
+    at_once: int | None = None  # the visitor's answers running at once, at most; else CHAT_ANSWERS_PER_VISITOR
     resumable: bool = False  # recorded for GET /api/chat/{id}/stream (unless CHAT_RESUMABLE=false)
     keep_failed_answer: bool = True  # False: a failed answer leaves no assistant message (seed 004)
     interactive: bool = True  # False: the wire cannot ask for approval, so such tool calls are declined
@@ -130,13 +131,13 @@ class AnswerService:
         profile = await self.profile_for(client_id, conversation_id, options.profile_id)
         if self.several_profiles and not options.comparison_id:  # a comparison needs two profiles
             await self._refuse_while_unvoted(client_id, conversation_id)
+        thread_id = thread_of(client_id, conversation_id)
         if options.strategy != "reject":
-            await self._make_room(client_id, options.strategy)
-        turn = self._turn(thread_of(client_id, conversation_id), conversation_id, client_id, message, profile, options)
+            await self._make_room(thread_id, client_id, options.strategy)
+        turn = self._turn(thread_id, conversation_id, client_id, message, profile, options)
         new_files = tuple(file for file in message.files if isinstance(file, CheckedFile))
-        await self._begin(
-            turn, new_turn=not (options.regenerate or options.edit), profile_id=profile.id, new_files=new_files
-        )
+        new_turn = not (options.regenerate or options.edit)
+        await self._begin(turn, self._at_once(options), new_turn=new_turn, profile_id=profile.id, new_files=new_files)
         if self.several_profiles:
             # The conversation moves on: no vote can change the continuation of its earlier comparisons any
             # more, so the answers they kept for that go (their texts stay in the records).
@@ -175,8 +176,7 @@ class AnswerService:
         """Show version `number` (from 1) of a message with versions, and the branch that goes on from it."""
         await self.owned(client_id, conversation_id)
         thread_id = thread_of(client_id, conversation_id)
-        running = await self.active.running_answer(client_id)
-        if running is not None and running[0] == thread_id:
+        if await self.active.answer_running_in(thread_id) is not None:
             raise Refused("CONFLICT", "An answer is streaming in this conversation: stop it or let it finish first.")
         conversation = await load(self.graphs.current, thread_id)
         if conversation.approvals or conversation.questions:
@@ -228,7 +228,7 @@ class AnswerService:
         options = replace(options, resumable=True)
         turn = self._turn(conversation.thread_id, conversation_id, client_id, message, profile, options, resume=resume)
         turn.request["declined"] = declined
-        await self._begin(turn, new_turn=False)
+        await self._begin(turn, self._at_once(options), new_turn=False)
         return turn
 
     async def stop(self, client_id: str, conversation_id: str) -> None:
@@ -391,8 +391,17 @@ class AnswerService:
         )
         return Turn(self.graphs.of(profile.id), thread_id, conversation_id, client_id, request, setup)
 
+    def _at_once(self, options: AnswerOptions) -> int:
+        return options.at_once or self.settings.answers_per_visitor
+
     async def _begin(
-        self, turn: Turn, *, new_turn: bool, profile_id: str | None = None, new_files: tuple[CheckedFile, ...] = ()
+        self,
+        turn: Turn,
+        at_once: int,
+        *,
+        new_turn: bool,
+        profile_id: str | None = None,
+        new_files: tuple[CheckedFile, ...] = (),
     ) -> None:
         """Claim the visitor's one running answer, record it for every process, then the turn in its
         conversation, store the message's new files, then start it. When any of that is refused, the claim is
@@ -400,14 +409,14 @@ class AnswerService:
         The running answer is recorded before its conversation is written, so a claim of the visitor's
         conversations (conversations/claims.py) either finds it and is refused, or ends before it."""
         conversations = self.storage.conversations
-        self.active.claim(turn)
+        self.active.claim(turn, at_once)
         files = turn.request.get("files", [])
         title = turn.request["text"] or (files[0]["filename"] if files else "")
         # An edit or a regeneration keeps what it replaces as a version: it counts toward CHAT_MAX_TURNS too.
         counted = new_turn or turn.request["regenerate"] or turn.request.get("edit", False)
         created = False
         try:
-            await self.active.record(turn)
+            await self.active.record(turn, at_once)
             created = await conversations.touch(
                 turn.conversation_id, turn.client_id, title, new_turn=counted, profile_id=profile_id
             )
@@ -453,16 +462,14 @@ class AnswerService:
         words.append("".join(turn.said))
         await self.storage.conversations.remember_words(turn.conversation_id, turn.client_id, "\n".join(words))
 
-    async def _make_room(self, client_id: str, strategy: MultitaskStrategy) -> None:
-        """Double-texting: end or wait for the visitor's running answer before the new one starts. A visitor has
-        one answer at a time, so this is their running answer in whichever conversation it runs. `interrupt`
-        stops it and keeps what it said; `rollback` stops it and takes its question out too (only when the stop
-        cut it short: an answer that ended first, in another process say, stays); `enqueue` waits for it to
-        end. (`reject`, the default, leaves it: the new message is refused as a conflict.)"""
-        running = await self.active.running_answer(client_id)
-        if running is None:
+    async def _make_room(self, thread_id: str, client_id: str, strategy: MultitaskStrategy) -> None:
+        """Double-texting: end or wait for the answer running in this conversation before the new one starts.
+        `interrupt` stops it and keeps what it said; `rollback` stops it and takes its question out too (only
+        when the stop cut it short: an answer that ended first, in another process say, stays); `enqueue`
+        waits for it to end. (`reject`, the default, leaves it: the new message is refused as a conflict.)"""
+        answer_id = await self.active.answer_running_in(thread_id)
+        if answer_id is None:
             return
-        thread_id, answer_id = running
         if strategy == "enqueue":
             await self.active.wait_until_idle(thread_id, client_id, self.settings.total_timeout)
         elif await self.active.cancel(thread_id, client_id) and strategy == "rollback":

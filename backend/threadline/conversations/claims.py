@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import msgspec
-import psycopg
 from langgraph.checkpoint.memory import InMemorySaver
 
 from threadline.conversations.comparisons import MemoryComparisons
@@ -38,6 +37,9 @@ def claimed_by_another() -> Refused:
     return Refused("FORBIDDEN", "These conversations were already claimed by another account.")
 
 
+# Recording a visitor's running answer (answers/active.py, shared) and claiming their conversations (exclusive)
+# take turns on this lock, so a claim never moves a conversation whose answer is starting.
+VISITOR_LOCK = "hashtext('active:' || %(client)s)"
 # Rows keyed by the thread (owner and conversation id), moved by rewriting the owner part.
 THREAD_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "stream_chunks")
 # Rows keyed by owner, moved with their conversation.
@@ -84,13 +86,12 @@ class PostgresClaims:
             ).fetchone()
             if owner is None or owner["principal"] != principal:
                 raise claimed_by_another()
-            # The anonymous identity's one running answer, held by the claim until it commits: refused when an
-            # answer runs; an answer starting meanwhile waits, and writes its conversation after the claim.
-            marker = (f"claim:{anonymous_id}", anonymous_id)
-            try:
-                await conn.execute("INSERT INTO active_turns (thread_id, client_id) VALUES (%s, %s)", marker)
-            except psycopg.errors.UniqueViolation:
-                raise busy() from None
+            # Answers of the anonymous identity are recorded under this lock (answers/active.py): refused when
+            # one runs; one starting meanwhile waits, and writes its conversation after the claim.
+            await conn.execute(f"SELECT pg_advisory_xact_lock({VISITOR_LOCK})", {"client": anonymous_id})
+            running = await conn.execute("SELECT 1 FROM active_turns WHERE client_id = %s LIMIT 1", (anonymous_id,))
+            if await running.fetchone() is not None:
+                raise busy()
             rows = await (
                 await conn.execute(
                     "SELECT id, EXISTS (SELECT 1 FROM conversations mine WHERE mine.client_id = %s AND mine.id = c.id)"
@@ -138,7 +139,6 @@ class PostgresClaims:
             ).fetchone()
             if moving and used and used["n"] > self.file_quota:
                 raise storage_full(self.file_quota)
-            await conn.execute("DELETE FROM active_turns WHERE thread_id = %s", marker[:1])
         return Claimed(moving, [row["id"] for row in rows if row["taken"]])
 
 

@@ -158,6 +158,10 @@ MIGRATIONS = [
             UNIQUE (client_id, conversation_id)
         )""",
     ],
+    [  # a visitor may have several answers running, one per conversation (answers/active.py)
+        "DROP INDEX active_turns_one_per_client",
+        "CREATE INDEX active_turns_client ON active_turns (client_id)",
+    ],
 ]
 
 

@@ -83,7 +83,7 @@ async def chat_stream_route(
         await services.answers.owned(client_id, conversation_id)
     message = NewMessage(text, str(uuid.uuid4()), str(uuid.uuid4()))
     # Seed 004 has no approvals (a call that needs one is declined) and keeps no failed answer.
-    options = AnswerOptions(interactive=False, keep_failed_answer=False)
+    options = AnswerOptions(interactive=False, keep_failed_answer=False, at_once=1)  # one stream per client
     try:
         turn = await services.answers.start(client_id, conversation_id or str(uuid.uuid4()), message, options)
     except Refused as refused:
