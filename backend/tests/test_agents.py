@@ -143,6 +143,8 @@ def test_an_edited_input_runs_instead_of_the_models(assistant_server):
     conversation_id = new_conversation_id()
     answer, waiting = waiting_call(client, conversation_id, "calculate 2+3")
     assert waiting["input"] == {"expression": "2+3"}
+    wrong = respond(client, conversation_id, answer, waiting, {"approved": True, "editedInput": {"expression": 42}})
+    assert wrong.status_code == 400 and "changed input" in wrong.json()["error"]["message"], wrong.text
     response = respond(
         client, conversation_id, answer, waiting, {"approved": True, "editedInput": {"expression": "6*7"}}
     )

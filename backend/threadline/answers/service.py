@@ -195,11 +195,16 @@ class AnswerService:
         await self.owned(client_id, conversation_id)
         conversation = await load(self.graphs.current, thread_of(client_id, conversation_id))
         try:
-            resume = approvals.check(conversation.approvals, responses)
+            resume = approvals.check(conversation.approvals, responses, self._input_problem)
         except approvals.ApprovalError as error:
             raise Refused("CONFLICT" if error.conflict else "VALIDATION_ERROR", str(error)) from None
         declined = [tool_call_id for tool_call_id, response in responses.values() if not response["approved"]]
         return await self._resume(conversation, conversation_id, client_id, resume, declined, options)
+
+    def _input_problem(self, tool_name: str, value: Any) -> str | None:
+        """What is wrong with an input for one of the tools (by its JSON schema); None for a tool not known here."""
+        info = self.graphs.tools.get(tool_name)
+        return info.problem(value) if info is not None else None
 
     async def answer_question(
         self, client_id: str, conversation_id: str, interrupt_id: str, value: Any, options: AnswerOptions

@@ -12,7 +12,7 @@ question to the person, answered with a value. Nothing resumes on a response tha
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from typing import Any, Literal, NotRequired, TypedDict
@@ -144,9 +144,18 @@ def _decisions(interrupt: Any) -> tuple[Decision, ...]:
     return allowed or ("approve", "reject")
 
 
-def check(waiting: Sequence[Waiting], responses: dict[str, tuple[str, ApprovalResponse]]) -> dict[str, Any]:
+def no_problem(_tool_name: str, _value: Any) -> str | None:
+    return None
+
+
+def check(
+    waiting: Sequence[Waiting],
+    responses: dict[str, tuple[str, ApprovalResponse]],
+    input_problem: Callable[[str, Any], str | None] = no_problem,
+) -> dict[str, Any]:
     """The resume value (by interrupt id) for `responses` (by approval id: the tool call id and the response),
-    refused unless they answer exactly the approvals waiting."""
+    refused unless they answer exactly the approvals waiting, each changed input valid for its tool
+    (`input_problem(tool name, input)` says what is wrong with one, None when nothing is)."""
     if not waiting:
         raise ApprovalError(
             "No tool call waits for approval in this conversation (was it already answered?)", conflict=True
@@ -158,6 +167,10 @@ def check(waiting: Sequence[Waiting], responses: dict[str, tuple[str, ApprovalRe
             raise ApprovalError(f"Approval {approval_id!r} does not match a tool call waiting in this conversation")
         if "edited_input" in response and "edit" not in item.decisions:
             raise ApprovalError(f"The input of tool call {tool_call_id!r} cannot be edited")
+        if "edited_input" in response and (problem := input_problem(item.tool_name, response["edited_input"])):
+            raise ApprovalError(
+                f"The changed input of tool call {tool_call_id!r} is not valid for {item.tool_name}: {problem}"
+            )
     if missing := set(by_id) - set(responses):
         raise ApprovalError(f"Every waiting tool call needs a response; missing: {', '.join(sorted(missing))}")
     resume: dict[str, Any] = {}
