@@ -190,11 +190,14 @@ class ActiveTurns:
             except CONNECTION_ERRORS as exc:
                 log.warning("could not clear a finished answer (%s); it is cleared when this process ends", exc)
 
-    async def cancel(self, thread_id: str, client_id: str) -> bool:
-        """Stop the client's running answer in this conversation and wait until it is saved; False if none runs.
+    async def cancel(self, thread_id: str, client_id: str, answer_id: str | None = None) -> bool:
+        """Stop the client's running answer in this conversation and wait until it is saved; False if none runs,
+        or, with `answer_id`, if that answer no longer runs (another may have taken its place: it is left).
 
         Refused (STOP_UNCONFIRMED) when the answer runs in another process that did not confirm the stop in time.
         """
+        if answer_id is not None and await self.answer_running_in(thread_id) != answer_id:
+            return False
         branches = [
             turn
             for key, turn in self.by_thread.items()

@@ -477,7 +477,9 @@ class AnswerService:
             return
         if strategy == "enqueue":
             await self.active.wait_until_idle(thread_id, client_id, self.settings.total_timeout)
-        elif await self.active.cancel(thread_id, client_id) and strategy == "rollback":
+        # Only the answer found running is stopped: a request refused later must not have stopped the answer
+        # another request started meanwhile.
+        elif await self.active.cancel(thread_id, client_id, answer_id) and strategy == "rollback":
             await roll_back(self.graphs.current, thread_id, answer_id)
 
     async def _refuse_while_unvoted(self, client_id: str, conversation_id: str) -> None:
