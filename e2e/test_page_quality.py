@@ -116,3 +116,39 @@ def test_no_wcag_violations_on_the_welcome_and_a_rich_conversation(browser: Brow
             assert found == [], f"a conversation with code, a table, a tool and reasoning, {scheme}: {found}"
     finally:
         context.close()
+
+
+def test_copy_says_copied_only_when_it_copied_even_without_the_clipboard_api(page: Page, server: str):
+    """A plain-HTTP address on a network has no Clipboard API: the copy command is used, and when that fails
+    too the button says so instead of "Copied"."""
+    page.add_init_script(
+        "Object.defineProperty(navigator, 'clipboard', {value: undefined});"
+        "window.copyWorks = true;"
+        "document.execCommand = (command) => {"
+        "  window.copied = document.activeElement.value; return command === 'copy' && window.copyWorks; };"
+    )
+    chat = ChatPage.open(page, server)
+    chat.ask("show me markdown")
+    chat.wait_until_answered()
+    copy = chat.assistant.get_by_test_id("copy-answer")
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    copied = page.evaluate("window.copied")
+    assert copied.startswith("Here") or copied[:1].strip(), "no blank lines before the answer"
+    assert "| Planet | Moons | Rings |" in copied
+    page.evaluate("window.copyWorks = false")
+    page.wait_for_timeout(1_600)  # "Copied" goes after a moment
+    copy.click()
+    expect(copy).to_have_text("Could not copy")
+
+
+def test_focus_stays_where_the_person_moved_it_when_an_answer_ends(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("count to 40")
+    search = page.get_by_test_id("search")
+    search.click()
+    page.keyboard.type("coun")
+    chat.wait_until_answered()
+    expect(search).to_be_focused()
+    expect(search).to_have_value("coun")
+    expect(chat.box).to_have_value("")

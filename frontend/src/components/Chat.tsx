@@ -16,6 +16,7 @@ import {
   type ToolProgress,
 } from '../lib/api';
 import { useCountdown } from '../hooks/useCountdown';
+import { copyText } from '../lib/clipboard';
 import { forgetOutgoing, rememberOutgoing, restoreOutgoing } from '../lib/drafts';
 import { chatTransport, textOf, withEditedInput, withWaitingDeclined } from '../lib/messages';
 import { ChatHeader } from './ChatHeader';
@@ -211,8 +212,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
     if (action.handler === 'client') {
       if (action.action === 'new_chat') onNewChat();
       else if (action.action === 'copy_answer') {
-        await navigator.clipboard?.writeText(textOf(answer)).catch(() => undefined);
-        setWarning('Copied the answer.');
+        setWarning((await copyText(textOf(answer).trim())) ? 'Copied the answer.' : 'Could not copy the answer.');
       } else setWarning(`This page cannot do “${action.label}”.`);
       return;
     }

@@ -1,5 +1,6 @@
 // Above a conversation: the model its next message goes to, and its read-only link.
 import { useEffect, useRef, useState } from 'react';
+import { copyText } from '../lib/clipboard';
 import { describeError, type Profile, type Share, shareConversation, shareOf, stopSharing } from '../lib/api';
 
 type Props = {
@@ -74,8 +75,7 @@ function ShareDialog({ conversationId, onClose }: { conversationId: string; onCl
               className="primary"
               data-testid="copy-link"
               onClick={() => act(async () => {
-                await navigator.clipboard?.writeText(link);
-                setStatus('Link copied.');
+                setStatus((await copyText(link)) ? 'Link copied.' : 'Could not copy: select the link and copy it.');
               })}
             >
               Copy link

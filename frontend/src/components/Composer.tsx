@@ -70,8 +70,12 @@ export function Composer({ conversationId, busy, locked, onSend, onStop }: Props
     element.style.height = `${Math.min(element.scrollHeight, 240)}px`;
   }, [text]);
 
+  // Once an answer ends, the box takes the focus back only from nowhere (or itself): never from the search
+  // box or another control the person moved to, and never on a touch screen, where it raises the keyboard.
   useEffect(() => {
-    if (!busy) box.current?.focus();
+    if (busy || window.matchMedia?.('(pointer: coarse)').matches) return;
+    const focused = document.activeElement;
+    if (!focused || focused === document.body || focused === box.current) box.current?.focus();
   }, [busy]);
 
   // The draft outlives a reload and a switch to another conversation.

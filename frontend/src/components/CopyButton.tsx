@@ -1,5 +1,6 @@
 // Copy to the clipboard, saying so for a moment: an answer's text, or a code block's.
 import { useState } from 'react';
+import { copyText } from '../lib/clipboard';
 
 type Props = {
   text: string | (() => string); // a function when the text is read at the click (a code block's)
@@ -9,15 +10,15 @@ type Props = {
 };
 
 export function CopyButton({ text, label = 'Copy', className = 'icon-button', testId = 'copy-answer' }: Props) {
-  const [copied, setCopied] = useState(false);
+  const [said, setSaid] = useState<string | null>(null); // what the last click did, for a moment
   const copy = async () => {
-    await navigator.clipboard?.writeText(typeof text === 'string' ? text : text()).catch(() => undefined);
-    setCopied(true);
-    setTimeout(() => setCopied(false), 1500);
+    const copied = await copyText((typeof text === 'string' ? text : text()).trim());
+    setSaid(copied ? 'Copied' : 'Could not copy');
+    setTimeout(() => setSaid(null), 1500);
   };
   return (
     <button type="button" className={className} data-testid={testId} onClick={() => void copy()}>
-      {copied ? 'Copied' : label}
+      {said ?? label}
     </button>
   );
 }
