@@ -4,6 +4,7 @@ and no WCAG 2 A/AA violation that axe-core finds, in both themes, at desktop and
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,49 @@ def test_focus_stays_where_the_person_moved_it_when_an_answer_ends(page: Page, s
     expect(search).to_be_focused()
     expect(search).to_have_value("coun")
     expect(chat.box).to_have_value("")
+
+
+def test_the_phone_drawer_takes_the_focus_and_escape_closes_it(browser: Browser, server: str):
+    page = browser.new_context(viewport={"width": 390, "height": 780}).new_page()
+    ChatPage.open(page, server)
+    menu = page.get_by_test_id("menu")
+    menu.click()
+    expect(page.get_by_test_id("search")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(menu).to_have_attribute("aria-expanded", "false")
+    expect(menu).to_be_focused()
+    page.context.close()
+
+
+def test_small_things_people_notice(page: Page, server: str):
+    """A rename kept on click-away, an unchanged edit that makes no version, right-to-left text in its own
+    direction, a long paste collapsed, a heading for the conversation, and no console error on load."""
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    chat = ChatPage.open(page, server)
+    chat.ask("שלום, מה שלומך?")
+    chat.wait_until_answered()
+    expect(chat.user_messages.first.locator("p.plain")).to_have_attribute("dir", "auto")
+    expect(chat.assistant.get_by_test_id("answer-text").first).to_have_attribute("dir", "auto")
+    expect(page.locator("h1")).to_have_count(1)
+
+    first = chat.user_messages.first
+    first.hover()
+    first.get_by_test_id("edit-message").click()
+    page.get_by_test_id("edit-text").press("Enter")  # the same text: nothing to answer again
+    expect(first.get_by_test_id("version-number")).to_have_count(0)
+    expect(chat.assistant).to_have_count(1)
+
+    chat.conversations.first.hover()
+    page.get_by_role("button", name=re.compile("^Rename conversation")).click()
+    page.get_by_role("textbox", name=re.compile("^New title")).fill("Kept by a click away")
+    page.get_by_test_id("search").click()
+    expect(chat.conversations.first).to_have_text("Kept by a click away")
+
+    chat.ask("\n".join(f"line {n}" for n in range(15)))
+    chat.wait_until_answered()
+    pasted = chat.user_messages.last
+    expect(pasted.locator("p.plain.collapsed")).to_have_count(1)
+    pasted.get_by_role("button", name="Show more").click()
+    expect(pasted.locator("p.plain.collapsed")).to_have_count(0)
+    assert not errors, errors

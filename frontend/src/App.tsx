@@ -68,6 +68,7 @@ export function App() {
         (page) => {
           setConversations(page.conversations.filter((c) => c.id !== deleting.current?.id));
           setNext(page.next);
+          setLoadError(null); // the server is back: what said it was not goes
         },
         (error: Error) => {
           if (!quiet) setLoadError(describeError(error));
@@ -241,6 +242,10 @@ export function App() {
         }}
         onDelete={(id) => setConfirming(conversations.find((c) => c.id === id) ?? null)}
         onRename={(id, title) => void onRename(id, title)}
+        onClose={() => {
+          setMenuOpen(false);
+          document.querySelector<HTMLElement>('[data-testid="menu"]')?.focus(); // back where the drawer was opened
+        }}
         footer={signInOffered ? <AccountBar user={user} /> : undefined}
       />
       {confirming && (
@@ -282,6 +287,7 @@ export function App() {
             onAnswered={() => void refreshList(true)}
             onNewChat={startNew}
             hold={claimable > 0 ? 'Answer the question above first' : undefined}
+            title={conversations.find((conversation) => conversation.id === open.id)?.title}
           />
         )}
       </main>

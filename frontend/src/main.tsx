@@ -1,3 +1,4 @@
+import './lib/zod-without-eval'; // first: before the AI SDK's schemas are made
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';

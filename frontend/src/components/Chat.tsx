@@ -35,9 +35,11 @@ type Props = {
   onAnswered: () => void;
   onNewChat: () => void;
   hold?: string; // why nothing may be sent yet (the page asks something first)
+  title?: string; // the conversation's, as listed: its heading for screen readers
 };
 
-export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, onAnswered, onNewChat, hold }: Props) {
+export function Chat(props: Props) {
+  const { id, initialMessages, profiles, onFirstMessage, onTitle, onAnswered, onNewChat, hold, title } = props;
   const [profileId, setProfileId] = useState<string | null>(null); // null: the default one
   const [statusText, setStatusText] = useState<string | null>(null);
   const [warning, setWarning] = useState<string | null>(null);
@@ -293,6 +295,7 @@ export function Chat({ id, initialMessages, profiles, onFirstMessage, onTitle, o
 
   return (
     <section className="chat" aria-label="Conversation">
+      {messages.length > 0 && <h1 className="visually-hidden">{title || 'Conversation'}</h1>}
       <ChatHeader
         conversationId={id}
         started={messages.length > 0 && !busy}

@@ -53,7 +53,7 @@ function ApprovalButtons({ approvalId, input, editable, onApproval }: ApprovalPr
   const parsed = edited === null ? undefined : parseObject(edited);
   return (
     <div className="approval" role="group" aria-label="This tool call waits for your approval">
-      <p>This tool changes something. Run it?</p>
+      <p>This call waits for your approval before it runs. Run it?</p>
       {edited !== null && (
         <textarea
           aria-label="The tool's input (JSON)"
@@ -182,6 +182,27 @@ type Props = {
 };
 
 /** Data parts shown elsewhere (suggestions under the answer) or not at all (statuses while it streams). */
+const COLLAPSED_LINES = 12; // a longer message of one's own (a paste) shows its start, and Show more
+const COLLAPSED_CHARS = 1_200;
+
+/** One's own text, in its own direction (`dir="auto"`), collapsed when it is long. */
+function LongText({ text }: { text: string }) {
+  const long = text.split('\n').length > COLLAPSED_LINES || text.length > COLLAPSED_CHARS;
+  const [open, setOpen] = useState(false);
+  return (
+    <>
+      <p className={long && !open ? 'plain collapsed' : 'plain'} dir="auto">
+        {text}
+      </p>
+      {long && (
+        <button type="button" className="link-button" aria-expanded={open} onClick={() => setOpen(!open)}>
+          {open ? 'Show less' : 'Show more'}
+        </button>
+      )}
+    </>
+  );
+}
+
 const QUIET_PARTS = new Set([
   'data-suggestions',
   'data-status',
@@ -231,7 +252,7 @@ export const Message = memo(function Message({
           onCancel={() => setEditing(false)}
           onSave={(text) => {
             setEditing(false);
-            onEdit(message, text);
+            if (text !== textOf(message).trim()) onEdit(message, text); // the same text again is no new version
           }}
         />
       ) : (
@@ -239,11 +260,9 @@ export const Message = memo(function Message({
         {message.parts.map((part, index) => {
           if (part.type === 'text') {
             return mine ? (
-              <p key={index} className="plain">
-                {part.text}
-              </p>
+              <LongText key={index} text={part.text} />
             ) : (
-              <div key={index} className="markdown" data-testid="answer-text">
+              <div key={index} className="markdown" data-testid="answer-text" dir="auto">
                 <Suspense fallback={<p className="plain">{part.text}</p>}>
                   <MarkdownText text={part.text} streaming={streaming} />
                 </Suspense>

@@ -16,6 +16,7 @@ type Props = {
   onRename: (id: string, title: string) => void;
   onSearch: (query: string) => void;
   onMore: () => void;
+  onClose: () => void; // the drawer asks to close (Escape)
   footer?: ReactNode; // who is signed in, when the server offers accounts
 };
 
@@ -42,7 +43,14 @@ function grouped(conversations: ConversationSummary[]): [string, ConversationSum
 }
 
 export function Sidebar(props: Props) {
-  const { open, conversations, more, query, activeId, onNew, onOpen, onDelete, onRename, onSearch, onMore } = props;
+  const { open, conversations, more, query, activeId, onNew, onOpen, onDelete, onRename, onSearch, onMore, onClose } =
+    props;
+  const nav = useRef<HTMLElement>(null);
+
+  // Opened as a drawer, it takes the focus (its search box), and Escape closes it.
+  useEffect(() => {
+    if (open) nav.current?.querySelector<HTMLElement>('input.search')?.focus();
+  }, [open]);
   const [renaming, setRenaming] = useState<string | null>(null); // the conversation whose title is being edited
   const [typed, setTyped] = useState(query);
   const end = useRef<HTMLDivElement>(null);
@@ -63,7 +71,15 @@ export function Sidebar(props: Props) {
   }, [more, onMore, conversations.length]);
 
   return (
-    <nav className={open ? 'sidebar open' : 'sidebar'} aria-label="Conversations" data-testid="sidebar">
+    <nav
+      ref={nav}
+      className={open ? 'sidebar open' : 'sidebar'}
+      aria-label="Conversations"
+      data-testid="sidebar"
+      onKeyDown={(event) => {
+        if (open && event.key === 'Escape' && !event.defaultPrevented) onClose();
+      }}
+    >
       <div className="brand">threadline</div>
       <button type="button" className="new-chat" onClick={onNew}>
         + New chat
@@ -98,13 +114,19 @@ export function Sidebar(props: Props) {
                       autoFocus
                       onFocus={(event) => event.target.select()}
                       onKeyDown={(event) => {
-                        if (event.key === 'Escape') setRenaming(null);
-                        if (event.key !== 'Enter') return;
+                        if (event.key === 'Escape') {
+                          event.preventDefault(); // the rename is cancelled, not the drawer closed
+                          event.currentTarget.value = conversation.title; // cancelled: the blur keeps nothing
+                          setRenaming(null);
+                        }
+                        if (event.key === 'Enter') event.currentTarget.blur();
+                      }}
+                      onBlur={(event) => {
+                        // Enter or a click away keeps the new title; Escape put the old one back first.
                         const title = event.currentTarget.value.trim();
                         if (title && title !== conversation.title) onRename(conversation.id, title);
                         setRenaming(null);
                       }}
-                      onBlur={() => setRenaming(null)}
                     />
                   ) : (
                     <button
