@@ -497,8 +497,9 @@ async def test_a_message_refused_as_busy_stores_none_of_its_files(make_settings,
             me = await visitor(client)
             client.headers.update(me)
             before = await blob_count(database_url)
-            response, _, _ = await stream_some(client, new_conversation_id(), deltas=1)
-            busy = with_files(new_conversation_id(), "and this", file_part(png(9, 9, "navy"), "image/png", "n.png"))
+            conversation_id = new_conversation_id()
+            response, _chunks, _ = await stream_some(client, conversation_id, deltas=1)
+            busy = with_files(conversation_id, "and this", file_part(png(9, 9, "navy"), "image/png", "n.png"))
             refused = await client.post("/api/chat", json=busy)
             assert refused.status_code == 409, refused.text
             assert await blob_count(database_url) == before, "nothing of a refused message is stored"

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import msgspec
+import psycopg
 from langgraph.checkpoint.memory import InMemorySaver
+from psycopg.rows import DictRow
 
 from threadline.conversations.comparisons import MemoryComparisons
 from threadline.conversations.feedback import MemoryFeedback
@@ -77,21 +79,7 @@ class PostgresClaims:
 
     async def claim(self, anonymous_id: str, principal: str) -> Claimed:
         async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute(
-                "INSERT INTO claims (anonymous_id, principal) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                (anonymous_id, principal),
-            )
-            owner = await (
-                await conn.execute("SELECT principal FROM claims WHERE anonymous_id = %s FOR UPDATE", (anonymous_id,))
-            ).fetchone()
-            if owner is None or owner["principal"] != principal:
-                raise claimed_by_another()
-            # Answers of the anonymous identity are recorded under this lock (answers/active.py): refused when
-            # one runs; one starting meanwhile waits, and writes its conversation after the claim.
-            await conn.execute(f"SELECT pg_advisory_xact_lock({VISITOR_LOCK})", {"client": anonymous_id})
-            running = await conn.execute("SELECT 1 FROM active_turns WHERE client_id = %s LIMIT 1", (anonymous_id,))
-            if await running.fetchone() is not None:
-                raise busy()
+            await self._hold(conn, anonymous_id, principal)
             rows = await (
                 await conn.execute(
                     "SELECT id, EXISTS (SELECT 1 FROM conversations mine WHERE mine.client_id = %s AND mine.id = c.id)"
@@ -140,6 +128,25 @@ class PostgresClaims:
             if moving and used and used["n"] > self.file_quota:
                 raise storage_full(self.file_quota)
         return Claimed(moving, [row["id"] for row in rows if row["taken"]])
+
+    @staticmethod
+    async def _hold(conn: psycopg.AsyncConnection[DictRow], anonymous_id: str, principal: str) -> None:
+        """Record the claim (refused when another account made it), then hold the anonymous identity's answers:
+        they are recorded under this lock (answers/active.py), so the claim is refused while one runs, and one
+        starting meanwhile waits, and writes its conversation after the claim."""
+        await conn.execute(
+            "INSERT INTO claims (anonymous_id, principal) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            (anonymous_id, principal),
+        )
+        owner = await (
+            await conn.execute("SELECT principal FROM claims WHERE anonymous_id = %s FOR UPDATE", (anonymous_id,))
+        ).fetchone()
+        if owner is None or owner["principal"] != principal:
+            raise claimed_by_another()
+        await conn.execute(f"SELECT pg_advisory_xact_lock({VISITOR_LOCK})", {"client": anonymous_id})
+        running = await conn.execute("SELECT 1 FROM active_turns WHERE client_id = %s LIMIT 1", (anonymous_id,))
+        if await running.fetchone() is not None:
+            raise busy()
 
 
 @dataclass

@@ -187,13 +187,8 @@ async def running_services(
     `builtin_http` reaches this server's own MCP endpoint, with tokens from `builtin_token`; answers' spans
     go to `tracer_provider` when there is one; `agent` is a team's own (agent/loading.py), else the built-in."""
     async with open_storage(settings) as storage:
-        graphs = GraphSwitch(
-            profiles_of(settings),
-            storage.checkpointer,
-            settings,
-            agent,
-            FileReader(storage.files.read, settings.file_prompt_bytes),
-        )
+        files = FileReader(storage.files.read, settings.file_prompt_bytes)
+        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agent, files)
         toolbox = McpToolbox(
             settings.mcp_servers,
             keep_file=tool_files(settings, storage),
