@@ -48,10 +48,13 @@ def test_the_agents_question_is_answered_in_its_card_after_a_reload(page: Page, 
 def test_a_reply_typed_into_the_card_resumes_the_answer(page: Page, research: str):
     chat = ChatPage.open(page, research)
     chat.ask("research tide pools")
+    expect(page.get_by_test_id("question-waits")).to_contain_text("waits for your reply")  # said at the box
     page.get_by_label("Your reply").fill("safety")
     page.get_by_role("button", name="Reply").click()
     expect(page.get_by_test_id("agent-data-progress")).to_contain_text("Slippery algae")
     expect(chat.assistant).to_contain_text("safety")
+    expect(page.get_by_test_id("agent-replied")).to_have_text("You replied: safety")
+    expect(page.get_by_test_id("question-waits")).to_have_count(0)
 
 
 def test_a_create_agent_tool_call_waits_for_approval_on_the_page(page: Page, assistant: str):

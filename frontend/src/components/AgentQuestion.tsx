@@ -22,11 +22,20 @@ function optionsOf(value: unknown): string[] {
 
 export function AgentQuestion({ question, onAnswer }: { question: Question; onAnswer?: Answer }) {
   const [reply, setReply] = useState('');
-  const answer = (value: string) => onAnswer?.(question.id, value);
+  const [replied, setReplied] = useState<string | null>(null); // what the person chose, shown in the card
+  const answer = (value: string) => {
+    setReplied(value);
+    onAnswer?.(question.id, value);
+  };
   return (
     <div className="agent-question" role="group" aria-label="The agent asks" data-testid="agent-question">
       <div className="tool-label">The agent asks</div>
       <p>{questionText(question.value)}</p>
+      {replied !== null && !onAnswer && (
+        <p className="muted small" data-testid="agent-replied">
+          You replied: {replied}
+        </p>
+      )}
       {onAnswer && (
         <form
           className="approval"

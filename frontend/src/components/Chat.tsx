@@ -171,6 +171,10 @@ export function Chat(props: Props) {
   const thinking = busy && answerShowsNothing && !lastComparison; // a comparison shows its own
 
   const suggested = last?.role === 'assistant' ? suggestionsOf(last) : undefined;
+  // The agent's question waits for a reply in its card: a message written below instead skips it, so say so.
+  const lastParts = last?.role === 'assistant' ? last.parts : [];
+  const asked = lastParts.findLastIndex((part) => part.type === 'data-interrupt');
+  const questionWaits = !busy && asked >= 0 && lastParts.slice(asked + 1).every((part) => part.type === 'step-start');
   // The profile the conversation went on with: the next message goes to it unless another is picked.
   const answeredBy = messages.findLast((message) => message.role === 'assistant' && message.metadata?.profile)
     ?.metadata?.profile;
@@ -358,6 +362,11 @@ export function Chat(props: Props) {
       {warning && (
         <div className="notice" role="status" data-testid="notice">
           {warning}
+        </div>
+      )}
+      {questionWaits && !error && (
+        <div className="notice" role="status" data-testid="question-waits">
+          The agent waits for your reply to its question above; a message sent here skips the question.
         </div>
       )}
       {error && <ErrorBanner error={error} waitLeft={waitLeft} onRetry={retry} />}
