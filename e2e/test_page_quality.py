@@ -199,3 +199,18 @@ def test_small_things_people_notice(page: Page, server: str):
     pasted.get_by_role("button", name="Show more").click()
     expect(pasted.locator("p.plain.collapsed")).to_have_count(0)
     assert not errors, errors
+
+
+def test_an_opened_conversation_never_shows_its_raw_markdown(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("show me markdown")
+    chat.wait_until_answered()
+    page.add_init_script(
+        "window.rawSeen = false;"
+        "new MutationObserver(() => {"
+        "  if (document.body?.innerText.includes('| Planet |')) window.rawSeen = true;"
+        "}).observe(document, {subtree: true, childList: true, characterData: true});"
+    )
+    page.reload()
+    expect(chat.assistant.get_by_role("table")).to_have_count(1)
+    assert page.evaluate("window.rawSeen") is False, "the raw Markdown showed before the renderer"

@@ -19,6 +19,7 @@ import { AccountBar, ClaimOffer, SignInScreen } from './components/Account';
 import { Chat } from './components/Chat';
 import { ConfirmDelete, UNDO_SECONDS, UndoDelete } from './components/Deleting';
 import { Sidebar } from './components/Sidebar';
+import { MarkdownPreload } from './components/Message';
 
 function idFromUrl(): string | null {
   return new URLSearchParams(window.location.search).get('c');
@@ -253,6 +254,7 @@ export function App() {
       )}
       {deleted && <UndoDelete conversation={deleted.conversation} onUndo={undoDelete} />}
       <main className="main">
+        {(conversations.length > 0 || idFromUrl()) && <MarkdownPreload />}
         {(loadError ?? account.error) && (
           <div className="banner" role="alert">
             {loadError ?? account.error}

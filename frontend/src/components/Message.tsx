@@ -15,6 +15,18 @@ type ToolPart = Extract<Part, { toolCallId: string }>;
 // Markdown with its highlighter is most of the page's code: it loads beside the first answer, not before the page.
 const MarkdownText = lazy(() => import('./Markdown').then((module) => ({ default: module.MarkdownText })));
 
+/** Rendered out of sight once there are conversations to open: the Markdown renderer then loads beside the
+ * conversation, and an opened one never shows its raw Markdown first. */
+export function MarkdownPreload() {
+  return (
+    <Suspense fallback={null}>
+      <div hidden>
+        <MarkdownText text="" streaming={false} />
+      </div>
+    </Suspense>
+  );
+}
+
 function time(iso?: string) {
   if (!iso) return null;
   const date = new Date(iso);
