@@ -214,3 +214,15 @@ def test_an_opened_conversation_never_shows_its_raw_markdown(page: Page, server:
     page.reload()
     expect(chat.assistant.get_by_role("table")).to_have_count(1)
     assert page.evaluate("window.rawSeen") is False, "the raw Markdown showed before the renderer"
+
+
+def test_the_newest_message_stays_in_view_when_the_keyboard_shrinks_the_phone_screen(browser: Browser, server: str):
+    page = browser.new_context(viewport={"width": 390, "height": 780}).new_page()
+    chat = ChatPage.open(page, server)
+    chat.ask("show me markdown")  # an answer taller than the screen
+    chat.wait_until_answered()
+    end = chat.assistant.last.get_by_test_id("message-meta")
+    expect(end).to_be_in_viewport()
+    page.set_viewport_size({"width": 390, "height": 420})  # what the on-screen keyboard leaves
+    expect(end).to_be_in_viewport()
+    page.context.close()

@@ -183,6 +183,15 @@ export function Chat(props: Props) {
     if (atBottom) endRef.current?.scrollIntoView({ block: 'end' });
   }, [messages, thinking, atBottom]);
 
+  // The on-screen keyboard (or a rotated phone) shrinks the viewport: a reader at the newest message stays there.
+  useEffect(() => {
+    const viewport = window.visualViewport;
+    if (!atBottom || !viewport) return;
+    const follow = () => endRef.current?.scrollIntoView({ block: 'end' });
+    viewport.addEventListener('resize', follow);
+    return () => viewport.removeEventListener('resize', follow);
+  }, [atBottom]);
+
   const send = (text: string, extra?: Record<string, string>, files?: FileUIPart[]) => {
     if (hold) return; // the chips and suggested replies wait too
     if (messages.length === 0) onFirstMessage(text || files?.[0]?.filename || '');
