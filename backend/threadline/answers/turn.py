@@ -238,10 +238,12 @@ class Turn:
         finally:
             for timer in self._timers:
                 timer.cancel()
-            self.queue.put_nowait(_END)
             if self.recording is not None:
                 self.recording.end()
-            await on_done(self)
+            try:  # the answer lets go of its conversation (in every process) before its stream closes, so a
+                await on_done(self)  # message sent the moment it closes is never refused as busy
+            finally:
+                self.queue.put_nowait(_END)
             await self.observability.ended(self.watch)
             await self._keep_latest_checkpoint()
 
