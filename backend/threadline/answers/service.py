@@ -15,6 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 import msgspec
@@ -72,9 +73,10 @@ class NewMessage:
     # Attachments: stored already (an upload's), or checked and stored once the answer is accepted.
     files: tuple[StoredFile | CheckedFile, ...] = ()
 
-    @property
+    @cached_property
     def references(self) -> tuple[FileRef, ...]:
-        """How the conversation keeps the files: by reference (a new file's id comes from its bytes)."""
+        """How the conversation keeps the files: by reference (a new file's id comes from its bytes, hashed
+        once per message)."""
         return tuple(
             file_ref(file if isinstance(file, StoredFile) else file_of(file.data, file.media_type, file.filename))
             for file in self.files
