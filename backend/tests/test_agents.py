@@ -284,7 +284,13 @@ def serve_with(graph: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     [
         (
             "graph = StateGraph(dict)\ngraph.add_node('a', lambda state: {})\ngraph.add_edge('__start__', 'a')",
-            "needs a `messages` key",
+            "the graph's `messages` state key is missing",
+        ),
+        (  # a reducer that appends without merging by id would duplicate every edited or resumed message
+            "import operator\nfrom typing import Annotated, TypedDict\n"
+            "class State(TypedDict):\n    messages: Annotated[list, operator.add]\n"
+            "graph = StateGraph(State)\ngraph.add_node('a', lambda state: {})\ngraph.add_edge('__start__', 'a')",
+            "does not merge messages by id (BinaryOperatorAggregate: three updates, two of them to one id, kept 3",
         ),
         (None, "no such file"),
         (

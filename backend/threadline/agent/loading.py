@@ -1,8 +1,9 @@
 """THREADLINE_GRAPH: finding a team's LangGraph agent and checking, at start-up, that threadline can host it.
 
 `path/to/file.py:name` or `package.module:name` names a `StateGraph` builder, a compiled graph, or a factory
-that is given an `AgentContext` and returns either. The one requirement is a `messages` state key with
-LangGraph's message reducer; anything else stops start-up with one line that says what is wrong.
+that is given an `AgentContext` and returns either. The one requirement is a `messages` state key that
+merges message lists by id, as LangGraph's add_messages does; anything else stops start-up with one line that
+says what is wrong.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from langgraph.channels.binop import BinaryOperatorAggregate
-from langgraph.graph import StateGraph, add_messages
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.channels.base import BaseChannel
+from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 
 from threadline.agent.context import AgentContext
@@ -76,17 +78,36 @@ def agent_graph(source: AgentSource, context: AgentContext) -> AgentGraph:
     if not isinstance(made, Pregel):
         kind = type(made).__name__
         raise AgentLoadError(f"THREADLINE_GRAPH must name a StateGraph, a compiled graph or a factory (got {kind})")
-    channel = made.channels.get("messages")
-    if not isinstance(channel, BinaryOperatorAggregate) or _unwrapped(channel.operator) is not add_messages:
-        raise AgentLoadError(
-            "THREADLINE_GRAPH: the graph's state needs a `messages` key with LangGraph's add_messages reducer "
-            "(MessagesState or AgentState have one)"
-        )
+    if problem := messages_problem(made.channels.get("messages")):
+        raise AgentLoadError(f"THREADLINE_GRAPH: the graph's `messages` state key {problem}")
     return made.copy(update={"checkpointer": None}) if made.checkpointer not in (None, True) else made
 
 
-def _unwrapped(function: Any) -> Any:
-    return getattr(function, "__wrapped__", function)
+def messages_problem(channel: Any) -> str | None:
+    """What keeps threadline from keeping a conversation in this channel, else None. Judged by behaviour, not by
+    the reducer's identity, so `add_messages`, deepagents' DeltaChannel or a reducer of one's own all pass: a
+    message list is appended to, and a message with a known id replaces that message."""
+    if channel is None:
+        return "is missing: MessagesState or LangChain's AgentState have one"
+    if not isinstance(channel, BaseChannel):
+        return f"is a {getattr(channel, '__name__', type(channel).__name__)}, not a channel of messages"
+    first, second, edited = HumanMessage("a", id="m1"), AIMessage("b", id="m2"), HumanMessage("c", id="m1")
+    try:
+        trial = channel.copy()
+        trial.update([[first]])
+        trial.update([[second]])
+        trial.update([[edited]])
+        kept = trial.get()
+    except Exception as error:  # noqa: BLE001 - whatever the reducer raises is the operator's answer
+        return f"does not take message lists ({type(channel).__name__} raised {_one_line(error)})"
+    seen = [(m.id, m.content) for m in kept if isinstance(m, BaseMessage)] if isinstance(kept, list) else None
+    if seen != [("m1", "c"), ("m2", "b")]:
+        found = f"{len(seen)} messages" if seen is not None else type(kept).__name__
+        return (
+            f"does not merge messages by id ({type(channel).__name__}: three updates, two of them to one id, "
+            f"kept {found}); LangGraph's add_messages reducer does (MessagesState or AgentState have one)"
+        )
+    return None
 
 
 def _one_line(error: BaseException) -> str:
