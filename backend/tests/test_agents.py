@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -382,3 +383,21 @@ async def test_a_hosted_agents_own_checkpoints_are_kept_only_while_it_waits(make
         response = await client.post("/api/chat", json=chat_body(conversation_id, "", resume=resume))
         assert "safety" in texts(accepted(response.content)["message"])
         assert await pruned(conversation_id)
+
+
+async def test_a_summarizing_agent_keeps_every_turn_in_the_history_and_its_summary_out_of_the_answers(make_settings):
+    """SummarizationMiddleware rewrites the agent's own messages (the agent's memory): the transcript the person
+    scrolls keeps every turn as it streamed, its summary is no one's bubble, and its summary call is not text."""
+    async with running(example(make_settings, "assistant", rate_limit="100/minute")) as client:
+        conversation_id = new_conversation_id()
+        said = []
+        for turn in range(22):  # past `trigger=("messages", 40)`
+            _, raw, _ = await chat(client, conversation_id, f"message {turn}")
+            said.append(texts(accepted(raw)["message"]))
+        history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    assert [texts(message) for message in history[0::2]] == [f"message {turn}" for turn in range(22)]
+    assert [texts(message) for message in history[1::2]] == said
+    seen = [int(re.search(r"I can see (\d+) earlier", text)[1]) for text in said]
+    assert seen[:20] == list(range(20)), "up to the trigger, the agent sees every turn"
+    assert seen[20] < 20, "then its memory is the summary and the latest turns"
+    assert all("summar" not in text.lower() for text in said), said[21]

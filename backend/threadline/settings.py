@@ -100,6 +100,13 @@ def json_strings(raw: str, name: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value if item.strip())
 
 
+def json_object(raw: str, name: str) -> dict[str, Any]:
+    try:
+        return msgspec.json.decode(raw, type=dict[str, Any])
+    except msgspec.DecodeError:
+        raise SettingsError(f'{name} must be a JSON object, e.g. {{"max_search_results": 5}}') from None
+
+
 def database_url(raw: str, name: str) -> str:
     if not raw.startswith(("postgresql://", "postgres://")):
         raise SettingsError(f"{name} must start with postgresql:// (got {raw.split(':')[0]!r}...)")
@@ -244,6 +251,26 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "unset, the built-in agent answers",
         ),
     ] = None
+    graph_context: Annotated[
+        dict[str, Any],
+        env(
+            "THREADLINE_GRAPH_CONTEXT",
+            help="values of your graph's own `context_schema`, a JSON object, given to every run (see "
+            "[Your own agent](../guides/agents.md#its-own-context))",
+            read=json_object,
+            default="none",
+        ),
+    ] = {}
+    request_context: Annotated[
+        tuple[str, ...],
+        env(
+            "THREADLINE_REQUEST_CONTEXT",
+            help="the keys of your graph's context a chat request may set (its body's `context`), comma-separated; "
+            "never `user_id`, which is always who asks",
+            read=comma_list,
+            default="none",
+        ),
+    ] = ()
     admin_token: Annotated[
         str | None,
         env(
@@ -811,6 +838,8 @@ def _check_together(values: dict[str, Any]) -> None:
         raise SettingsError(
             "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY are needed together to send traces to Langfuse"
         )
+    if "user_id" in values["request_context"]:
+        raise SettingsError("THREADLINE_REQUEST_CONTEXT cannot list user_id: it is always the id of who asks")
     known = [profile.id for profile in values.get("profiles", ())]
     pair = values["ab_profiles"]
     if pair and (len(pair) != 2 or pair[0] == pair[1] or not set(pair) <= set(known)):

@@ -23,6 +23,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +103,19 @@ def _words(text: str) -> list[str]:
     return [word + (" " if i < len(words) - 1 else "") for i, word in enumerate(words)]
 
 
+@dataclass
+class Call:
+    """What a scripted stand-in sees of one model call: the user turns, the tools offered, the system prompt,
+    and the tool results so far (their names, in order) with the last one's text."""
+
+    users: list[str]
+    tools: list[str]
+    system: str = ""
+    results: list[str] = field(default_factory=list)  # the tools whose results the conversation holds
+    last_result: str | None = None  # the last message's tool result, when it is one
+    structured: bool = False  # the call asks for JSON of a schema (response_format)
+
+
 FLAKY_FAILURES = 3
 THOUGHT = "Let me think this through."
 
@@ -114,8 +128,18 @@ class StandIn:
     requests: list[dict[str, Any]] = field(default_factory=list)
     server: uvicorn.Server | None = None
     flaky_failures: int = 0
+    # A test's own script for an agent's calls (its tool names, the results so far): a Reply, or None for the
+    # stand-ins' usual script.
+    script: Callable[[Call], Reply | None] | None = None
+    calls: list[Call] = field(default_factory=list)  # every call, as the script saw it
 
-    def decide(self, user_texts: list[str], tool_result: str | None, has_tools: bool) -> Reply:
+    def decide(
+        self, user_texts: list[str], tool_result: str | None, has_tools: bool, call: Call | None = None
+    ) -> Reply:
+        if call is not None:
+            self.calls.append(call)
+            if self.script is not None and (scripted := self.script(call)) is not None:
+                return scripted
         if user_texts[-1] == "flaky" and self.flaky_failures < FLAKY_FAILURES:
             self.flaky_failures += 1
             return Reply(status=500)
@@ -137,7 +161,16 @@ def _openai_app(standin: StandIn) -> Litestar:
             if m["role"] == "user"
         ]
         tool_result = messages[-1]["content"] if messages[-1]["role"] == "tool" else None
-        reply = standin.decide(users, tool_result, bool(body.get("tools")))
+        names = {call["id"]: call["function"]["name"] for m in messages for call in m.get("tool_calls") or ()}
+        call = Call(
+            users=users,
+            tools=[tool["function"]["name"] for tool in body.get("tools") or ()],
+            system=" ".join(str(m["content"]) for m in messages if m["role"] == "system"),
+            results=[names.get(m.get("tool_call_id"), "") for m in messages if m["role"] == "tool"],
+            last_result=tool_result if isinstance(tool_result, str) else None,
+            structured=isinstance(body.get("response_format"), dict),
+        )
+        reply = standin.decide(users, tool_result, bool(body.get("tools")), call)
         if reply.status != 200:
             return _status_error(
                 reply.status,
@@ -236,7 +269,28 @@ def _anthropic_app(standin: StandIn) -> Litestar:
             tool_result = content if isinstance(content, str) else _text_blocks(content)
         users = [_text_blocks(turn["content"]) for turn in turns if turn["role"] == "user"]
         users = [text for text in users if text] or [""]
-        reply = standin.decide(users, tool_result, bool(body.get("tools")))
+        names = {
+            block["id"]: block["name"]
+            for turn in turns
+            if isinstance(turn["content"], list)
+            for block in turn["content"]
+            if block.get("type") == "tool_use"
+        }
+        call = Call(
+            users=users,
+            tools=[tool["name"] for tool in body.get("tools") or ()],
+            system=body["system"] if isinstance(body.get("system"), str) else _text_blocks(body.get("system") or []),
+            results=[
+                names.get(block["tool_use_id"], "")
+                for turn in turns
+                if isinstance(turn["content"], list)
+                for block in turn["content"]
+                if block.get("type") == "tool_result"
+            ],
+            last_result=tool_result,
+            structured="output_format" in body or "output_config" in body,
+        )
+        reply = standin.decide(users, tool_result, bool(body.get("tools")), call)
         if reply.status != 200:
             kinds = {401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}
             error = {"type": kinds.get(reply.status, "api_error"), "message": f"stand-in status {reply.status}"}

@@ -17,7 +17,9 @@ with empty visitor and conversation ids; each run's context has them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
@@ -34,3 +36,5 @@ class AgentContext:
     max_model_calls: int = 5  # CHAT_MAX_MODEL_CALLS: model calls one answer may make
     visitor_id: str = ""  # whose conversation this is
     conversation_id: str = ""
+    # The chat body's `context`, limited to the keys THREADLINE_REQUEST_CONTEXT lists (agent/own_context.py).
+    request_context: Mapping[str, Any] = field(default_factory=dict)

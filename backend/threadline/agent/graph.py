@@ -31,6 +31,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
+from langgraph.store.base import BaseStore
 from langgraph.types import Command, Send, interrupt
 
 from threadline.agent.attachments import FileReader
@@ -74,6 +75,7 @@ class TurnRequest(TypedDict):
     declined: NotRequired[list[str]]  # the tool calls among them that the person declined
     files: NotRequired[list[FileRef]]  # the new message's attachments, by reference
     edit: NotRequired[bool]  # the message replaces the user message by its id, which is kept as a version
+    input: NotRequired[dict[str, Any]]  # the chat body's `input`, for a hosted agent's own input keys
 
 
 class ChatState(TypedDict, total=False):
@@ -114,7 +116,11 @@ class Agent:
 
 
 def build_graph(
-    model: BaseChatModel, tools: Sequence[BaseTool], checkpointer: BaseCheckpointSaver[Any], options: GraphOptions
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    checkpointer: BaseCheckpointSaver[Any],
+    options: GraphOptions,
+    store: BaseStore | None = None,
 ) -> Graph:
     """Compile the graph once at start-up; each conversation is a thread of the checkpointer."""
     agent = Agent(
@@ -140,7 +146,7 @@ def build_graph(
     )
     builder.add_edge("tools", "process")
     builder.add_edge("respond", END)
-    return builder.compile(checkpointer=checkpointer)
+    return builder.compile(checkpointer=checkpointer, store=store)
 
 
 def tool_calls_of(state: ChatState) -> list[ToolCall]:

@@ -8,20 +8,24 @@ threadline's (agent/hosting.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 
 from threadline.agent.actions import load_actions
 from threadline.agent.attachments import FileReader
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, GraphOptions, build_graph
 from threadline.agent.hosting import host_graph
-from threadline.agent.loading import AgentSource, agent_graph, load_source
+from threadline.agent.loading import AgentGraph, AgentLoadError, AgentSource, agent_graph, load_source
 from threadline.agent.models import build_chat_model, profiles_of
+from threadline.agent.own_context import ContextProblem, OwnContext, own_schema
+from threadline.agent.own_input import InputCheck
 from threadline.agent.profiles import Profile, default_of
 from threadline.agent.suggestions import Suggester
 from threadline.agent.tool_inputs import ToolInfo, tool_infos
@@ -35,8 +39,19 @@ def load_agent(settings: Settings) -> AgentSource | None:
         return None
     source = load_source(settings.graph)
     profile = default_of(profiles_of(settings))
-    agent_graph(source, AgentContext(model=build_chat_model(profile, settings), profile=profile.id))
+    agent = agent_graph(source, AgentContext(model=build_chat_model(profile, settings), profile=profile.id))
+    own_context_of(agent, settings)
     return source
+
+
+def own_context_of(agent: AgentGraph, settings: Settings) -> OwnContext | None:
+    """How the agent's own context is made, when its graph declares one; AgentLoadError when the operator's
+    values cannot make it."""
+    schema = own_schema(agent.context_schema)
+    try:
+        return OwnContext(schema, settings.graph_context, settings.request_context) if schema else None
+    except ContextProblem as problem:
+        raise AgentLoadError(str(problem)) from None
 
 
 class GraphSwitch:
@@ -52,6 +67,7 @@ class GraphSwitch:
         settings: Settings,
         agent: AgentSource | None = None,
         files: FileReader | None = None,
+        store: BaseStore | None = None,
     ) -> None:
         self.profiles = {profile.id: profile for profile in profiles}
         self.files = files or FileReader()  # attached files, for the model calls
@@ -59,12 +75,15 @@ class GraphSwitch:
         self.models = {profile.id: build_chat_model(profile, settings) for profile in profiles}
         self.actions = load_actions(settings.actions, [profile.id for profile in profiles])
         self.checkpointer = checkpointer
+        self.store = store or InMemoryStore()  # the agents' long-term memory (runtime.store), across conversations
         self.settings = settings
         self.graphs: dict[str, Graph] = {}
         self.tools: dict[str, ToolInfo] = {}  # each tool's title and input check, for the wires
         self.titles: dict[str, str] = {}  # the tools that have a title, for a conversation's history
         self.agent = agent  # a team's own agent (THREADLINE_GRAPH), else None: the built-in graph
         self.contexts: dict[str, AgentContext] = {}  # each profile's, without a visitor or conversation
+        self.own_context: OwnContext | None = None  # how the agent's own context_schema is made, if it has one
+        self.own_input = InputCheck(None)  # which keys of its own input the agent takes besides the message
 
     @property
     def current(self) -> Graph:
@@ -79,9 +98,26 @@ class GraphSwitch:
     def hosted(self) -> bool:
         return self.agent is not None
 
-    def context_for(self, profile_id: str, visitor_id: str, conversation_id: str) -> AgentContext:
+    def context_for(
+        self, profile_id: str, visitor_id: str, conversation_id: str, request_context: Mapping[str, Any]
+    ) -> AgentContext:
         """The runtime context of one answer on this profile."""
-        return replace(self.contexts[profile_id], visitor_id=visitor_id, conversation_id=conversation_id)
+        return replace(
+            self.contexts[profile_id],
+            visitor_id=visitor_id,
+            conversation_id=conversation_id,
+            request_context=request_context,
+        )
+
+    def context_problem(self, request_context: Mapping[str, Any]) -> str | None:
+        """Why the chat body's `context` values cannot make the agent's own context, else None."""
+        if self.own_context is None:
+            return None
+        try:
+            self.own_context.build(request_context, "")
+        except ContextProblem as problem:
+            return str(problem)
+        return None
 
     def use_tools(self, tools: Sequence[BaseTool]) -> None:
         """An answer already running keeps the graph it started with; the next one gets the new tools."""
@@ -104,7 +140,9 @@ class GraphSwitch:
         suggester = Suggester(model, self.actions) if profile.suggests else None
         if self.agent is not None:
             agent = agent_graph(self.agent, self.contexts[profile.id])
-            return host_graph(agent, self.checkpointer, suggester, self.files)
+            self.own_context = own_context_of(agent, self.settings)
+            self.own_input = InputCheck(agent)
+            return host_graph(agent, self.own_context, self.checkpointer, self.store, suggester, self.files)
         options = GraphOptions(
             system_prompt=self.contexts[profile.id].system_prompt,
             max_model_calls=self.settings.max_model_calls,
@@ -114,4 +152,4 @@ class GraphSwitch:
             suggester=suggester,
             files=self.files,
         )
-        return build_graph(model, tools, self.checkpointer, options)
+        return build_graph(model, tools, self.checkpointer, options, self.store)

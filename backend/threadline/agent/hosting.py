@@ -2,8 +2,10 @@
 
 threadline's `input` and `respond` nodes keep what every conversation keeps whichever agent answers
 (the question with its id, the answer's record, usage and suggestions); `agent` runs the team's compiled
-graph as a subgraph on the conversation's messages, with threadline's `AgentContext` as runtime context.
-As a subgraph it is checkpointed with the conversation, its interrupts pause the conversation, and
+graph as a subgraph on the conversation's messages, with threadline's `AgentContext` as runtime context, or the
+object of the graph's own `context_schema` (agent/own_context.py).
+As a subgraph it is checkpointed with the conversation, shares the conversation graph's store (`runtime.store`:
+a user's memories across conversations), its interrupts pause the conversation, and
 everything it streams (tokens, tool results, `get_stream_writer()` events) reaches the answer.
 """
 
@@ -14,42 +16,67 @@ from typing import Any, cast
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
-from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
-from langchain_core.outputs import LLMResult
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResult
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from threadline.agent.attachments import FileReader, restored
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import ChatState, Graph, closing_update, input_node
 from threadline.agent.loading import AgentGraph
+from threadline.agent.own_context import CURRENT, OwnContext
 from threadline.agent.suggestions import Suggester
+from threadline.agent.transcript import after_run, agent_input
 from threadline.current_answer import current_turn
 
 
 class HostedState(ChatState, total=False):
     agent_state: dict[str, Any]  # the agent's own state keys besides `messages`, kept from answer to answer
+    agent_messages: list[AnyMessage] | None  # the agent's own messages, while they differ from the transcript
+    agent_messages_until: str | None  # ... and the id of the last transcript message they cover
 
 
 def host_graph(
-    agent: AgentGraph, checkpointer: BaseCheckpointSaver[Any], suggester: Suggester | None, files: FileReader
+    agent: AgentGraph,
+    own_context: OwnContext | None,
+    checkpointer: BaseCheckpointSaver[Any],
+    store: BaseStore,
+    suggester: Suggester | None,
+    files: FileReader,
 ) -> Graph:
     """Compile threadline's graph around `agent`; node names match the built-in graph's, so a stop, a rollback
     or a recovery edits either conversation alike (conversations/closing.py)."""
 
     async def run_agent(state: HostedState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         carried = state.get("agent_state") or {}
-        given = await files.readable(state["messages"])  # attachments as content blocks, for its model
-        config = _with_model_calls(get_config())
-        result = await agent.ainvoke({**carried, "messages": given}, config, context=runtime.context)
-        # The agent's messages replace the conversation's: it may have changed or removed earlier ones
-        # (SummarizationMiddleware does). Messages with attachments go back to holding references only.
-        messages = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *restored(result.get("messages", []), state["messages"])]
-        return {"messages": messages, "agent_state": {k: v for k, v in result.items() if k != "messages"}}
+        memory = agent_input(state["messages"], state.get("agent_messages"), state.get("agent_messages_until"))
+        given = await files.readable(memory)  # attachments as content blocks, for its model
+        calls = ModelCalls(current_turn.get())
+        config = _with_model_calls(get_config(), calls)
+        ours = runtime.context
+        context = own_context.build(ours.request_context, ours.visitor_id) if own_context else ours
+        threadline_context = CURRENT.set(ours)  # what threadline_context() gives the agent's code
+        try:
+            request = state.get("request")
+            own_input = request.get("input", {}) if request else {}  # the chat body's, checked (own_input.py)
+            result = await agent.ainvoke({**carried, **own_input, "messages": given}, config, context=context)
+        except GraphBubbleUp:
+            raise  # an interrupt, or a Command for a parent graph: LangGraph's control flow
+        except Exception as error:
+            if calls.failed(error):
+                raise  # the model call failed: the provider's failure, classified as one
+            raise AgentFailed(f"{type(error).__name__} in the agent's own code") from error
+        finally:
+            CURRENT.reset(threadline_context)
+        # Messages with attachments go back to holding references only.
+        update = after_run(given, restored(result.get("messages", []), memory), state["messages"])
+        return update | {"agent_state": {k: v for k, v in result.items() if k != "messages"}}
 
     async def respond(state: HostedState) -> dict[str, Any]:
         return await closing_update(state["messages"], [], suggester)
@@ -62,17 +89,21 @@ def host_graph(
     builder.add_edge("input", "agent")
     builder.add_edge("agent", "respond")
     builder.add_edge("respond", END)
-    return cast(Graph, builder.compile(checkpointer=checkpointer))
+    return cast(Graph, builder.compile(checkpointer=checkpointer, store=store))
 
 
-def _with_model_calls(config: RunnableConfig) -> RunnableConfig:
+class AgentFailed(Exception):
+    """The team's agent raised an exception of its own (not a model call's failure): the answer ends with
+    AGENT_ERROR, the exception it was raised from is in the log and the trace."""
+
+
+def _with_model_calls(config: RunnableConfig, calls: ModelCalls) -> RunnableConfig:
     """The agent's model calls go to the answer's trace, as the built-in graph's do."""
-    turn = current_turn.get()
     callbacks = config.get("callbacks")
-    if turn is None or not isinstance(callbacks, BaseCallbackManager):
+    if not isinstance(callbacks, BaseCallbackManager):
         return config
     callbacks = callbacks.copy()
-    callbacks.add_handler(ModelCalls(turn), inherit=True)
+    callbacks.add_handler(calls, inherit=True)
     return {**config, "callbacks": callbacks}
 
 
@@ -83,8 +114,21 @@ class ModelCalls(BaseCallbackHandler):
     run_inline = True
 
     def __init__(self, turn: Any) -> None:
-        self.turn = turn
+        self.turn = turn  # None outside an answer (the agent's calls are then only watched for failures)
         self.calls: dict[UUID, tuple[float, list[BaseMessage]]] = {}
+        self.errors: list[BaseException] = []  # what model calls raised, to tell them from the agent's own errors
+        self.internal: set[UUID] = set()  # structured-output calls: what they stream is not the answer's text
+
+    def failed(self, error: BaseException) -> bool:
+        """Whether `error` is, or was raised from, a model call's failure."""
+        link: BaseException | None = error
+        for _ in range(20):
+            if link is None:
+                return False
+            if any(link is known for known in self.errors):
+                return True
+            link = link.__cause__ or link.__context__
+        return False
 
     def on_chat_model_start(
         self,
@@ -97,13 +141,29 @@ class ModelCalls(BaseCallbackHandler):
     ) -> None:
         if "nostream" not in (tags or ()):
             self.calls[run_id] = (time.perf_counter(), messages[0] if messages else [])
+        if (kwargs.get("options") or {}).get("ls_structured_output_format"):  # its JSON is parsed, not prose
+            self.internal.add(run_id)
+
+    def on_llm_new_token(
+        self,
+        token: str | list[str | dict[str, Any]],
+        *,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
+        run_id: UUID,
+        **kwargs: Any,
+    ) -> None:
+        message_id = getattr(getattr(chunk, "message", None), "id", None)
+        if run_id in self.internal and self.turn is not None and message_id:
+            self.turn.hide_message(message_id)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        if (call := self.calls.pop(run_id, None)) is not None:
+        self.internal.discard(run_id)
+        if (call := self.calls.pop(run_id, None)) is not None and self.turn is not None:
             generation = response.generations[0][0] if response.generations and response.generations[0] else None
             message = getattr(generation, "message", None)
             self.turn.model_called(*call, message if isinstance(message, AIMessage) else None, None)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        if (call := self.calls.pop(run_id, None)) is not None:
+        self.errors.append(error)
+        if (call := self.calls.pop(run_id, None)) is not None and self.turn is not None:
             self.turn.model_called(*call, None, error)

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import httpx
+
+from threadline.agent.hosting import AgentFailed
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,8 @@ UNAVAILABLE = Failure(
     "AI_SERVICE_UNAVAILABLE", "The assistant is unavailable right now. Please try again in a moment.", True
 )
 FAILURES = (UNAUTHORIZED, RATE_LIMITED, NETWORK_ERROR, TIMEOUT, UNAVAILABLE)
+# A hosted agent's own code raised (agent/hosting.py): a bug to find by the trace id, not a busy provider.
+AGENT_ERROR = Failure("AGENT_ERROR", "The agent failed while answering.", False)
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -58,12 +62,15 @@ def _status(exc: BaseException) -> int | None:
     return None
 
 
-def classify(exc: BaseException) -> Failure:
+def classify(exc: BaseException, trace_id: str = "") -> Failure:
     timeouts: tuple[type, ...] = (httpx.TimeoutException, asyncio.TimeoutError, TimeoutError)
     unreachable: tuple[type, ...] = (httpx.TransportError, ConnectionError)
     for library in ("openai", "anthropic"):  # both name their timeout and connection errors alike
         if module := sys.modules.get(library):
             timeouts, unreachable = (*timeouts, module.APITimeoutError), (*unreachable, module.APIConnectionError)
+    if isinstance(exc, AgentFailed):
+        where = f" Its trace id is {trace_id}." if trace_id else ""
+        return replace(AGENT_ERROR, message=f"{AGENT_ERROR.message}{where} Your next message starts afresh.")
     for cause in _chain(exc):
         status = _status(cause)
         if status in (401, 403):

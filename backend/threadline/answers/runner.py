@@ -31,6 +31,10 @@ from threadline.conversations.state import (
 
 STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
 QUESTION = "interrupt"  # the data part that carries an agent's question to the person
+STRUCTURED = "structured_response"  # create_agent's state key for a `response_format` agent's typed answer
+# Model calls internal to an agent (LangChain's middleware marks them; `nostream` tags): never the answer's text.
+INTERNAL_CALL = "lc_internal_call"
+HIDDEN_TAGS = frozenset({"nostream", "langsmith:nostream"})
 
 
 class TurnTranslator:
@@ -63,6 +67,8 @@ class TurnTranslator:
         self.declined: set[str] = set()  # tool calls the person declined: their results are shown as denied
         self.waiting: list[Waiting] = []  # the approvals this answer ended waiting for
         self.interactive = True  # False: the wire cannot ask the person, and graph_events declines what waits
+        self.hidden: set[str] = set()  # messages of model calls internal to a hosted agent (structured output)
+        self.early_results: dict[str, ToolMessage] = {}  # results streamed before their call's input was shown
 
     def _part_id(self, kind: str) -> str:
         self.parts += 1
@@ -149,6 +155,7 @@ class TurnTranslator:
             )
             if self.events_mode:
                 out.append(ev.Status(text=f"Calling tool {call['name']}…"))
+
         for invalid in message.invalid_tool_calls:  # arguments that are not even JSON: no tool runs
             call_id = invalid.get("id") or self._part_id("call")
             self.input_errors.add(call_id)
@@ -168,6 +175,9 @@ class TurnTranslator:
             )
             out.append(ev.MessageMetadata(usage=self.usage))
         self.tool_calls.clear()
+        for call in message.tool_calls:  # create_agent's structured-output tool answers in the model's own node
+            if (early := self.early_results.pop(call["id"] or "", None)) is not None:
+                out += self.agent_message(early)
         if not message.tool_calls:
             out += self.close_step()
         return out
@@ -212,6 +222,9 @@ class TurnTranslator:
         """A message new in a hosted agent's run (LangGraph passes on each once): a tool's result, or a model
         message that was not streamed, which is shown whole and is complete."""
         if isinstance(message, ToolMessage):
+            if self.streamed - self.finished_calls:  # a call still streaming: its input is shown first (model_done)
+                self.early_results[message.tool_call_id] = message
+                return []
             self.pending_tools.discard(message.tool_call_id)
             if message.tool_call_id in self.input_errors:
                 return []
@@ -264,6 +277,8 @@ class TurnTranslator:
         out: list[ev.Event] = []
         for value in update if isinstance(update, list) else [update]:
             messages = value.get("messages") if isinstance(value, dict) else None
+            if isinstance(value, dict) and value.get(STRUCTURED) is not None:  # create_agent's response_format
+                out.append(ev.Data(name=STRUCTURED.replace("_", "-"), data=ev.plain(value[STRUCTURED])))
             for message in messages if isinstance(messages, list) else [messages]:
                 if not isinstance(message, AIMessage) or message.id not in self.streamed:
                     continue
@@ -320,6 +335,16 @@ class TurnTranslator:
         return [ev.Data(name="custom", data=ev.plain(payload))]
 
 
+def internal(message: Any, metadata: Mapping[str, Any], hidden: set[str]) -> bool:
+    """A message of a model call internal to the agent: LangChain's internal-call metadata, a `nostream` or
+    `langsmith:nostream` tag, or a structured-output call (agent/hosting.py finds those)."""
+    return (
+        INTERNAL_CALL in metadata
+        or not HIDDEN_TAGS.isdisjoint(metadata.get("tags") or ())
+        or (isinstance(message, AIMessage) and message.id in hidden)
+    )
+
+
 RESERVED_PARTS = frozenset(
     {QUESTION, "approval", "suggestions", "status", "warning", "tool-progress"}
 )  # threadline's own
@@ -352,6 +377,8 @@ async def graph_events(
             batch: list[ev.Event]
             if mode == "messages":
                 message, metadata = payload
+                if internal(message, metadata, translator.hidden):
+                    continue
                 batch = translator.message(message, metadata.get("langgraph_node", ""), namespace)
             elif mode == "updates":
                 batch = [

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
@@ -95,6 +95,8 @@ class AnswerOptions:
     on_disconnect: OnDisconnect | None = None  # a resumable answer's fate when its reader leaves; else the server's
     at_once: int | None = None  # the visitor's answers running at once, at most; else CHAT_ANSWERS_PER_VISITOR
     resumable: bool = False  # recorded for GET /api/chat/{id}/stream (unless CHAT_RESUMABLE=false)
+    context: Mapping[str, Any] = field(default_factory=dict)  # the chat body's values for the agent's context
+    input: Mapping[str, Any] = field(default_factory=dict)  # ... and for the agent's own input keys
     keep_failed_answer: bool = True  # False: a failed answer leaves no assistant message (seed 004)
     interactive: bool = True  # False: the wire cannot ask for approval, so such tool calls are declined
     comparison_id: str = ""  # set by `compare` for each of a comparison's two answers
@@ -393,7 +395,7 @@ class AnswerService:
             tools=self.graphs.tools,
             recording=self.recordings.start(thread_id, message.answer_id) if resumable else None,
             continue_on_disconnect=resumable and on_disconnect == "continue",
-            context=self.graphs.context_for(profile.id, client_id, conversation_id),
+            context=self.graphs.context_for(profile.id, client_id, conversation_id, options.context),
             hosted=self.graphs.hosted,
         )
         return Turn(self.graphs.of(profile.id), thread_id, conversation_id, client_id, request, setup)
@@ -538,6 +540,8 @@ def turn_request(message: NewMessage, profile: Profile, options: AnswerOptions) 
         request["edit"] = True
     if not options.interactive:
         request["interactive"] = False
+    if options.input:
+        request["input"] = dict(options.input)
     return request
 
 

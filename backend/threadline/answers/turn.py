@@ -155,6 +155,10 @@ class Turn:
         if self.translator.events_mode:
             self.queue.put_nowait(ev.Status(text=text))
 
+    def hide_message(self, message_id: str) -> None:
+        """A model call internal to the agent (structured output, say) streams this message: it is not shown."""
+        self.translator.hidden.add(message_id)
+
     def model_called(
         self, started: float, messages: list[Any], response: AIMessage | None, error: BaseException | None
     ) -> None:
@@ -312,7 +316,7 @@ class Turn:
 
     async def _failed(self, exc: Exception) -> None:
         self._interruptible = False
-        failure = classify(exc)
+        failure = classify(exc, self.request["trace_id"])
         log.error(
             "turn failed: %s",
             failure.code,

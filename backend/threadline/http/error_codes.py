@@ -76,6 +76,12 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
         ErrorCode(500, failure.code, f"the model failed before anything was streamed: “{failure.message}”")
         for failure in failures.FAILURES
     ),
+    ErrorCode(
+        500,
+        "AGENT_ERROR",
+        "your own agent's code raised an exception (THREADLINE_GRAPH); the message has the answer's trace id, "
+        "the log and the trace the exception",
+    ),
     ErrorCode(500, "ACTION_FAILED", "a server action raised an error"),
     ErrorCode(500, "INTERNAL_ERROR", "anything unexpected (the log has the details; the client never does)"),
     ErrorCode(503, "DATABASE_ERROR", "reading or deleting conversations while PostgreSQL is down"),

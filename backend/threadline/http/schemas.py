@@ -89,6 +89,10 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     on_disconnect: OnDisconnect | None = None
     # The answer to the agent's question: the answer that asked goes on (the last message is not read).
     resume: ResumeIn | None = None
+    # Values for the agent's own runtime context, for the keys THREADLINE_REQUEST_CONTEXT lists.
+    context: dict[str, Any] | None = None
+    # Keys of the agent's own input besides the message (`{"email_input": …}`), checked against its input schema.
+    input: dict[str, Any] | None = None
 
 
 class ChatStreamRequest(msgspec.Struct, rename="camel"):

@@ -188,7 +188,7 @@ async def running_services(
     go to `tracer_provider` when there is one; `agent` is a team's own (agent/loading.py), else the built-in."""
     async with open_storage(settings) as storage:
         files = FileReader(storage.files.read, settings.file_prompt_bytes)
-        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agent, files)
+        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agent, files, storage.store)
         toolbox = McpToolbox(
             settings.mcp_servers,
             keep_file=tool_files(settings, storage),

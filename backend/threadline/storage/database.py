@@ -3,7 +3,8 @@
 `open_storage` opens the database (starting the embedded one without DATABASE_URL), applies the
 migrations, and puts every store in one `Storage`: LangGraph's checkpointer keeps each conversation's
 messages (only its latest checkpoint, see answers/turn.py), the conversation list (conversation_list.py),
-traces, feedback and comparisons keep the rest; conversations/claims.py moves an anonymous visitor's to a user.
+traces, feedback and comparisons keep the rest; LangGraph's store keeps what agents remember across a user's
+conversations; conversations/claims.py moves an anonymous visitor's to a user.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.postgres.aio import AsyncPostgresStore
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -52,6 +56,7 @@ class Storage:
     files: FileStore
     shares: ShareStore
     description: str
+    store: BaseStore = field(default_factory=InMemoryStore)  # agents' long-term memory (LangGraph's store)
     pool: Pool | None = None
     database_url: str | None = None
     health: DatabaseHealth = field(default_factory=DatabaseHealth)
@@ -91,7 +96,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
         stores = (InMemorySaver(), MemoryConversations(limits), MemoryTraces(), MemoryFeedback(), MemoryComparisons())
         files, shares = MemoryFiles(), MemoryShares()
         claims = MemoryClaims(*stores, files, shares, settings.file_quota_bytes)
-        yield Storage(*stores, claims, files, shares, "memory (lost when the server stops)")
+        yield Storage(*stores, claims, files, shares, "memory (lost when the server stops)", InMemoryStore())
         return
     url = settings.database_url
     description = "PostgreSQL at DATABASE_URL"
@@ -129,6 +134,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
             PostgresFiles(pool, blobs),
             PostgresShares(pool),
             description,
+            AsyncPostgresStore(pool),
             pool=pool,
             database_url=url,
             health=health,

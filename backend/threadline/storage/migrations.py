@@ -7,6 +7,7 @@ from typing import Any
 
 import psycopg
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.store.postgres.aio import AsyncPostgresStore
 
 from threadline.storage.saver import Pool
 
@@ -188,6 +189,7 @@ async def migrate(pool: Pool) -> None:
             await asyncio.sleep(LOCK_POLL)
         try:
             await AsyncPostgresSaver(conn).setup()
+            await AsyncPostgresStore(conn).setup()  # agents' long-term memory (runtime.store)
             async with conn.transaction():
                 await conn.execute(
                     "CREATE TABLE IF NOT EXISTS threadline_migrations "

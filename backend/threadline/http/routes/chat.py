@@ -84,7 +84,33 @@ def options_of(services: Services, data: ChatRequest) -> AnswerOptions:
         strategy=data.multitask_strategy or settings.multitask_strategy,
         on_disconnect=data.on_disconnect,
         resumable=True,
+        context=request_context(services, data.context),
+        input=request_input(services, data.input),
     )
+
+
+def request_input(services: Services, values: dict[str, Any] | None) -> dict[str, Any]:
+    """The chat body's `input`: keys of the agent's own input, each of the type its input schema says."""
+    if not values:
+        return {}
+    small_value(values, "input")
+    if problem := services.answers.graphs.own_input.problem(values):
+        raise invalid("input", problem)
+    return values
+
+
+def request_context(services: Services, values: dict[str, Any] | None) -> dict[str, Any]:
+    """The chat body's `context`: only the keys the operator lets a request set, with values the agent's own
+    context schema takes."""
+    if not values:
+        return {}
+    small_value(values, "context")
+    if unknown := sorted(set(values) - set(services.settings.request_context)):
+        allowed = ", ".join(services.settings.request_context) or "none (THREADLINE_REQUEST_CONTEXT is empty)"
+        raise invalid("context", f"a request cannot set {', '.join(unknown)}; it may set {allowed}")
+    if problem := services.answers.graphs.context_problem(values):
+        raise invalid("context", problem)
+    return values
 
 
 class ChatController(Controller):
@@ -131,7 +157,7 @@ class ChatController(Controller):
             responses = approval_responses(data.messages[-1])
             turn = await answers.answer_approvals(client_id, conversation_id, responses, options)
         elif (pair := answers.comparison_pair(data.compare_profiles)) is not None:
-            compared = AnswerOptions(stream_mode=options.stream_mode)
+            compared = AnswerOptions(stream_mode=options.stream_mode, context=options.context)
             message = await new_message(services, client_id, data, allowance.key)
             turn = await answers.compare(client_id, conversation_id, message, pair, compared)
         else:
