@@ -4,28 +4,40 @@ had to replace) through THREADLINE_GRAPH, their models answered by the provider 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running
 from test_agents import accepted, parts, texts
 from threadline_testing import standins
-from threadline_testing.ai_sdk import read_with_ai4
+from threadline_testing.ai_sdk import check_chunks, read_with_ai4
+from threadline_testing.sse import parse_sse
 from threadline_testing.standins import Call, Reply
 
 SOURCES = Path(__file__).resolve().parent / "sources"
 
 
-@pytest.fixture
-def anthropic(monkeypatch):
-    """The Anthropic stand-in, where an agent's own `init_chat_model("anthropic:…")` reaches it."""
+@pytest.fixture(scope="module")
+def anthropic_standin():
+    """One Anthropic stand-in for the module, where an agent's own `init_chat_model("anthropic:…")` reaches it:
+    an agent module makes its model once, when it is first imported."""
     standin = standins.start("anthropic")
-    monkeypatch.delenv("ANTHROPIC_API_URL", raising=False)  # read before ANTHROPIC_BASE_URL
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-    monkeypatch.syspath_prepend(str(SOURCES))
-    yield standin
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("ANTHROPIC_API_URL", raising=False)  # read before ANTHROPIC_BASE_URL
+        patch.setenv("ANTHROPIC_BASE_URL", standin.base_url)
+        patch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        patch.syspath_prepend(str(SOURCES))
+        yield standin
     standin.stop()
+
+
+@pytest.fixture
+def anthropic(anthropic_standin):
+    """The stand-in with no script and no calls yet."""
+    anthropic_standin.script = None
+    anthropic_standin.calls.clear()
+    return anthropic_standin
 
 
 def react_script(call: Call) -> Reply | None:
@@ -84,3 +96,186 @@ async def test_a_request_sets_only_the_listed_keys_of_an_agents_context(make_set
     assert response.status_code == 400, response.text
     (detail,) = response.json()["error"]["details"]
     assert detail["field"] == "context" and said in detail["message"]
+
+
+def shown(message: dict) -> list[tuple]:
+    """What a person sees of a UI message: its id and, part by part, the kind, state and content."""
+    seen = []
+    for part in message["parts"]:
+        kind = part["type"]
+        if kind == "text":
+            seen.append((kind, part["text"]))
+        elif kind.startswith("tool-"):
+            seen.append((kind, part["state"], part.get("input"), part.get("output"), part.get("errorText")))
+        elif kind.startswith("data-") and kind != "data-suggestions":
+            seen.append((kind, part.get("data")))
+    return [message["id"], *seen]
+
+
+async def converse(client, conversation_id: str, texts_sent: list[str], **extra) -> list[dict]:
+    """Each message's answer as the real `ai` 7 client assembled it, checked against its chunk schemas."""
+    answers = []
+    for text in texts_sent:
+        _, raw, _ = await chat(client, conversation_id, text, **extra)
+        answers.append(accepted(raw)["message"])
+    return answers
+
+
+async def history_of(client, conversation_id: str) -> list[dict]:
+    return (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+
+
+def deep_script(call: Call) -> Reply | None:
+    """deepagents' model: writes a file, delegates to its general-purpose sub-agent, which calls a tool."""
+    last = call.users[-1]
+    if call.last_result is not None:
+        return Reply(text=f"Done: {call.last_result}")
+    if last == "write the plan":
+        return Reply(tool=("write_file", {"file_path": "/plan.md", "content": "# Plan\n- look at tide pools"}))
+    if last == "read the plan":
+        return Reply(tool=("read_file", {"file_path": "/plan.md"}))
+    if last == "ask a helper" and "task" in call.tools:
+        return Reply(tool=("task", {"description": "weather in Paris", "subagent_type": "general-purpose"}))
+    if last == "weather in Paris":  # the sub-agent's own first call
+        return Reply(tool=("get_weather", {"city": "Paris"}))
+    return None
+
+
+async def test_deepagents_plans_in_files_delegates_to_a_sub_agent_and_its_history_is_what_was_shown(
+    make_settings, anthropic
+):
+    """`create_deep_agent` (its messages in a DeltaChannel, refused at start-up before): its file tools keep
+    state across messages, and its sub-agent's steps, run inside the `task` tool, are neither shown nor kept:
+    the task's result is."""
+    anthropic.script = deep_script
+    async with running(make_settings(graph="deep_agent:graph")) as client:
+        conversation_id = new_conversation_id()
+        live = await converse(client, conversation_id, ["hello", "write the plan", "read the plan", "ask a helper"])
+        history = await history_of(client, conversation_id)
+    assert [shown(message) for message in history[1::2]] == [shown(message) for message in live]
+    assert "look at tide pools" in texts(live[2]), "the file written by one message is read by the next"
+    (task,) = parts(live[3], "tool-task")
+    assert task["state"] == "output-available" and "always sunny in Paris" in str(task["output"])
+    assert not parts(live[3], "tool-get_weather"), "the sub-agent's own steps are the task's business"
+    assert any(call.users[-1] == "weather in Paris" for call in anthropic.calls), "the sub-agent did run"
+
+
+def quickstart_script(call: Call) -> Reply | None:
+    """The quickstart's model: finds where the user is, asks for the weather there, answers as ResponseFormat."""
+    if not call.users[-1].startswith("what is the weather"):
+        return Reply(tool=("ResponseFormat", {"punny_response": f"You said {call.users[-1]!r}, how punny."}))
+    if not call.results or call.results[-1] == "ResponseFormat":
+        return Reply(tool=("get_user_location", {}))
+    if call.results[-1] == "get_user_location":
+        return Reply(tool=("get_weather_for_location", {"city": call.last_result}))
+    return Reply(tool=("ResponseFormat", {"punny_response": "Sun-believable!", "weather_conditions": "sunny"}))
+
+
+@pytest.mark.parametrize("stream_mode", ["messages", "events"])
+async def test_the_langchain_quickstart_reads_its_user_id_and_answers_in_its_response_format(
+    make_settings, anthropic, stream_mode
+):
+    """Its tool reads `runtime.context.user_id` (who asks); its ToolStrategy answer streams a valid tool sequence
+    (input before output) and its structured_response reaches the client as a data part, turn after turn."""
+    anthropic.script = quickstart_script
+    async with running(make_settings(graph="quickstart:agent")) as client:
+        conversation_id = new_conversation_id()
+        said = ["what is the weather outside?", "thank you!"]
+        live = await converse(client, conversation_id, said, streamMode=stream_mode)
+        history = await history_of(client, conversation_id)
+        response = await client.post("/api/chat?protocol=data-stream", json=chat_body(conversation_id, "bye"))
+        assert read_with_ai4(response.content)["message"]["toolInvocations"][-1]["toolName"] == "ResponseFormat"
+    (location,) = parts(live[0], "tool-get_user_location")
+    assert location["state"] == "output-available" and location["output"] == "SF", "an anonymous visitor's id"
+    (answer,) = parts(live[0], "tool-ResponseFormat")
+    assert answer["state"] == "output-available" and answer["input"]["punny_response"] == "Sun-believable!"
+    assert parts(live[0], "data-structured-response")[0]["data"] == {
+        "punny_response": "Sun-believable!",
+        "weather_conditions": "sunny",
+    }
+    assert (
+        parts(live[1], "data-structured-response")[0]["data"]["punny_response"] == "You said 'thank you!', how punny."
+    )
+    assert [shown(m) for m in history[1::2]] == [shown(m) for m in live]
+
+
+@pytest.fixture(scope="module")
+def openai_standin():
+    """One OpenAI stand-in for the module, where an agent's own `init_chat_model("openai:…")` reaches it."""
+    standin = standins.start("openai")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_BASE_URL", standin.base_url)
+        patch.setenv("OPENAI_API_KEY", "sk-test")
+        patch.syspath_prepend(str(SOURCES))
+        yield standin
+    standin.stop()
+
+
+@pytest.fixture
+def openai(openai_standin):
+    openai_standin.script = None
+    openai_standin.calls.clear()
+    return openai_standin
+
+
+EMAIL = {
+    "author": "Alice Smith <alice.smith@company.com>",
+    "to": "Lance Martin <lance@company.com>",
+    "subject": "Quick question about API documentation",
+    "email_thread": "Hi Lance, I was reviewing the API documentation and noticed a few endpoints are missing. Alice",
+}
+
+
+def email_script(call: Call) -> Reply | None:
+    """The email assistant's model: the router says respond (structured output), the agent drafts an e-mail,
+    then says it is done."""
+    if call.structured:
+        return Reply(text=json.dumps({"reasoning": "Alice asks a direct question.", "classification": "respond"}))
+    if not call.results:
+        reply = {"to": "alice.smith@company.com", "subject": "Re: API documentation", "content": "I will add them."}
+        return Reply(tool=("write_email", reply))
+    return Reply(tool=("Done", {"done": True}))
+
+
+async def test_the_email_assistant_takes_its_own_input_hides_its_router_and_asks_before_it_sends(make_settings, openai):
+    """agents-from-scratch's HITL assistant starts from `{"email_input"}` (the chat body's `input`), routes with a
+    structured-output call that is not answer text, writes itself a HumanMessage that is no one's bubble, and
+    asks the person (Agent Inbox's format) before its e-mail goes out."""
+    openai.script = email_script
+    async with running(make_settings(graph="email_assistant.email_assistant_hitl:email_assistant")) as client:
+        conversation_id = new_conversation_id()
+        _, raw, _ = await chat(client, conversation_id, "Triage this e-mail", input={"email_input": EMAIL})
+        asking = accepted(raw)["message"]
+        assert "classification" not in texts(asking), "the router's JSON is the router's"
+        (question,) = parts(asking, "data-interrupt")
+        assert question["data"]["value"][0]["action_request"]["action"] == "write_email"
+        waiting = await history_of(client, conversation_id)
+        assert [m["role"] for m in waiting] == ["user", "assistant"] and texts(waiting[0]) == "Triage this e-mail"
+        body = chat_body(conversation_id, "", resume={"interruptId": question["id"], "value": [{"type": "accept"}]})
+        response = await client.post("/api/chat", json=body)
+        history = await history_of(client, conversation_id)
+    assert check_chunks(response.content) == {"5": [], "6": [], "7": []}
+    chunks = parse_sse(response.content)  # the answer goes on: `useChat` applies these to the message that asked
+    (call,) = parts(asking, "tool-write_email")
+    (sent,) = [chunk for chunk in chunks if chunk["type"] == "tool-output-available"]
+    assert sent["toolCallId"] == call["toolCallId"] and sent["output"].startswith("Email sent to alice.smith")
+    assert chunks[0]["messageId"] == asking["id"] == history[1]["id"], "the answer that asked goes on"
+    assert [m["role"] for m in history] == ["user", "assistant"], "its own 'Respond to the email' is not a bubble"
+    (kept,) = parts(history[1], "tool-write_email")
+    assert kept["state"] == "output-available" and kept["output"] == sent["output"]
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ({"email": EMAIL}, "the agent's input has no email (it takes email_input)"),
+        ({"email_input": "not an object"}, "email_input: 'not an object' is not of type 'object'"),
+        ({"messages": []}, "`messages` comes from the chat"),
+    ],
+)
+async def test_an_input_the_agent_does_not_take_is_refused_naming_it(make_settings, openai, value, said):
+    async with running(make_settings(graph="email_assistant.email_assistant_hitl:email_assistant")) as client:
+        response = await client.post("/api/chat", json=chat_body(None, "hello", input=value))
+    assert response.status_code == 400, response.text
+    (detail,) = response.json()["error"]["details"]
+    assert detail["field"] == "input" and said in detail["message"]

@@ -84,6 +84,7 @@ class GraphSwitch:
         self.contexts: dict[str, AgentContext] = {}  # each profile's, without a visitor or conversation
         self.own_context: OwnContext | None = None  # how the agent's own context_schema is made, if it has one
         self.own_input = InputCheck(None)  # which keys of its own input the agent takes besides the message
+        self.subgraphs: frozenset[str] = frozenset()  # the agent's declared subgraphs, as `a|b` paths
 
     @property
     def current(self) -> Graph:
@@ -142,6 +143,7 @@ class GraphSwitch:
             agent = agent_graph(self.agent, self.contexts[profile.id])
             self.own_context = own_context_of(agent, self.settings)
             self.own_input = InputCheck(agent)
+            self.subgraphs = frozenset(name for name, _ in agent.get_subgraphs(recurse=True))
             return host_graph(agent, self.own_context, self.checkpointer, self.store, suggester, self.files)
         options = GraphOptions(
             system_prompt=self.contexts[profile.id].system_prompt,

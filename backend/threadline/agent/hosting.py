@@ -33,13 +33,17 @@ from threadline.agent.loading import AgentGraph
 from threadline.agent.own_context import CURRENT, OwnContext
 from threadline.agent.suggestions import Suggester
 from threadline.agent.transcript import after_run, agent_input
+from threadline.answers.events import plain
 from threadline.current_answer import current_turn
+
+STRUCTURED = "structured_response"  # create_agent's state key for a `response_format` agent's typed answer
 
 
 class HostedState(ChatState, total=False):
     agent_state: dict[str, Any]  # the agent's own state keys besides `messages`, kept from answer to answer
     agent_messages: list[AnyMessage] | None  # the agent's own messages, while they differ from the transcript
     agent_messages_until: str | None  # ... and the id of the last transcript message they cover
+    agent_input: dict[str, Any]  # the chat body's `input` of the message being answered (agent/own_input.py)
 
 
 def host_graph(
@@ -63,8 +67,7 @@ def host_graph(
         context = own_context.build(ours.request_context, ours.visitor_id) if own_context else ours
         threadline_context = CURRENT.set(ours)  # what threadline_context() gives the agent's code
         try:
-            request = state.get("request")
-            own_input = request.get("input", {}) if request else {}  # the chat body's, checked (own_input.py)
+            own_input = state.get("agent_input") or {}
             result = await agent.ainvoke({**carried, **own_input, "messages": given}, config, context=context)
         except GraphBubbleUp:
             raise  # an interrupt, or a Command for a parent graph: LangGraph's control flow
@@ -79,10 +82,20 @@ def host_graph(
         return update | {"agent_state": {k: v for k, v in result.items() if k != "messages"}}
 
     async def respond(state: HostedState) -> dict[str, Any]:
-        return await closing_update(state["messages"], [], suggester)
+        update = await closing_update(state["messages"], [], suggester)
+        structured = (state.get("agent_state") or {}).get(STRUCTURED)  # this run's only: create_agent omits it
+        if structured is not None:  # from its input, so a run that made none has none
+            for record in update["turns"].values():
+                record["structured_response"] = plain(structured)
+        return update
 
     builder = StateGraph(HostedState, context_schema=AgentContext)
-    builder.add_node("input", input_node)
+
+    async def take_input(state: HostedState) -> dict[str, Any]:
+        request = state["request"]
+        return await input_node(state) | {"agent_input": request.get("input", {}) if request else {}}
+
+    builder.add_node("input", take_input)
     builder.add_node("agent", run_agent)
     builder.add_node("respond", respond)
     builder.add_edge(START, "input")

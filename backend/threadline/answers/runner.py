@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import msgspec
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCall, ToolMessage, convert_to_messages
 from langgraph.types import Command, StreamMode
 
 from threadline.agent.context import AgentContext
@@ -45,10 +45,17 @@ class TurnTranslator:
     cleaned (`clean_text`): no end markers or control characters ever reach a wire.
     """
 
-    def __init__(self, events_mode: bool, tools: Mapping[str, ToolInfo] | None = None, hosted: bool = False) -> None:
+    def __init__(
+        self,
+        events_mode: bool,
+        tools: Mapping[str, ToolInfo] | None = None,
+        hosted: bool = False,
+        subgraphs: frozenset[str] = frozenset(),
+    ) -> None:
         self.events_mode = events_mode
         self.tools = tools  # None: the tools are not known here, and calls are shown as the model made them
         self.hosted = hosted  # a team's own agent, which may have tools of its own besides these
+        self.subgraphs = subgraphs  # its declared subgraphs (`a|b` paths): their steps are its own
         self.input_errors: set[str] = set()  # calls shown as tool-input-error: their error result is not shown
         self.usage = ev.Usage()
         self.step_open = False
@@ -69,6 +76,7 @@ class TurnTranslator:
         self.interactive = True  # False: the wire cannot ask the person, and graph_events declines what waits
         self.hidden: set[str] = set()  # messages of model calls internal to a hosted agent (structured output)
         self.early_results: dict[str, ToolMessage] = {}  # results streamed before their call's input was shown
+        self.settled: set[str] = set()  # tool calls whose result a hosted agent's run has shown
 
     def _part_id(self, kind: str) -> str:
         self.parts += 1
@@ -222,6 +230,7 @@ class TurnTranslator:
         """A message new in a hosted agent's run (LangGraph passes on each once): a tool's result, or a model
         message that was not streamed, which is shown whole and is complete."""
         if isinstance(message, ToolMessage):
+            self.settled.add(message.tool_call_id)
             if self.streamed - self.finished_calls:  # a call still streaming: its input is shown first (model_done)
                 self.early_results[message.tool_call_id] = message
                 return []
@@ -235,6 +244,12 @@ class TurnTranslator:
             self.finished_calls.add(message.id)
             return [*self.model_chunk(message), *self.model_done(message)]
         return []
+
+    def inside_a_node(self, namespace: tuple[str, ...]) -> bool:
+        """A graph run from inside a hosted agent's node (deepagents' `task` tool runs a sub-agent): its steps are
+        that node's own business, neither shown nor kept; the node's result is. A declared subgraph's steps (a
+        supervisor's workers) are the agent's."""
+        return len(namespace) > 1 and "|".join(part.partition(":")[0] for part in namespace[1:]) not in self.subgraphs
 
     def interrupted(self, why: str) -> list[ev.Event]:
         """Close whatever the answer left open, so the client's message is complete and no tool runs forever."""
@@ -277,14 +292,18 @@ class TurnTranslator:
         out: list[ev.Event] = []
         for value in update if isinstance(update, list) else [update]:
             messages = value.get("messages") if isinstance(value, dict) else None
-            if isinstance(value, dict) and value.get(STRUCTURED) is not None:  # create_agent's response_format
-                out.append(ev.Data(name=STRUCTURED.replace("_", "-"), data=ev.plain(value[STRUCTURED])))
             for message in messages if isinstance(messages, list) else [messages]:
+                if isinstance(message, dict) and message.get("role") == "tool":  # a node may return dicts
+                    message = convert_to_messages([message])[0]
+                if isinstance(message, ToolMessage) and message.tool_call_id not in self.settled:
+                    out += self.agent_message(message)  # a result LangGraph did not stream (a Command's update)
                 if not isinstance(message, AIMessage) or message.id not in self.streamed:
                     continue
                 if message.id not in self.finished_calls:
                     self.finished_calls.add(message.id)
                     out += self.model_done(message)
+            if isinstance(value, dict) and value.get(STRUCTURED) is not None:  # create_agent's response_format
+                out.append(ev.Data(name=STRUCTURED.replace("_", "-"), data=ev.plain(value[STRUCTURED])))
         return out
 
     def paused(self, interrupts: Any) -> list[ev.Event]:
@@ -375,6 +394,8 @@ async def graph_events(
         )
         async for namespace, mode, payload in stream:
             batch: list[ev.Event]
+            if mode != "custom" and translator.inside_a_node(namespace):
+                continue
             if mode == "messages":
                 message, metadata = payload
                 if internal(message, metadata, translator.hidden):

@@ -397,6 +397,7 @@ class AnswerService:
             continue_on_disconnect=resumable and on_disconnect == "continue",
             context=self.graphs.context_for(profile.id, client_id, conversation_id, options.context),
             hosted=self.graphs.hosted,
+            subgraphs=self.graphs.subgraphs,
         )
         return Turn(self.graphs.of(profile.id), thread_id, conversation_id, client_id, request, setup)
 

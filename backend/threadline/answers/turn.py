@@ -84,6 +84,7 @@ class TurnSetup:
     continue_on_disconnect: bool = False  # CHAT_ON_DISCONNECT=continue
     context: AgentContext | None = None  # what the agent's nodes get as LangGraph runtime context
     hosted: bool = False  # a team's own agent (THREADLINE_GRAPH), which may have tools of its own
+    subgraphs: frozenset[str] = frozenset()  # ... and its declared subgraphs, whose steps are shown
 
 
 class Turn:
@@ -96,7 +97,7 @@ class Turn:
         self.client_id = client_id
         self.request = request
         self.timeouts = setup.timeouts
-        self.translator = TurnTranslator(setup.stream_mode == "events", setup.tools, setup.hosted)
+        self.translator = TurnTranslator(setup.stream_mode == "events", setup.tools, setup.hosted, setup.subgraphs)
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.stop_reason: Stop | None = None
         self.task: asyncio.Task[None] | None = None

@@ -73,6 +73,7 @@ def ui_messages(
     assistant: dict[str, Any] | None = None
     tool_parts: dict[str, dict[str, Any]] = {}
     suggested: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    structured: list[tuple[dict[str, Any], Any]] = []
     numbers = numbering(conversation.forks)
     for message in conversation.messages:
         if isinstance(message, HumanMessage):
@@ -85,6 +86,8 @@ def ui_messages(
             result += [user, assistant]
             if "suggestions" in record:  # the answer's last part, whatever it shows before it
                 suggested.append((assistant, record["suggestions"]))
+            if "structured_response" in record:  # after the parts of the answer it types
+                structured.append((assistant, record["structured_response"]))
         elif assistant is None:
             continue
         elif isinstance(message, AIMessage):
@@ -99,6 +102,8 @@ def ui_messages(
     if assistant is not None:  # what the agent asked the person, unanswered, and the inputs they may change
         assistant["parts"] += [_question_part(question) for question in conversation.questions]
         assistant["parts"] += [_editable_part(item) for item in conversation.approvals if "edit" in item.decisions]
+    for answer, data in structured:
+        answer["parts"].append({"type": "data-structured-response", "data": data})
     for answer, suggestions in suggested:
         data = {"values": suggestions.get("values", []), "actions": suggestions.get("actions", [])}
         answer["parts"].append({"type": "data-suggestions", "id": "suggestions", "data": data})

@@ -76,6 +76,7 @@ class AnswerRecord(TypedDict, total=False):
     profile: str
     comparison_id: str
     suggestions: dict[str, Any]  # the answer's suggested replies and actions (events.Suggestions)
+    structured_response: Any  # a `response_format` agent's typed answer (agent/hosting.py), as JSON
 
 
 _EARLIER_KEYS = {
@@ -319,7 +320,12 @@ async def _unsaved(graph: StateReader, thread_id: str, tasks: Sequence[Any], sav
     if inner is None:
         return []
     known = {message.id for message in saved}
-    return [message for message in inner.checkpoint["channel_values"].get("messages", []) if message.id not in known]
+    kept = inner.checkpoint["channel_values"].get("messages", [])  # a DeltaChannel keeps a snapshot marker
+    return [  # a message the agent wrote as a human is never the person's (agent/transcript.py)
+        message
+        for message in (kept if isinstance(kept, list) else [])
+        if message.id not in known and not isinstance(message, HumanMessage)
+    ]
 
 
 async def copy_conversation(graph: StateWriter, source: str, target: str) -> None:
