@@ -20,7 +20,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from langgraph.store.postgres.aio import AsyncPostgresStore
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -30,6 +29,7 @@ from threadline.conversations.feedback import FeedbackStore, MemoryFeedback, Pos
 from threadline.conversations.shares import MemoryShares, PostgresShares, ShareStore
 from threadline.observability.trace_store import MemoryTraces, PostgresTraces, TraceStore
 from threadline.settings import Settings
+from threadline.storage.agent_store import AgentStore
 from threadline.storage.conversation_list import (
     Conversations,
     MemoryConversations,
@@ -134,7 +134,7 @@ async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
             PostgresFiles(pool, blobs),
             PostgresShares(pool),
             description,
-            AsyncPostgresStore(pool),
+            AgentStore(pool),
             pool=pool,
             database_url=url,
             health=health,
