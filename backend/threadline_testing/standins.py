@@ -29,6 +29,7 @@ from typing import Any
 
 import uvicorn
 from litestar import Litestar, Request, Response, post
+from litestar.datastructures import ResponseHeader
 from litestar.response import Stream
 from threadline.agent.suggestions import REQUEST_HEADER
 from threadline.agent.titles import TITLE_REQUEST
@@ -116,6 +117,9 @@ class Call:
     structured: bool = False  # the call asks for JSON of a schema (response_format)
 
 
+# A provider client made once (an agent module's `ChatOpenAI(...)`) outlives a test's event loop: a connection it
+# kept open for the next test would belong to a closed loop.
+ONE_REQUEST_PER_CONNECTION = [ResponseHeader(name="connection", value="close")]
 FLAKY_FAILURES = 3
 THOUGHT = "Let me think this through."
 
@@ -244,7 +248,7 @@ def _openai_app(standin: StandIn) -> Litestar:
 
         return Stream(stream(), media_type="text/event-stream")
 
-    return Litestar([completions])
+    return Litestar([completions], response_headers=ONE_REQUEST_PER_CONNECTION)
 
 
 def _text_blocks(content: str | list[dict[str, Any]], kind: str = "text") -> str:
@@ -343,7 +347,7 @@ def _anthropic_app(standin: StandIn) -> Litestar:
 
         return Stream(stream(), media_type="text/event-stream")
 
-    return Litestar([messages])
+    return Litestar([messages], response_headers=ONE_REQUEST_PER_CONNECTION)
 
 
 def _gemini_app(standin: StandIn) -> Litestar:
@@ -395,7 +399,7 @@ def _gemini_app(standin: StandIn) -> Litestar:
 
         return Stream(stream(), media_type="text/event-stream")
 
-    return Litestar([generate])
+    return Litestar([generate], response_headers=ONE_REQUEST_PER_CONNECTION)
 
 
 def serve_in_thread(app: Litestar, name: str) -> tuple[str, uvicorn.Server]:

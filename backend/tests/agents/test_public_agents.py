@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import psycopg
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running
 from test_agents import accepted, parts, texts
@@ -279,3 +280,84 @@ async def test_an_input_the_agent_does_not_take_is_refused_naming_it(make_settin
     assert response.status_code == 400, response.text
     (detail,) = response.json()["error"]["details"]
     assert detail["field"] == "input" and said in detail["message"]
+
+
+async def test_the_email_assistant_with_memory_keeps_what_it_learns_in_the_postgresql_store(
+    make_settings, openai, database_url
+):
+    """The memory variant reads and writes LangGraph's store in its nodes (`store: BaseStore`): threadline gives
+    every graph one, on PostgreSQL beside the conversations, so what it keeps outlives the process."""
+    openai.script = email_script
+    graph = "email_assistant.email_assistant_hitl_memory:email_assistant"
+    async with running(make_settings(graph=graph)) as client:
+        _, raw, _ = await chat(client, new_conversation_id(), "Triage this e-mail", input={"email_input": EMAIL})
+        assert parts(accepted(raw)["message"], "data-interrupt"), "it asks before the e-mail goes out"
+    with psycopg.connect(database_url) as connection:
+        kept = connection.execute("SELECT prefix, key FROM store ORDER BY prefix").fetchall()
+    assert ("email_assistant.triage_preferences", "user_preferences") in kept
+    assert ("email_assistant.response_preferences", "user_preferences") in kept
+
+
+async def test_an_exception_in_the_agents_own_code_is_an_agent_error_and_the_next_message_works(make_settings, openai):
+    """Without its `email_input` the email assistant raises KeyError in its own node: AGENT_ERROR with the trace
+    id to find it (not "the assistant is unavailable"), and the conversation goes on."""
+    openai.script = email_script
+    async with running(make_settings(graph="email_assistant.email_assistant_hitl:email_assistant")) as client:
+        conversation_id = new_conversation_id()
+        response = await client.post("/api/chat", json=chat_body(conversation_id, "hello"))
+        assert response.status_code == 500
+        error = response.json()["error"]
+        assert error["code"] == "AGENT_ERROR" and "The agent failed while answering" in error["message"]
+        trace_id = error["message"].split("trace id is ")[1].split(".")[0]
+        trace = (await client.get(f"/api/trace/{trace_id}")).json()  # the id finds the failed answer's trace
+        assert trace["status"] == "error" and trace["errorCode"] == "AGENT_ERROR", trace
+        _, raw, _ = await chat(client, conversation_id, "Triage this e-mail", input={"email_input": EMAIL})
+        assert parts(accepted(raw)["message"], "data-interrupt")
+
+
+def team_script(call: Call) -> Reply | None:
+    """The supervisor hands math to its math expert, who adds and reports back; the swarm's Alice hands a
+    request for Bob to Bob, and Bob hands sums back to Alice."""
+    last = call.results[-1] if call.results and call.last_result is not None else None
+    if "transfer_to_math_expert" in call.tools:  # the supervisor
+        return Reply(tool=("transfer_to_math_expert", {})) if last is None else Reply(text="The team says 7.")
+    if "multiply" in call.tools:  # the math expert
+        return Reply(text="3 + 4 = 7.") if last == "add" else Reply(tool=("add", {"a": 3, "b": 4}))
+    if "transfer_to_bob" in call.tools:  # Alice
+        if "Bob" in call.users[-1] and last is None:
+            return Reply(tool=("transfer_to_bob", {}))
+        return Reply(text="5 + 7 is 12.") if last == "add" else Reply(tool=("add", {"a": 5, "b": 7}))
+    if "transfer_to_alice" in call.tools:  # Bob
+        return Reply(text="Ahoy, Bob here!") if last == "transfer_to_bob" else Reply(tool=("transfer_to_alice", {}))
+    return None
+
+
+async def test_a_supervisors_team_hands_off_and_reports_back_as_the_person_saw_it(make_settings, openai):
+    """langgraph-supervisor's README team: every handoff completes, the worker's tool call and the supervisor's
+    answer stream, and the history after a reload is what streamed."""
+    openai.script = team_script
+    async with running(make_settings(graph="supervisor:app")) as client:
+        conversation_id = new_conversation_id()
+        live = await converse(client, conversation_id, ["what's 3 + 4?", "and again?"])
+        history = await history_of(client, conversation_id)
+    (handoff, *_) = parts(live[0], "tool-transfer_to_math_expert")
+    assert handoff["state"] == "output-available", "a handoff is done, live"
+    (added,) = parts(live[0], "tool-add")
+    assert added["state"] == "output-available" and added["output"] == "7.0"
+    assert texts(live[0]).endswith("The team says 7.")
+    assert [shown(m) for m in history[1::2]] == [shown(m) for m in live]
+
+
+async def test_a_swarm_keeps_its_active_agent_from_message_to_message(make_settings, openai):
+    """langgraph-swarm's README pair: Alice hands the person to Bob; Bob is still the one answering the next
+    message, and hands sums back to Alice."""
+    openai.script = team_script
+    async with running(make_settings(graph="swarm:app")) as client:
+        conversation_id = new_conversation_id()
+        live = await converse(client, conversation_id, ["i'd like to speak to Bob", "what's 5 + 7?"])
+        history = await history_of(client, conversation_id)
+    assert parts(live[0], "tool-transfer_to_bob")[0]["state"] == "output-available"
+    assert texts(live[0]) == "Ahoy, Bob here!"
+    assert parts(live[1], "tool-transfer_to_alice")[0]["state"] == "output-available", "Bob answered it first"
+    assert parts(live[1], "tool-add")[0]["output"] == "12" and texts(live[1]) == "5 + 7 is 12."
+    assert [shown(m) for m in history[1::2]] == [shown(m) for m in live]

@@ -13,7 +13,15 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import msgspec
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCall, ToolMessage, convert_to_messages
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    AnyMessage,
+    BaseMessage,
+    ToolCall,
+    ToolMessage,
+    convert_to_messages,
+)
 from langgraph.types import Command, StreamMode
 
 from threadline.agent.context import AgentContext
@@ -77,6 +85,8 @@ class TurnTranslator:
         self.hidden: set[str] = set()  # messages of model calls internal to a hosted agent (structured output)
         self.early_results: dict[str, ToolMessage] = {}  # results streamed before their call's input was shown
         self.settled: set[str] = set()  # tool calls whose result a hosted agent's run has shown
+        self.shown: list[AnyMessage] = []  # a hosted agent's messages as they were shown, for the transcript
+        self.subgraph_shown = False  # ... some of them from its subgraphs, which its state may not keep
 
     def _part_id(self, kind: str) -> str:
         self.parts += 1
@@ -207,6 +217,7 @@ class TurnTranslator:
                 self.streamed.add(message.id)
             return self.model_chunk(message)
         if namespace:
+            self.subgraph_shown |= len(namespace) > 1
             return self.agent_message(message)
         if isinstance(message, ToolMessage):
             self.pending_tools.discard(message.tool_call_id)
@@ -234,6 +245,7 @@ class TurnTranslator:
             if self.streamed - self.finished_calls:  # a call still streaming: its input is shown first (model_done)
                 self.early_results[message.tool_call_id] = message
                 return []
+            self.shown.append(message)
             self.pending_tools.discard(message.tool_call_id)
             if message.tool_call_id in self.input_errors:
                 return []
@@ -242,6 +254,7 @@ class TurnTranslator:
             return tool_results(message)
         if isinstance(message, AIMessage) and message.id not in self.finished_calls:
             self.finished_calls.add(message.id)
+            self.shown.append(message)
             return [*self.model_chunk(message), *self.model_done(message)]
         return []
 
@@ -273,6 +286,7 @@ class TurnTranslator:
     def update(self, node: str, update: Any, namespace: tuple[str, ...] = ()) -> list[ev.Event]:
         update = update or {}
         if namespace:
+            self.subgraph_shown |= len(namespace) > 1
             return self.agent_update(update) if node != "__interrupt__" else []
         if node == "process":  # the model's message, perhaps followed by results for calls it could not make
             return self.model_done(next(m for m in update["messages"] if isinstance(m, AIMessage)))
@@ -295,12 +309,17 @@ class TurnTranslator:
             for message in messages if isinstance(messages, list) else [messages]:
                 if isinstance(message, dict) and message.get("role") == "tool":  # a node may return dicts
                     message = convert_to_messages([message])[0]
-                if isinstance(message, ToolMessage) and message.tool_call_id not in self.settled:
-                    out += self.agent_message(message)  # a result LangGraph did not stream (a Command's update)
+                if (
+                    isinstance(message, ToolMessage)
+                    and message.tool_call_id not in self.settled
+                    and (message.id is None or message.tool_call_id in self.pending_tools)
+                ):  # a result LangGraph did not stream (a node's dict, a Command's update), not an earlier one
+                    out += self.agent_message(message)
                 if not isinstance(message, AIMessage) or message.id not in self.streamed:
                     continue
                 if message.id not in self.finished_calls:
                     self.finished_calls.add(message.id)
+                    self.shown.append(message)
                     out += self.model_done(message)
             if isinstance(value, dict) and value.get(STRUCTURED) is not None:  # create_agent's response_format
                 out.append(ev.Data(name=STRUCTURED.replace("_", "-"), data=ev.plain(value[STRUCTURED])))

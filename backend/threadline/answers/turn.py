@@ -25,7 +25,7 @@ from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers import events as ev
 from threadline.answers.failures import TIMEOUT, Failure, classify
 from threadline.answers.runner import TurnTranslator, graph_events
-from threadline.conversations.closing import STOPPED, close_turn, forget_turn
+from threadline.conversations.closing import STOPPED, close_turn, forget_turn, keep_shown
 from threadline.conversations.state import (
     AnswerRecord,
     Usage,
@@ -230,6 +230,8 @@ class Turn:
             if self.stop_reason is not None:
                 raise asyncio.CancelledError
             self._interruptible = False
+            if self.translator.subgraph_shown and (self.translator.finish or {}).get("finish_reason") == "stop":
+                await keep_shown(self.graph, self.thread_id, self.translator.shown)  # a finished answer's only
             await self._named()
             self._emit(self._finish())
             self.recorder.end("completed")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, ToolMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from threadline.answers.events import timestamp
 from threadline.conversations.approvals import CANCELLED, denial
@@ -128,3 +129,26 @@ async def decline_waiting(graph: StateWriter, thread_id: str, reason: str = CANC
 async def recover_turn(graph: StateWriter, thread_id: str, why: str) -> None:
     """Close the unfinished turn of an answer whose process died, so the conversation can go on."""
     await close_turn(graph, thread_id, why, "other", timestamp())
+
+
+async def keep_shown(graph: StateWriter, thread_id: str, shown: list[AnyMessage]) -> None:
+    """Put into the transcript the messages an answer showed that its agent's state did not keep (a supervisor's
+    worker returns only its last message), where they were shown: each before the next shown message the
+    transcript has, else at the end. The person's history is then what they saw."""
+    messages = (await load(graph, thread_id)).messages
+    known = {message.id for message in messages}
+    missing = [message for message in shown if message.id not in known]
+    if not missing:
+        return
+    before: dict[str | None, list[AnyMessage]] = {}
+    waiting: list[AnyMessage] = []
+    for message in shown:
+        if message.id in known:
+            before.setdefault(message.id, []).extend(waiting)
+            waiting = []
+        else:
+            waiting.append(message)
+    merged = [item for message in messages for item in [*before.get(message.id, []), message]] + waiting
+    await graph.aupdate_state(
+        config_of(thread_id), {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *merged]}, as_node="respond"
+    )
