@@ -9,6 +9,8 @@ import pytest
 from chat_page import ChatPage
 from launch import ROOT, threadline_server
 from playwright.sync_api import Page, expect
+from test_public_agents import quickstart_script
+from threadline_testing import standins
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +86,27 @@ def test_an_approval_may_change_the_input_where_the_agent_allows_it(page: Page, 
     page.reload()
     expect(chat.tool_cards.last).to_contain_text("Done")
     expect(chat.assistant).to_contain_text("Executed instead")
+
+
+@pytest.fixture(scope="module")
+def quickstart(e2e_database, tmp_path_factory) -> Iterator[str]:
+    """The LangChain quickstart's agent (backend/tests/agents/sources/), its model the Anthropic stand-in."""
+    standin = standins.start("anthropic")
+    standin.script = quickstart_script
+    graph = f"{ROOT / 'backend' / 'tests' / 'agents' / 'sources' / 'quickstart.py'}:agent"
+    env = {"THREADLINE_GRAPH": graph, "ANTHROPIC_BASE_URL": standin.base_url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+    with threadline_server(e2e_database, tmp_path_factory.mktemp("quickstart"), **env) as url:
+        yield url
+    standin.stop()
+
+
+def test_a_structured_answer_is_shown_by_its_fields_after_a_reload_too(page: Page, quickstart: str):
+    chat = ChatPage.open(page, quickstart)
+    chat.ask("what is the weather outside?")
+    chat.wait_until_answered()
+    answer = page.get_by_test_id("structured-response")
+    expect(answer).to_contain_text("punny response")
+    expect(answer).to_contain_text("Sun-believable!")
+    expect(page.get_by_test_id("tool-card")).to_have_count(3)
+    page.reload()
+    expect(page.get_by_test_id("structured-response")).to_contain_text("weather conditions")

@@ -81,3 +81,25 @@ export function AgentNote({ name, data }: { name: string; data: unknown }) {
     </div>
   );
 }
+
+/** A `response_format` agent's typed answer (`data-structured-response`): its fields, by name. */
+export function StructuredAnswer({ data }: { data: unknown }) {
+  const fields = data && typeof data === 'object' && !Array.isArray(data) ? Object.entries(data) : null;
+  return (
+    <div className="agent-note structured" data-testid="structured-response">
+      <span className="tool-label">Structured answer</span>
+      {fields ? (
+        <dl>
+          {fields.map(([name, value]) => (
+            <div key={name}>
+              <dt>{name.replaceAll('_', ' ')}</dt>
+              <dd dir="auto">{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
+            </div>
+          ))}
+        </dl>
+      ) : (
+        <span> {JSON.stringify(data)}</span>
+      )}
+    </div>
+  );
+}

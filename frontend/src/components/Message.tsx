@@ -1,7 +1,7 @@
 // One message: text as Markdown (raw HTML is never rendered), reasoning, and tool calls as cards.
 import { lazy, memo, Suspense, useState } from 'react';
 import type { ChatMessage, ToolProgress } from '../lib/api';
-import { AgentNote, AgentQuestion, type Answer } from './AgentQuestion';
+import { AgentNote, AgentQuestion, type Answer, StructuredAnswer } from './AgentQuestion';
 import { FileView } from './Attachments';
 import { Rating } from './Rating';
 import { Reasoning } from './Reasoning';
@@ -303,6 +303,7 @@ export const Message = memo(function Message({
               />
             );
           }
+          if (part.type === 'data-structured-response') return <StructuredAnswer key={index} data={part.data} />;
           if (part.type.startsWith('data-') && !QUIET_PARTS.has(part.type)) {
             return <AgentNote key={index} name={part.type.slice(5)} data={'data' in part ? part.data : null} />;
           }

@@ -30,6 +30,7 @@ export type DataParts = {
   suggestions: Suggestions;
   interrupt: AgentQuestion;
   approval: { toolCallId: string; decisions: string[] }; // a call whose input the person may change first
+  'structured-response': unknown; // a `response_format` agent's typed answer (create_agent's structured_response)
 };
 
 export type ChatMessage = UIMessage<MessageMetadata, DataParts>;
