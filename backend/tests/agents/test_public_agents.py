@@ -159,6 +159,15 @@ async def test_deepagents_plans_in_files_delegates_to_a_sub_agent_and_its_histor
     assert task["state"] == "output-available" and "always sunny in Paris" in str(task["output"])
     assert not parts(live[3], "tool-get_weather"), "the sub-agent's own steps are the task's business"
     assert any(call.users[-1] == "weather in Paris" for call in anthropic.calls), "the sub-agent did run"
+    calls = 4  # its own two (the task, the answer) and the sub-agent's two (the tool, its answer)
+    assert live[3]["metadata"]["usage"] == {
+        "inputTokens": 13 * calls,
+        "outputTokens": 9 * calls,
+        "totalTokens": 22 * calls,
+    }
+    assert history[7]["metadata"]["usage"] == live[3]["metadata"]["usage"]
+    assert live[3]["metadata"]["model"].startswith("anthropic:claude-"), "the model it called, not the profile's"
+    assert history[7]["metadata"]["model"] == live[3]["metadata"]["model"]
 
 
 def quickstart_script(call: Call) -> Reply | None:

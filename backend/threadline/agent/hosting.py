@@ -34,6 +34,7 @@ from threadline.agent.own_context import CURRENT, OwnContext
 from threadline.agent.suggestions import Suggester
 from threadline.agent.transcript import after_run, agent_input
 from threadline.answers.events import plain
+from threadline.conversations.state import AnswerRecord, Usage
 from threadline.current_answer import current_turn
 
 STRUCTURED = "structured_response"  # create_agent's state key for a `response_format` agent's typed answer
@@ -83,6 +84,9 @@ def host_graph(
 
     async def respond(state: HostedState) -> dict[str, Any]:
         update = await closing_update(state["messages"], [], suggester)
+        if (turn := current_turn.get()) is not None:
+            for record in update["turns"].values():
+                _count_every_call(record, turn, state["messages"])
         structured = (state.get("agent_state") or {}).get(STRUCTURED)  # this run's only: create_agent omits it
         if structured is not None:  # from its input, so a run that made none has none
             for record in update["turns"].values():
@@ -103,6 +107,20 @@ def host_graph(
     builder.add_edge("agent", "respond")
     builder.add_edge("respond", END)
     return cast(Graph, builder.compile(checkpointer=checkpointer, store=store))
+
+
+def _count_every_call(record: AnswerRecord, turn: Any, transcript: list[AnyMessage]) -> None:
+    """The answer's usage counts the model calls whose messages the transcript does not hold (internal calls, a
+    sub-agent's), and its model names the models actually called."""
+    kept = {message.id for message in transcript}
+    usage = record.get("usage") or Usage(input_tokens=0, output_tokens=0, total_tokens=0)
+    for message_id, used in turn.usage_by_call:
+        if message_id not in kept:
+            for key in ("input_tokens", "output_tokens", "total_tokens"):
+                usage[key] += used.get(key, 0)
+    record["usage"] = usage
+    if turn.models_called:
+        record["model"] = ", ".join(sorted(turn.models_called))
 
 
 class AgentFailed(Exception):
@@ -154,6 +172,9 @@ class ModelCalls(BaseCallbackHandler):
     ) -> None:
         if "nostream" not in (tags or ()):
             self.calls[run_id] = (time.perf_counter(), messages[0] if messages else [])
+        about = kwargs.get("metadata") or {}
+        if self.turn is not None and about.get("ls_model_name"):  # which model this call went to
+            self.turn.called_model(f"{about.get('ls_provider') or 'model'}:{about['ls_model_name']}")
         if (kwargs.get("options") or {}).get("ls_structured_output_format"):  # its JSON is parsed, not prose
             self.internal.add(run_id)
 
@@ -171,9 +192,11 @@ class ModelCalls(BaseCallbackHandler):
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         self.internal.discard(run_id)
+        generation = response.generations[0][0] if response.generations and response.generations[0] else None
+        message = getattr(generation, "message", None)
+        if self.turn is not None and isinstance(message, AIMessage) and message.usage_metadata:
+            self.turn.used(message.id, message.usage_metadata)  # every call, the hidden and a sub-agent's too
         if (call := self.calls.pop(run_id, None)) is not None and self.turn is not None:
-            generation = response.generations[0][0] if response.generations and response.generations[0] else None
-            message = getattr(generation, "message", None)
             self.turn.model_called(*call, message if isinstance(message, AIMessage) else None, None)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:

@@ -200,6 +200,7 @@ class Finish(Event, tag="finish", frozen=True):
     usage: Usage = Usage()
     interrupted: str | None = None  # why the answer stopped early: cancelled, client-disconnected
     trace_id: str = ""  # where GET /api/trace/{id} finds what this answer did
+    model: str = ""  # the models a hosted agent called, when they are not the profile's (Start's model)
 
 
 class Error(Event, tag="error", frozen=True):

@@ -118,6 +118,8 @@ class Turn:
         self.continue_on_disconnect = setup.continue_on_disconnect
         self.context = setup.context
         self.said: list[str] = []  # the answer's text as it streamed, for the conversation's search
+        self.usage_by_call: list[tuple[str | None, Mapping[str, Any]]] = []  # a hosted agent's calls (used())
+        self.models_called: set[str] = set()  # ... and the models they went to
         self.naming: asyncio.Task[str | None] | None = None  # a new conversation's title being written
 
     def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> asyncio.Task[None]:
@@ -155,6 +157,13 @@ class Turn:
     def status(self, text: str) -> None:
         if self.translator.events_mode:
             self.queue.put_nowait(ev.Status(text=text))
+
+    def used(self, message_id: str | None, usage: Mapping[str, Any]) -> None:
+        """A hosted agent's model call finished with this usage (agent/hosting.py counts what is not shown)."""
+        self.usage_by_call.append((message_id, usage))
+
+    def called_model(self, model: str) -> None:
+        self.models_called.add(model)
 
     def hide_message(self, message_id: str) -> None:
         """A model call internal to the agent (structured output, say) streams this message: it is not shown."""
@@ -367,6 +376,7 @@ class Turn:
             finished_at=finish.get("finished_at") or ev.timestamp(),
             usage=ev.Usage(**usage),
             trace_id=self.request["trace_id"],
+            model=finish.get("model", ""),
         )
 
     async def _interrupt(self, why: str, failure: Failure | None) -> None:

@@ -50,6 +50,8 @@ def _finish(event: ev.Finish) -> ui.Finish:
     metadata = {"usage": event.usage, "finishedAt": event.finished_at, "traceId": event.trace_id}
     if event.interrupted:
         metadata["interrupted"] = event.interrupted
+    if event.model:
+        metadata["model"] = event.model
     return ui.Finish(event.finish_reason, metadata)
 
 
