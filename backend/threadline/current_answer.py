@@ -9,6 +9,7 @@ lower layers need not import the answer machinery above them.
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 
@@ -17,6 +18,8 @@ class TurnContext(Protocol):
 
     client_id: str
     conversation_id: str
+    usage_by_call: list[tuple[str | None, Mapping[str, Any]]]  # a hosted agent's model calls' usage, by message id
+    models_called: set[str]  # ... and the models they went to
 
     def warn(self, code: str, message: str) -> None:
         """Tell the client something degraded without ending the answer; each warning once per answer."""
@@ -32,6 +35,18 @@ class TurnContext(Protocol):
 
     def tool_called(self, tool_call_id: str, server: str, started: float) -> None:
         """An MCP tool call ended, for the answer's trace; `started` is its `time.perf_counter()`."""
+
+    def used(self, message_id: str | None, usage: Mapping[str, Any]) -> None:
+        """A hosted agent's model call finished with this usage."""
+
+    def called_model(self, model: str) -> None:
+        """A hosted agent's model call went to this model (`provider:name`)."""
+
+    def hide_message(self, message_id: str) -> None:
+        """A model call internal to the agent streams this message: it is not the answer's text."""
+
+    def declined_calls(self) -> set[str]:
+        """The tool calls the person declined in answering this answer's approvals."""
 
 
 current_turn: contextvars.ContextVar[TurnContext | None] = contextvars.ContextVar("current_turn", default=None)

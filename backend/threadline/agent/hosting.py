@@ -16,7 +16,7 @@ from typing import Any, cast
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResult
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -34,8 +34,9 @@ from threadline.agent.own_context import CURRENT, OwnContext
 from threadline.agent.suggestions import Suggester
 from threadline.agent.transcript import after_run, agent_input
 from threadline.answers.events import plain
+from threadline.conversations.approvals import is_denied
 from threadline.conversations.state import AnswerRecord, Usage
-from threadline.current_answer import current_turn
+from threadline.current_answer import TurnContext, current_turn
 
 STRUCTURED = "structured_response"  # create_agent's state key for a `response_format` agent's typed answer
 
@@ -78,8 +79,10 @@ def host_graph(
             raise AgentFailed(f"{type(error).__name__} in the agent's own code") from error
         finally:
             CURRENT.reset(threadline_context)
-        # Messages with attachments go back to holding references only.
-        update = after_run(given, restored(result.get("messages", []), memory), state["messages"])
+        # Messages with attachments go back to holding references only; calls the person declined stay declined.
+        declined = turn.declined_calls() if (turn := current_turn.get()) is not None else set()
+        kept = [_marked(message, declined) for message in restored(result.get("messages", []), memory)]
+        update = after_run(given, kept, state["messages"])
         return update | {"agent_state": {k: v for k, v in result.items() if k != "messages"}}
 
     async def respond(state: HostedState) -> dict[str, Any]:
@@ -109,7 +112,7 @@ def host_graph(
     return cast(Graph, builder.compile(checkpointer=checkpointer, store=store))
 
 
-def _count_every_call(record: AnswerRecord, turn: Any, transcript: list[AnyMessage]) -> None:
+def _count_every_call(record: AnswerRecord, turn: TurnContext, transcript: list[AnyMessage]) -> None:
     """The answer's usage counts the model calls whose messages the transcript does not hold (internal calls, a
     sub-agent's), and its model names the models actually called."""
     kept = {message.id for message in transcript}
@@ -121,6 +124,15 @@ def _count_every_call(record: AnswerRecord, turn: Any, transcript: list[AnyMessa
     record["usage"] = usage
     if turn.models_called:
         record["model"] = ", ".join(sorted(turn.models_called))
+
+
+def _marked(message: BaseMessage, declined: set[str]) -> BaseMessage:
+    """A tool result for a call the person declined (HumanInTheLoopMiddleware's `reject`), marked as the
+    built-in graph marks one: the history shows it declined, as the live stream did."""
+    if not isinstance(message, ToolMessage) or message.tool_call_id not in declined or is_denied(message):
+        return message
+    reason = message.text
+    return message.model_copy(update={"artifact": {"denied": True, "approval_id": None, "reason": reason}})
 
 
 class AgentFailed(Exception):

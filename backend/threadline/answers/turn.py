@@ -162,6 +162,10 @@ class Turn:
         """A hosted agent's model call finished with this usage (agent/hosting.py counts what is not shown)."""
         self.usage_by_call.append((message_id, usage))
 
+    def declined_calls(self) -> set[str]:
+        """The tool calls the person declined in answering this answer's approvals."""
+        return self.translator.declined
+
     def called_model(self, model: str) -> None:
         self.models_called.add(model)
 
