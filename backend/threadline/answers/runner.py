@@ -411,13 +411,14 @@ async def graph_events(
         stream: AsyncIterator[Any] = graph.astream(
             graph_input, config, stream_mode=STREAM_MODES, subgraphs=True, context=context
         )
+        hosted = translator.hosted  # the built-in graph has no internal calls and no graphs inside its nodes
         async for namespace, mode, payload in stream:
             batch: list[ev.Event]
-            if mode != "custom" and translator.inside_a_node(namespace):
+            if hosted and mode != "custom" and translator.inside_a_node(namespace):
                 continue
             if mode == "messages":
                 message, metadata = payload
-                if internal(message, metadata, translator.hidden):
+                if hosted and internal(message, metadata, translator.hidden):
                     continue
                 batch = translator.message(message, metadata.get("langgraph_node", ""), namespace)
             elif mode == "updates":
