@@ -401,3 +401,23 @@ async def test_a_summarizing_agent_keeps_every_turn_in_the_history_and_its_summa
     assert seen[:20] == list(range(20)), "up to the trigger, the agent sees every turn"
     assert seen[20] < 20, "then its memory is the summary and the latest turns"
     assert all("summar" not in text.lower() for text in said), said[21]
+
+
+def test_a_langgraph_json_brings_its_graph_its_environment_and_its_folders(tmp_path, monkeypatch):
+    """As LangGraph's CLI reads one: relative paths from the file's folder, a local dependency (and its src/)
+    on the import path, its `env` file loaded where the process has no value of its own."""
+    (tmp_path / "src" / "team_agent").mkdir(parents=True)
+    (tmp_path / "src" / "team_agent" / "__init__.py").write_text("")
+    (tmp_path / "src" / "team_agent" / "prompts.py").write_text("PROMPT = 'from src'\n")
+    (tmp_path / "agent.py").write_text("from team_agent.prompts import PROMPT\ngraph = PROMPT\n")
+    (tmp_path / ".env").write_text("TEAM_AGENT_KEY=from-env-file\nTEAM_AGENT_MODE=from-env-file\n")
+    config = {"dependencies": ["."], "graphs": {"first": "./agent.py:graph", "second": "team_agent.prompts:PROMPT"}}
+    (tmp_path / "langgraph.json").write_text(json.dumps(config | {"env": ".env"}))
+    monkeypatch.setenv("TEAM_AGENT_MODE", "from-process")
+    monkeypatch.delenv("TEAM_AGENT_KEY", raising=False)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    assert load_source(str(tmp_path / "langgraph.json")) == "from src", "the first graph, importing from src/"
+    assert load_source(f"{tmp_path / 'langgraph.json'}:second") == "from src"
+    assert os.environ["TEAM_AGENT_KEY"] == "from-env-file" and os.environ["TEAM_AGENT_MODE"] == "from-process"
+    with pytest.raises(ValueError, match="has no graph 'third' \\(it has first, second\\)"):
+        load_source(f"{tmp_path / 'langgraph.json'}:third")

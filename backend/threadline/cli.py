@@ -102,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="threadline", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     serving = commands.add_parser("serve", help="run the chat server (settings come from the environment; see README)")
-    serving.add_argument("--graph", help="your own LangGraph agent, path/to/file.py:name (THREADLINE_GRAPH)")
+    serving.add_argument(
+        "--graph", help="your own LangGraph agent, path/to/file.py:name or path/langgraph.json (THREADLINE_GRAPH)"
+    )
     chat = commands.add_parser("chat", help="chat with a running server from the terminal (one message per line)")
     chat.add_argument("--url", default="http://127.0.0.1:8000", help="the server (default %(default)s)")
     chat.add_argument("--conversation", help="continue this conversation id")

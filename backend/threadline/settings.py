@@ -247,8 +247,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         env(
             "THREADLINE_GRAPH",
             help="your own LangGraph agent, `path/to/file.py:name` or `package.module:name`: a `StateGraph`, a "
-            "compiled graph, or a factory given an `AgentContext` (see [Your own agent](../guides/agents.md)); "
-            "unset, the built-in agent answers",
+            "compiled graph, or a factory given an `AgentContext`; or a `langgraph.json` (`path/langgraph.json[:id]`) "
+            "(see [Your own agent](../guides/agents.md)); unset, the built-in agent answers",
         ),
     ] = None
     graph_context: Annotated[

@@ -55,7 +55,7 @@ async def test_the_react_template_runs_on_its_own_context(make_settings, anthrop
     schema's defaults, the operator's THREADLINE_GRAPH_CONTEXT and the request's listed keys."""
     anthropic.script = react_script
     settings = make_settings(
-        graph="react_agent.graph:graph",
+        graph=str(SOURCES / "react-agent" / "langgraph.json"),  # the template's own, as a new user points at it
         graph_context={"max_search_results": 3},
         request_context=("max_search_results",),
     )
@@ -91,7 +91,9 @@ async def test_the_react_template_runs_on_its_own_context(make_settings, anthrop
     ],
 )
 async def test_a_request_sets_only_the_listed_keys_of_an_agents_context(make_settings, anthropic, context, said):
-    settings = make_settings(graph="react_agent.graph:graph", request_context=("max_search_results",))
+    settings = make_settings(
+        graph=f"{SOURCES / 'react-agent' / 'langgraph.json'}:agent", request_context=("max_search_results",)
+    )
     async with running(settings) as client:
         response = await client.post("/api/chat", json=chat_body(None, "hello", context=context))
     assert response.status_code == 400, response.text

@@ -21,6 +21,7 @@ from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 
 from threadline.agent.context import AgentContext
+from threadline.agent.langgraph_json import ConfigError, graph_spec, is_config
 
 AgentGraph = Pregel[Any, Any, Any, Any]  # a compiled graph, run inside threadline's own (agent/hosting.py)
 AgentSource = StateGraph[Any, Any, Any, Any] | AgentGraph | Callable[[AgentContext], Any]
@@ -31,7 +32,12 @@ class AgentLoadError(ValueError):
 
 
 def load_source(spec: str) -> AgentSource:
-    """The object `spec` names, imported from a file or a module."""
+    """The object `spec` names, imported from a file or a module, or the graph a langgraph.json names."""
+    if is_config(spec):
+        try:
+            spec = graph_spec(spec)
+        except ConfigError as error:
+            raise AgentLoadError(str(error)) from None
     where, _, name = spec.rpartition(":")
     if not where or not name:
         raise AgentLoadError(f"THREADLINE_GRAPH must be path/to/file.py:name or package.module:name (got {spec!r})")

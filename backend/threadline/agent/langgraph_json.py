@@ -1,0 +1,93 @@
+"""THREADLINE_GRAPH naming a `langgraph.json`, read as LangGraph's CLI reads one.
+
+A public agent (the ReAct template, agents-from-scratch) ships one: `graphs` maps an id to `path.py:name` or
+`package.module:name`, `env` is a `.env` file or an object, `dependencies` lists the folders its code is
+imported from. Paths are relative to the file's folder; a local dependency's folder and its `src/` go on the
+import path; the process environment wins over `env`. `path/langgraph.json` serves its first graph,
+`path/langgraph.json:id` the one with that id.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from dotenv import dotenv_values
+
+log = logging.getLogger(__name__)
+
+
+class ConfigError(ValueError):
+    """The langgraph.json cannot be served; the message is one line for the operator."""
+
+
+def is_config(spec: str) -> bool:
+    return spec.endswith(".json") or spec.rpartition(":")[0].endswith(".json")
+
+
+def graph_spec(spec: str) -> str:
+    """The `file.py:name` or `module:name` of the graph `spec` picks, once the file's environment and
+    dependencies are in place."""
+    where, graph_id = (spec, None) if spec.endswith(".json") else spec.rsplit(":", 1)
+    path = Path(where).resolve()
+    try:
+        config = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"THREADLINE_GRAPH: no such file {where!r}") from None
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"THREADLINE_GRAPH: {where} is not a langgraph.json ({error})") from None
+    graphs = config.get("graphs") if isinstance(config, dict) else None
+    if not isinstance(graphs, dict) or not graphs:
+        raise ConfigError(f"THREADLINE_GRAPH: {where} has no `graphs`")
+    chosen = graph_id or next(iter(graphs))
+    if chosen not in graphs:
+        raise ConfigError(f"THREADLINE_GRAPH: {where} has no graph {chosen!r} (it has {', '.join(graphs)})")
+    _load_env(config.get("env"), path.parent)
+    _add_dependencies(config.get("dependencies") or [], path.parent)
+    return _resolved(_target(graphs[chosen], chosen, where), path.parent)
+
+
+def _target(value: Any, graph_id: str, where: str) -> str:
+    target = value.get("path") if isinstance(value, dict) else value  # {"path": ..., "description": ...} too
+    if not isinstance(target, str) or ":" not in target:
+        raise ConfigError(f"THREADLINE_GRAPH: {where}: graph {graph_id!r} must be path.py:name or module:name")
+    return target
+
+
+def _resolved(target: str, folder: Path) -> str:
+    location, _, name = target.rpartition(":")
+    if location.endswith(".py") or "/" in location:
+        return f"{(folder / location).resolve()}:{name}"
+    return target
+
+
+def _load_env(env: Any, folder: Path) -> None:
+    """`env` as a file (a missing one is skipped, as a template's `.env` is not shipped) or an object; a
+    variable the process already has is left as it is."""
+    if isinstance(env, str):
+        file = folder / env
+        if not file.is_file():
+            log.info("langgraph.json names %s, which does not exist: no environment loaded from it", file)
+            return
+        values: dict[str, Any] = dict(dotenv_values(file))
+    elif isinstance(env, dict):
+        values = env
+    else:
+        return
+    for name, value in values.items():
+        if value is not None and name not in os.environ:
+            os.environ[name] = str(value)
+
+
+def _add_dependencies(dependencies: list[Any], folder: Path) -> None:
+    for dependency in dependencies:
+        if not isinstance(dependency, str) or not dependency.startswith((".", "/")):
+            continue  # a package to install, not a folder: it must be installed already
+        local = (folder / dependency).resolve()
+        for place in (local / "src", local):
+            if place.is_dir() and str(place) not in sys.path:
+                sys.path.insert(0, str(place))
