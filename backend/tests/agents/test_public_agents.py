@@ -5,6 +5,8 @@ had to replace) through THREADLINE_GRAPH, their models answered by the provider 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -19,26 +21,37 @@ from threadline_testing.standins import Call, Reply
 SOURCES = Path(__file__).resolve().parent / "sources"
 
 
-@pytest.fixture(scope="module")
-def anthropic_standin():
-    """One Anthropic stand-in for the module, where an agent's own `init_chat_model("anthropic:…")` reaches it:
-    an agent module makes its model once, when it is first imported."""
-    standin = standins.start("anthropic")
+@contextmanager
+def standin_for(provider: str, url_variable: str, key_variable: str) -> Iterator[standins.StandIn]:
+    """One stand-in of `provider` for a module, where an agent's own `init_chat_model(...)` reaches it through
+    the provider's variables (an agent module makes its model once, when it is first imported), and the
+    agents' sources importable."""
+    standin = standins.start(provider)
     with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("ANTHROPIC_API_URL", raising=False)  # read before ANTHROPIC_BASE_URL
-        patch.setenv("ANTHROPIC_BASE_URL", standin.base_url)
-        patch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        patch.delenv("ANTHROPIC_API_URL", raising=False)  # langchain-anthropic reads it before ANTHROPIC_BASE_URL
+        patch.setenv(url_variable, standin.base_url)
+        patch.setenv(key_variable, "sk-test")
         patch.syspath_prepend(str(SOURCES))
         yield standin
     standin.stop()
 
 
+def unscripted(standin: standins.StandIn) -> standins.StandIn:
+    """The stand-in with no script and no calls yet, for the next test."""
+    standin.script = None
+    standin.calls.clear()
+    return standin
+
+
+@pytest.fixture(scope="module")
+def anthropic_standin():
+    with standin_for("anthropic", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY") as standin:
+        yield standin
+
+
 @pytest.fixture
 def anthropic(anthropic_standin):
-    """The stand-in with no script and no calls yet."""
-    anthropic_standin.script = None
-    anthropic_standin.calls.clear()
-    return anthropic_standin
+    return unscripted(anthropic_standin)
 
 
 def react_script(call: Call) -> Reply | None:
@@ -213,21 +226,13 @@ async def test_the_langchain_quickstart_reads_its_user_id_and_answers_in_its_res
 
 @pytest.fixture(scope="module")
 def openai_standin():
-    """One OpenAI stand-in for the module, where an agent's own `init_chat_model("openai:…")` reaches it."""
-    standin = standins.start("openai")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("OPENAI_BASE_URL", standin.base_url)
-        patch.setenv("OPENAI_API_KEY", "sk-test")
-        patch.syspath_prepend(str(SOURCES))
+    with standin_for("openai", "OPENAI_BASE_URL", "OPENAI_API_KEY") as standin:
         yield standin
-    standin.stop()
 
 
 @pytest.fixture
 def openai(openai_standin):
-    openai_standin.script = None
-    openai_standin.calls.clear()
-    return openai_standin
+    return unscripted(openai_standin)
 
 
 EMAIL = {
