@@ -9,7 +9,7 @@ import pytest
 from chat_page import ChatPage
 from launch import ROOT, threadline_server
 from playwright.sync_api import Page, expect
-from test_public_agents import quickstart_script
+from test_public_agents import quickstart_script, team_script
 from threadline_testing import standins
 
 
@@ -98,6 +98,27 @@ def quickstart(e2e_database, tmp_path_factory) -> Iterator[str]:
     with threadline_server(e2e_database, tmp_path_factory.mktemp("quickstart"), **env) as url:
         yield url
     standin.stop()
+
+
+@pytest.fixture(scope="module")
+def supervisor(e2e_database, tmp_path_factory) -> Iterator[str]:
+    """langgraph-supervisor's README team (backend/tests/agents/sources/), its model the OpenAI stand-in."""
+    standin = standins.start("openai")
+    standin.script = team_script
+    graph = f"{ROOT / 'backend' / 'tests' / 'agents' / 'sources' / 'supervisor.py'}:app"
+    env = {"THREADLINE_GRAPH": graph, "OPENAI_BASE_URL": standin.base_url, "OPENAI_API_KEY": "sk-test"}
+    with threadline_server(e2e_database, tmp_path_factory.mktemp("supervisor"), **env) as url:
+        yield url
+    standin.stop()
+
+
+def test_each_agent_of_a_team_is_named_where_it_starts_speaking(page: Page, supervisor: str):
+    chat = ChatPage.open(page, supervisor)
+    chat.ask("what's 3 + 4?")
+    chat.wait_until_answered()
+    expect(page.get_by_test_id("agent-label")).to_have_text(["supervisor", "math_expert", "supervisor"])
+    page.reload()
+    expect(page.get_by_test_id("agent-label")).to_have_text(["supervisor", "math_expert", "supervisor"])
 
 
 def test_a_structured_answer_is_shown_by_its_fields_after_a_reload_too(page: Page, quickstart: str):

@@ -120,9 +120,10 @@ def shown(message: dict) -> list[tuple]:
     for part in message["parts"]:
         kind = part["type"]
         if kind == "text":
-            seen.append((kind, part["text"]))
+            seen.append((kind, part["text"], part.get("providerMetadata")))
         elif kind.startswith("tool-"):
-            seen.append((kind, part["state"], part.get("input"), part.get("output"), part.get("errorText")))
+            said = (part["state"], part.get("input"), part.get("output"), part.get("errorText"))
+            seen.append((kind, *said, part.get("callProviderMetadata")))
         elif kind.startswith("data-") and kind != "data-suggestions":
             seen.append((kind, part.get("data")))
     return [message["id"], *seen]
@@ -361,6 +362,9 @@ async def test_a_supervisors_team_hands_off_and_reports_back_as_the_person_saw_i
     (added,) = parts(live[0], "tool-add")
     assert added["state"] == "output-available" and added["output"] == "7.0"
     assert texts(live[0]).endswith("The team says 7.")
+    assert added["callProviderMetadata"] == {"threadline": {"agent": "math_expert"}}, "who called it"
+    said_by = [part["providerMetadata"]["threadline"]["agent"] for part in parts(live[0], "text")]
+    assert said_by == ["math_expert", "math_expert", "supervisor"]
     assert [shown(m) for m in history[1::2]] == [shown(m) for m in live]
 
 

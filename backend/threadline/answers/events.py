@@ -45,6 +45,7 @@ class TextDelta(Event, tag="text-delta", frozen=True):
 
 class TextEnd(Event, tag="text-end", frozen=True):
     id: str
+    agent: str = ""  # which of a team's agents said it (its AIMessage.name), where it has a name
 
 
 class ReasoningStart(Event, tag="reasoning-start", frozen=True):
@@ -58,6 +59,7 @@ class ReasoningDelta(Event, tag="reasoning-delta", frozen=True):
 
 class ReasoningEnd(Event, tag="reasoning-end", frozen=True):
     id: str
+    agent: str = ""
 
 
 class ToolInputStart(Event, tag="tool-input-start", frozen=True):
@@ -76,6 +78,7 @@ class ToolInputAvailable(Event, tag="tool-input-available", frozen=True):
     tool_name: str
     input: Any
     title: str = ""
+    agent: str = ""  # which of a team's agents called it
 
 
 class ToolInputError(Event, tag="tool-input-error", frozen=True):
@@ -85,6 +88,7 @@ class ToolInputError(Event, tag="tool-input-error", frozen=True):
     tool_name: str
     input: Any
     error_text: str
+    agent: str = ""
 
 
 class ToolOutput(Event, tag="tool-output-available", frozen=True):

@@ -106,13 +106,13 @@ class TurnTranslator:
             out.append(ev.StepFinish())
         return out
 
-    def close_parts(self) -> list[ev.Event]:
+    def close_parts(self, agent: str = "") -> list[ev.Event]:
         out: list[ev.Event] = []
         if self.reasoning_id:
-            out.append(ev.ReasoningEnd(id=self.reasoning_id))
+            out.append(ev.ReasoningEnd(id=self.reasoning_id, agent=agent))
             self.reasoning_id = None
         if self.text_id:
-            out.append(ev.TextEnd(id=self.text_id))
+            out.append(ev.TextEnd(id=self.text_id, agent=agent))
             self.text_id = None
         return out
 
@@ -150,8 +150,10 @@ class TurnTranslator:
         return out
 
     def model_done(self, message: AIMessage) -> list[ev.Event]:
-        """A model call finished: its text is complete and its tool calls have their final input."""
-        out = self.close_parts()
+        """A model call finished: its text is complete and its tool calls have their final input; a named
+        agent's (`AIMessage.name`: a supervisor's worker, a swarm's agent) parts say who it was."""
+        agent = message.name or ""
+        out = self.close_parts(agent)
         self.call_text.clear()
         self.call_reasoning.clear()
         self.last_calls = message.tool_calls
@@ -163,13 +165,19 @@ class TurnTranslator:
                 self.input_errors.add(call_id)
                 out.append(
                     ev.ToolInputError(
-                        tool_call_id=call_id, tool_name=call["name"], input=call["args"], error_text=problem
+                        tool_call_id=call_id,
+                        tool_name=call["name"],
+                        input=call["args"],
+                        error_text=problem,
+                        agent=agent,
                     )
                 )
                 continue
             title = self._title(call["name"])
             out.append(
-                ev.ToolInputAvailable(tool_call_id=call_id, tool_name=call["name"], input=call["args"], title=title)
+                ev.ToolInputAvailable(
+                    tool_call_id=call_id, tool_name=call["name"], input=call["args"], title=title, agent=agent
+                )
             )
             if self.events_mode:
                 out.append(ev.Status(text=f"Calling tool {call['name']}…"))

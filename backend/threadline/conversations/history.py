@@ -159,11 +159,14 @@ def _answer_parts(
     """One model call's parts: a step, its reasoning and text, and its tool calls (kept in `tool_parts` by id,
     for their results to settle)."""
     parts: list[dict[str, Any]] = [{"type": "step-start"}]
+    by = {"threadline": {"agent": message.name}} if message.name else None  # as wires/ui_message_stream.py says
     text, reasoning = text_and_reasoning(message)
     if reasoning:
-        parts.append({"type": "reasoning", "text": reasoning, "state": "done"})
+        parts.append(
+            {"type": "reasoning", "text": reasoning, "state": "done"} | ({"providerMetadata": by} if by else {})
+        )
     if text:
-        parts.append({"type": "text", "text": text, "state": "done"})
+        parts.append({"type": "text", "text": text, "state": "done"} | ({"providerMetadata": by} if by else {}))
     for call in message.tool_calls:
         part = {
             "type": f"tool-{call['name']}",
@@ -173,6 +176,8 @@ def _answer_parts(
         }
         if title := titles.get(call["name"]):
             part["title"] = title
+        if by:
+            part["callProviderMetadata"] = by
         tool_parts[call["id"] or ""] = part
         parts.append(part)
     return parts

@@ -75,6 +75,20 @@ def _metadata(event: ev.MessageMetadata) -> ui.MessageMetadata:
     return ui.MessageMetadata({"usage": event.usage})
 
 
+def _by_agent(event: ev.TextEnd | ev.ReasoningEnd | ev.ToolInputAvailable | ev.ToolInputError) -> Any:
+    """A part a named agent produced says so in its `providerMetadata` (`{"threadline": {"agent": name}}`), which
+    `useChat` keeps on the part (`providerMetadata`, or `callProviderMetadata` for a tool)."""
+    if not event.agent:
+        return event
+    chunk = msgspec.to_builtins(event)
+    del chunk["agent"]
+    return chunk | {"providerMetadata": agent_metadata(event.agent)}
+
+
+def agent_metadata(agent: str) -> dict[str, Any]:
+    return {"threadline": {"agent": agent}}
+
+
 def suggestions_data(event: ev.Suggestions) -> dict[str, Any]:
     return {"values": event.values, "actions": event.actions}
 
@@ -112,6 +126,10 @@ _REBUILT: dict[type[ev.Event], Callable[[Any], Any]] = {
     ev.Title: _data("title"),
     ev.Suggestions: _suggestions,
     ev.Data: agent_data,
+    ev.TextEnd: _by_agent,
+    ev.ReasoningEnd: _by_agent,
+    ev.ToolInputAvailable: _by_agent,
+    ev.ToolInputError: _by_agent,
 }
 
 

@@ -1,5 +1,5 @@
 // One message: text as Markdown (raw HTML is never rendered), reasoning, and tool calls as cards.
-import { lazy, memo, Suspense, useState } from 'react';
+import { Fragment, lazy, memo, Suspense, useState } from 'react';
 import type { ChatMessage, ToolProgress } from '../lib/api';
 import { AgentNote, AgentQuestion, type Answer, StructuredAnswer } from './AgentQuestion';
 import { FileView } from './Attachments';
@@ -252,6 +252,57 @@ export const Message = memo(function Message({
     message.parts.at(-1)?.type === 'data-interrupt'; // an approval, or the agent's question
   const interruption = stopped || reason === 'cancelled' || reason === 'client-disconnected' ? 'stopped'
     : reason || failed ? 'interrupted' : null;
+  const renderPart = (part: Part, index: number) => {
+    if (part.type === 'text') {
+      return mine ? (
+        <LongText key={index} text={part.text} />
+      ) : (
+        <div key={index} className="markdown" data-testid="answer-text" dir="auto">
+          <Suspense fallback={<p className="plain">{part.text}</p>}>
+            <MarkdownText text={part.text} streaming={streaming} />
+          </Suspense>
+        </div>
+      );
+    }
+    if (part.type === 'file') return <FileView key={index} part={part} />;
+    if (part.type === 'source-url') {
+      return (
+        <a key={index} className="source-link" href={part.url} target="_blank" rel="noopener noreferrer nofollow" data-testid="source">
+          {part.title ?? part.url}
+        </a>
+      );
+    }
+    if (part.type === 'reasoning') {
+      const answering = message.parts.some((other) => other.type === 'text' || 'toolCallId' in other);
+      return <Reasoning key={index} text={part.text} thinking={streaming && !answering} />;
+    }
+    if (part.type === 'data-interrupt') {
+      const open = onAnswer && message.parts.slice(index + 1).every((later) => later.type === 'step-start');
+      return (
+        <AgentQuestion
+          key={index}
+          question={part.data}
+          onAnswer={open ? onAnswer : undefined}
+        />
+      );
+    }
+    if (part.type === 'data-structured-response') return <StructuredAnswer key={index} data={part.data} />;
+    if (part.type.startsWith('data-') && !QUIET_PARTS.has(part.type)) {
+      return <AgentNote key={index} name={part.type.slice(5)} data={'data' in part ? part.data : null} />;
+    }
+    if ('toolCallId' in part) {
+      return (
+        <ToolCard
+          key={part.toolCallId}
+          part={part as ToolPart}
+          progress={progress[part.toolCallId]}
+          editable={editable.has(part.toolCallId)}
+          onApproval={onApproval}
+        />
+      );
+    }
+    return null;
+  };
   return (
     <article
       className={`message ${mine ? 'user' : 'assistant'}`}
@@ -270,55 +321,17 @@ export const Message = memo(function Message({
       ) : (
       <div className="bubble" data-testid="bubble">
         {message.parts.map((part, index) => {
-          if (part.type === 'text') {
-            return mine ? (
-              <LongText key={index} text={part.text} />
-            ) : (
-              <div key={index} className="markdown" data-testid="answer-text" dir="auto">
-                <Suspense fallback={<p className="plain">{part.text}</p>}>
-                  <MarkdownText text={part.text} streaming={streaming} />
-                </Suspense>
+          const speaker = agentOf(part);
+          const element = renderPart(part, index);
+          if (!speaker || speaker === agentOf(spokenBefore(message.parts, index))) return element;
+          return (
+            <Fragment key={`agent-${index}`}>
+              <div className="agent-label" data-testid="agent-label">
+                {speaker}
               </div>
-            );
-          }
-          if (part.type === 'file') return <FileView key={index} part={part} />;
-          if (part.type === 'source-url') {
-            return (
-              <a key={index} className="source-link" href={part.url} target="_blank" rel="noopener noreferrer nofollow" data-testid="source">
-                {part.title ?? part.url}
-              </a>
-            );
-          }
-          if (part.type === 'reasoning') {
-            const answering = message.parts.some((other) => other.type === 'text' || 'toolCallId' in other);
-            return <Reasoning key={index} text={part.text} thinking={streaming && !answering} />;
-          }
-          if (part.type === 'data-interrupt') {
-            const open = onAnswer && message.parts.slice(index + 1).every((later) => later.type === 'step-start');
-            return (
-              <AgentQuestion
-                key={index}
-                question={part.data}
-                onAnswer={open ? onAnswer : undefined}
-              />
-            );
-          }
-          if (part.type === 'data-structured-response') return <StructuredAnswer key={index} data={part.data} />;
-          if (part.type.startsWith('data-') && !QUIET_PARTS.has(part.type)) {
-            return <AgentNote key={index} name={part.type.slice(5)} data={'data' in part ? part.data : null} />;
-          }
-          if ('toolCallId' in part) {
-            return (
-              <ToolCard
-                key={part.toolCallId}
-                part={part as ToolPart}
-                progress={progress[part.toolCallId]}
-                editable={editable.has(part.toolCallId)}
-                onApproval={onApproval}
-              />
-            );
-          }
-          return null;
+              {element}
+            </Fragment>
+          );
         })}
         {streaming && !mine && <span className="dots streaming-dots" aria-hidden="true" data-testid="streaming-dots" />}
       </div>
@@ -369,3 +382,17 @@ export const Message = memo(function Message({
     </article>
   );
 });
+
+/** Which of a team's agents produced a part (`providerMetadata.threadline.agent`, docs/guides/agents.md). */
+function agentOf(part: Part | undefined): string | undefined {
+  if (!part) return undefined;
+  const metadata =
+    'providerMetadata' in part ? part.providerMetadata : 'callProviderMetadata' in part ? part.callProviderMetadata : undefined;
+  const agent = metadata?.threadline?.agent;
+  return typeof agent === 'string' ? agent : undefined;
+}
+
+/** The last part before `index` that shows something a named agent may have produced. */
+function spokenBefore(parts: ChatMessage['parts'], index: number): Part | undefined {
+  return parts.slice(0, index).findLast((part) => part.type === 'text' || part.type === 'reasoning' || 'toolCallId' in part);
+}
