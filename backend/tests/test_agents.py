@@ -208,6 +208,24 @@ def test_seed_wires_cannot_ask_so_the_call_is_declined_and_the_agent_goes_on(ass
     assert events[-1]["type"] == "done" and any(event["type"] == "tool_end" for event in events), events
 
 
+@pytest.mark.parametrize("then", ["a new message", "a stop"])
+async def test_a_question_left_unanswered_stays_with_the_answer_that_asked_it(make_settings, then):
+    """A new message (or a stop) while the agent's question waits ends that answer: the question stays in it, as
+    the person saw it, instead of an answer with nothing in it."""
+    async with running(example(make_settings, "research")) as client:
+        conversation_id = new_conversation_id()
+        _, raw, _ = await chat(client, conversation_id, "research tide pools")
+        (asked,) = parts(accepted(raw)["message"], "data-interrupt")
+        if then == "a stop":
+            stop = await client.post("/api/cancel_stream", json={"conversationId": conversation_id})
+            assert stop.status_code == 200
+        else:
+            await chat(client, conversation_id, "never mind, tell me a joke")
+        history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    assert parts(history[1], "data-interrupt") == [asked]
+    assert history[1]["metadata"]["interrupted"] == ("cancelled" if then == "a stop" else "superseded")
+
+
 async def test_the_agents_question_is_answered_after_a_reload(make_settings):
     async with running(example(make_settings, "research")) as client:
         conversation_id = new_conversation_id()

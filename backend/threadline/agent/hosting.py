@@ -86,22 +86,9 @@ def host_graph(
         return update | {"agent_state": {k: v for k, v in result.items() if k != "messages"}}
 
     async def respond(state: HostedState) -> dict[str, Any]:
-        update = await closing_update(state["messages"], [], suggester)
-        if (turn := current_turn.get()) is not None:
-            for record in update["turns"].values():
-                _count_every_call(record, turn, state["messages"])
-        structured = (state.get("agent_state") or {}).get(STRUCTURED)  # this run's only: create_agent omits it
-        if structured is not None:  # from its input, so a run that made none has none
-            for record in update["turns"].values():
-                record["structured_response"] = plain(structured)
-        return update
+        return _answer_record(await closing_update(state["messages"], [], suggester), state)
 
     builder = StateGraph(HostedState, context_schema=AgentContext)
-
-    async def take_input(state: HostedState) -> dict[str, Any]:
-        request = state["request"]
-        return await input_node(state) | {"agent_input": request.get("input", {}) if request else {}}
-
     builder.add_node("input", take_input)
     builder.add_node("agent", run_agent)
     builder.add_node("respond", respond)
@@ -110,6 +97,24 @@ def host_graph(
     builder.add_edge("agent", "respond")
     builder.add_edge("respond", END)
     return cast(Graph, builder.compile(checkpointer=checkpointer, store=store))
+
+
+async def take_input(state: HostedState) -> dict[str, Any]:
+    """The built-in input node, and the chat body's `input` kept for the agent's whole answer (resumes too)."""
+    request = state["request"]
+    return await input_node(state) | {"agent_input": request.get("input", {}) if request else {}}
+
+
+def _answer_record(update: dict[str, Any], state: HostedState) -> dict[str, Any]:
+    """The respond node's record of a hosted agent's answer: every call counted, its structured response kept."""
+    if (turn := current_turn.get()) is not None:
+        for record in update["turns"].values():
+            _count_every_call(record, turn, state["messages"])
+    structured = (state.get("agent_state") or {}).get(STRUCTURED)  # this run's only: create_agent omits it
+    if structured is not None:  # from its input, so a run that made none has none
+        for record in update["turns"].values():
+            record["structured_response"] = plain(structured)
+    return update
 
 
 def _count_every_call(record: AnswerRecord, turn: TurnContext, transcript: list[AnyMessage]) -> None:

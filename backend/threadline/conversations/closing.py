@@ -121,6 +121,8 @@ async def decline_waiting(graph: StateWriter, thread_id: str, reason: str = CANC
     ]
     interrupted = STOPPED if reason == CANCELLED else "superseded"
     record = AnswerRecord(finished_at=timestamp(), finish_reason="other", interrupted=interrupted)
+    if conversation.questions:  # what the agent asked stays with the answer that asked it, unanswered
+        record["asked"] = [{"id": asked.id, "data": asked.part_data} for asked in conversation.questions]
     update = {"messages": [*conversation.unsaved, *declined], "turns": {question.id: record}}
     await graph.aupdate_state(config_of(thread_id), update, as_node="respond")
     return True

@@ -74,6 +74,7 @@ def ui_messages(
     tool_parts: dict[str, dict[str, Any]] = {}
     suggested: list[tuple[dict[str, Any], dict[str, Any]]] = []
     structured: list[tuple[dict[str, Any], Any]] = []
+    unanswered: list[tuple[dict[str, Any], dict[str, Any]]] = []
     numbers = numbering(conversation.forks)
     for message in conversation.messages:
         if isinstance(message, HumanMessage):
@@ -88,6 +89,8 @@ def ui_messages(
                 suggested.append((assistant, record["suggestions"]))
             if "structured_response" in record:  # after the parts of the answer it types
                 structured.append((assistant, record["structured_response"]))
+            for asked in record.get("asked", []):  # a question a stop or a new message left unanswered
+                unanswered.append((assistant, {"type": "data-interrupt", **asked}))
         elif assistant is None:
             continue
         elif isinstance(message, AIMessage):
@@ -104,6 +107,8 @@ def ui_messages(
         assistant["parts"] += [_editable_part(item) for item in conversation.approvals if "edit" in item.decisions]
     for answer, data in structured:
         answer["parts"].append({"type": "data-structured-response", "data": data})
+    for answer, part in unanswered:
+        answer["parts"].append(part)
     for answer, suggestions in suggested:
         data = {"values": suggestions.get("values", []), "actions": suggestions.get("actions", [])}
         answer["parts"].append({"type": "data-suggestions", "id": "suggestions", "data": data})

@@ -77,6 +77,7 @@ class AnswerRecord(TypedDict, total=False):
     comparison_id: str
     suggestions: dict[str, Any]  # the answer's suggested replies and actions (events.Suggestions)
     structured_response: Any  # a `response_format` agent's typed answer (agent/hosting.py), as JSON
+    asked: list[dict[str, Any]]  # the agent's questions left unanswered by a stop or a new message: {id, data}
 
 
 _EARLIER_KEYS = {
