@@ -44,6 +44,7 @@ class Reply:
     status: int = 200
     fault: str = ""
     raw_arguments: str | None = None  # sent instead of the tool's arguments as JSON
+    pace: float = 0.0  # seconds between the words of the text: an answer a test can stop or reload mid-way
 
 
 # The reply to threadline's suggestion request: one valid suggestion of each kind among invalid ones.
@@ -240,6 +241,7 @@ def _openai_app(standin: StandIn) -> Litestar:
             else:
                 for word in _words(reply.text):
                     yield chunk({"content": word})
+                    await asyncio.sleep(reply.pace)
                 if reply.fault:
                     await _fault(reply)
                 yield chunk({}, finish="stop")
@@ -337,6 +339,7 @@ def _anthropic_app(standin: StandIn) -> Litestar:
                 for word in _words(reply.text):
                     delta = {"type": "text_delta", "text": word}
                     yield event("content_block_delta", {"index": index, "delta": delta})
+                    await asyncio.sleep(reply.pace)
                 if reply.fault:
                     await _fault(reply)
                 stop = "end_turn"

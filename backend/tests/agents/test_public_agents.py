@@ -4,15 +4,18 @@ had to replace) through THREADLINE_GRAPH, their models answered by the provider 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
-from helpers import chat, chat_body, new_conversation_id, running
+from helpers import chat, chat_body, first_deltas, new_conversation_id, running, saved_answer, serving
 from test_agents import accepted, parts, texts
+from threadline.http.identity import COOKIE
 from threadline_testing import standins
 from threadline_testing.ai_sdk import check_chunks, read_with_ai4
 from threadline_testing.sse import parse_sse
@@ -381,3 +384,59 @@ async def test_a_swarm_keeps_its_active_agent_from_message_to_message(make_setti
     assert parts(live[1], "tool-transfer_to_alice")[0]["state"] == "output-available", "Bob answered it first"
     assert parts(live[1], "tool-add")[0]["output"] == "12" and texts(live[1]) == "5 + 7 is 12."
     assert [shown(m) for m in history[1::2]] == [shown(m) for m in live]
+
+
+COUNTING = " ".join(str(number) for number in range(1, 61))
+
+
+def slowly(script):
+    """`script`, but "count slowly" is answered word by word, 50 ms apart (3 s): an answer to reload or stop mid-way."""
+
+    def answer(call: Call) -> Reply | None:
+        if (
+            call.users[-1] == "count slowly"
+            and call.last_result is None
+            and "transfer_to_math_expert" not in call.tools
+        ):
+            return Reply(text=COUNTING, pace=0.05)
+        return script(call)
+
+    return answer
+
+
+@pytest.mark.parametrize(("graph", "provider"), [("deep_agent:graph", "anthropic"), ("swarm:app", "openai")])
+def test_a_public_agents_answer_resumes_after_a_reload_and_a_stop_keeps_what_it_said(
+    make_settings, request, graph, provider
+):
+    standin = request.getfixturevalue(provider)
+    standin.script = slowly(deep_script if provider == "anthropic" else team_script)
+    with serving(make_settings(graph=graph)) as base_url:
+        asyncio.run(reload_then_stop(base_url))
+
+
+async def reload_then_stop(base_url: str) -> None:
+    async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+        await client.get("/api/conversations")
+        cookie, conversation_id = f"{COOKIE}={client.cookies[COOKIE]}", new_conversation_id()
+        response = await count_slowly(client, conversation_id)
+        _, _reading = await first_deltas(response, 3)  # kept: a dropped reader would close the stream
+        async with httpx.AsyncClient(base_url=base_url, headers={"cookie": cookie}, timeout=30) as reloaded:
+            replayed = await reloaded.get(f"/api/chat/{conversation_id}/stream")  # what useChat asks after a reload
+        assert replayed.status_code == 200
+        assert texts(accepted(replayed.content)["message"]) == COUNTING, "the whole answer, from its start"
+        await response.aclose()
+        response = await count_slowly(client, conversation_id)
+        shown, _reading = await first_deltas(response, 3)
+        stop = await client.post("/api/cancel_stream", json={"conversation_id": conversation_id})
+        assert stop.status_code == 200
+        await response.aclose()
+        answer = await saved_answer(client, conversation_id)
+        assert answer["metadata"]["interrupted"] == "cancelled" and texts(answer).startswith(shown)
+        assert len(texts(answer)) < len(COUNTING)
+
+
+async def count_slowly(client: httpx.AsyncClient, conversation_id: str) -> httpx.Response:
+    request = client.build_request("POST", "/api/chat", json=chat_body(conversation_id, "count slowly"))
+    response = await client.send(request, stream=True)
+    assert response.status_code == 200
+    return response
