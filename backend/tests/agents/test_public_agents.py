@@ -440,3 +440,37 @@ async def count_slowly(client: httpx.AsyncClient, conversation_id: str) -> httpx
     response = await client.send(request, stream=True)
     assert response.status_code == 200
     return response
+
+
+def research_script(call: Call) -> Reply | None:
+    """deepagents' deep-research example: the orchestrator delegates to its research sub-agent, which searches and
+    reports; the orchestrator answers from the report."""
+    if "task" in call.tools:  # the orchestrator
+        if call.last_result is None:
+            return Reply(tool=("task", {"description": "tide pools", "subagent_type": "research-agent"}))
+        return Reply(text=f"Report: {call.last_result}")
+    if "tavily_search" in call.tools:  # its research sub-agent
+        if call.last_result is None:
+            return Reply(tool=("tavily_search", {"query": call.users[-1]}))
+        return Reply(text="Tide pools are rocky pools left at low tide.")
+    return None
+
+
+async def test_deepagents_deep_research_delegates_to_its_researcher_from_its_own_langgraph_json(
+    make_settings, anthropic
+):
+    """deepagents' `examples/deep_research`, served from its own langgraph.json: its researcher sub-agent searches
+    inside the `task` tool (not shown), the report it writes is the task's output, every call is counted."""
+    anthropic.script = research_script
+    graph = str(SOURCES / "deep_research" / "langgraph.json")
+    async with running(make_settings(graph=graph)) as client:
+        conversation_id = new_conversation_id()
+        (live,) = await converse(client, conversation_id, ["research tide pools"])
+        history = await history_of(client, conversation_id)
+    (task,) = parts(live, "tool-task")
+    assert task["state"] == "output-available" and "Tide pools are rocky pools" in str(task["output"])
+    assert not parts(live, "tool-tavily_search"), "the researcher's search is the task's business"
+    assert texts(live).startswith("Report: Tide pools are rocky pools")
+    assert live["metadata"]["usage"]["inputTokens"] == 13 * 4, "its two calls and its researcher's two"
+    assert live["metadata"]["model"] == "anthropic:claude-sonnet-4-5-20250929"
+    assert [shown(m) for m in history[1::2]] == [shown(live)]
