@@ -104,6 +104,8 @@ async def test_the_react_template_runs_on_its_own_context(make_settings, anthrop
     [
         ({"model": "openai/gpt-4o"}, "a request cannot set model; it may set max_search_results"),
         ({"max_search_results": "many"}, "Expected `int`, got `str` - at `max_search_results`"),
+        ({"max_search_results": "9" * 70_000}, "the value is over 65,536 bytes as JSON"),
+        ({"max_search_results": "\u0000"}, "the value contains a NUL character"),
     ],
 )
 async def test_a_request_sets_only_the_listed_keys_of_an_agents_context(make_settings, anthropic, context, said):
