@@ -26,6 +26,7 @@ from langgraph.types import Command, StreamMode
 
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, TurnRequest
+from threadline.agent.hosting import STRUCTURED
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers import events as ev
 from threadline.conversations.approvals import NOT_INTERACTIVE, ApprovalResponse, Waiting, check, waiting_of
@@ -39,7 +40,6 @@ from threadline.conversations.state import (
 
 STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
 QUESTION = "interrupt"  # the data part that carries an agent's question to the person
-STRUCTURED = "structured_response"  # create_agent's state key for a `response_format` agent's typed answer
 # Model calls internal to an agent (LangChain's middleware marks them; `nostream` tags): never the answer's text.
 INTERNAL_CALL = "lc_internal_call"
 HIDDEN_TAGS = frozenset({"nostream", "langsmith:nostream"})
