@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from helpers import chat, chat_body, first_deltas, new_conversation_id, running, saved_answer, serving
 from test_agents import accepted, parts, texts
+from threadline.client import Client
 from threadline.http.identity import COOKIE
 from threadline_testing import standins
 from threadline_testing.ai_sdk import check_chunks, read_with_ai4
@@ -476,3 +477,18 @@ async def test_deepagents_deep_research_delegates_to_its_researcher_from_its_own
     assert live["metadata"]["usage"]["inputTokens"] == 13 * 4, "its two calls and its researcher's two"
     assert live["metadata"]["model"] == "anthropic:claude-sonnet-4-5-20250929"
     assert [shown(m) for m in history[1::2]] == [shown(live)]
+
+
+def test_the_python_client_says_which_agent_of_a_team_did_what(make_settings, openai):
+    openai.script = team_script
+    with serving(make_settings(graph="supervisor:app")) as base_url, Client(base_url) as client:
+        answer = client.ask("what's 3 + 4?")
+    assert [(call.tool_name, call.agent) for call in answer.tool_calls] == [
+        ("transfer_to_math_expert", "supervisor"),
+        ("add", "math_expert"),
+        ("transfer_back_to_supervisor", "math_expert"),
+    ]
+    said = [
+        (part["text"], part.get("agent")) for part in answer.parts if isinstance(part, dict) and part["type"] == "text"
+    ]
+    assert said[-1] == ("The team says 7.", "supervisor") and said[0] == ("3 + 4 = 7.", "math_expert")

@@ -22,6 +22,7 @@ class ToolCall:
     output: Any = None
     error_text: str | None = None
     approval_id: str | None = None  # set while the call waits for the person's approval
+    agent: str | None = None  # which of a team's agents called it (providerMetadata.threadline.agent)
 
 
 @dataclass
@@ -61,6 +62,12 @@ class Answer:
     def _tool(self, tool_call_id: str) -> ToolCall:
         return next(call for call in self.tool_calls if call.tool_call_id == tool_call_id)
 
+    def _called(self, tool_call_id: str, tool_name: str) -> ToolCall:
+        """The call with this id; a part of its own when its input arrives whole (no `tool-input-start`)."""
+        if not any(call.tool_call_id == tool_call_id for call in self.tool_calls):
+            self.parts.append(ToolCall(tool_call_id, tool_name))
+        return self._tool(tool_call_id)
+
     def _open(self, kind: str, part_id: str) -> None:
         self.parts.append({"type": kind, "id": part_id, "text": ""})
 
@@ -81,6 +88,8 @@ class Answer:
                 self._open("text", chunk.id)
             case c.TextDelta():
                 self._append("text", chunk.id, chunk.delta)
+            case c.TextEnd() | c.ReasoningEnd() if agent := _agent(chunk.provider_metadata):
+                self._said_by("text" if isinstance(chunk, c.TextEnd) else "reasoning", chunk.id, agent)
             case c.ReasoningStart():
                 self._open("reasoning", chunk.id)
             case c.ReasoningDelta():
@@ -90,10 +99,8 @@ class Answer:
             case c.ToolInputDelta():
                 self._tool(chunk.tool_call_id).input_text += chunk.input_text_delta
             case c.ToolInputAvailable():
-                if not any(call.tool_call_id == chunk.tool_call_id for call in self.tool_calls):
-                    self.parts.append(ToolCall(chunk.tool_call_id, chunk.tool_name))
-                call = self._tool(chunk.tool_call_id)
-                call.state, call.input = "input-available", chunk.input
+                call = self._called(chunk.tool_call_id, chunk.tool_name)
+                call.state, call.input, call.agent = "input-available", chunk.input, _agent(chunk.provider_metadata)
             case c.ToolOutputAvailable():
                 call = self._tool(chunk.tool_call_id)
                 call.state, call.output = "output-available", chunk.output
@@ -106,9 +113,7 @@ class Answer:
             case c.ToolOutputDenied():
                 self._tool(chunk.tool_call_id).state = "output-denied"
             case c.ToolInputError():
-                if not any(call.tool_call_id == chunk.tool_call_id for call in self.tool_calls):
-                    self.parts.append(ToolCall(chunk.tool_call_id, chunk.tool_name))
-                call = self._tool(chunk.tool_call_id)
+                call = self._called(chunk.tool_call_id, chunk.tool_name)
                 call.state, call.input, call.error_text = "output-error", chunk.input, chunk.error_text
             case c.MessageMetadata():
                 self.metadata |= chunk.message_metadata
@@ -123,6 +128,13 @@ class Answer:
                 self.suggestions = chunk.data
             case c.Data(transient=False) if chunk.name not in _NOT_KEPT:  # the agent's own, kept like useChat's
                 self._keep_data(chunk)
+
+    def _said_by(self, kind: str, part_id: str, agent: str) -> None:
+        """A text or reasoning part a named agent said (`part["agent"]`)."""
+        for part in reversed(self.parts):
+            if isinstance(part, dict) and part["type"] == kind and part["id"] == part_id:
+                part["agent"] = agent
+                return
 
     def _keep_data(self, chunk: c.Data) -> None:
         """A data part joins the message; one with the id of an earlier part of its kind replaces it."""
@@ -148,3 +160,9 @@ class Compared:
     comparison_id: str
     a: Answer
     b: Answer
+
+
+def _agent(metadata: dict[str, Any] | None) -> str | None:
+    """Which of a team's agents produced a part, from its providerMetadata (docs/guides/agents.md#who-spoke)."""
+    said = (metadata or {}).get("threadline")
+    return said.get("agent") if isinstance(said, dict) and isinstance(said.get("agent"), str) else None

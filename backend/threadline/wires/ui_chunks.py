@@ -16,16 +16,12 @@ from threadline.answers.events import (
     Event,
     File,
     ReasoningDelta,
-    ReasoningEnd,
     ReasoningStart,
     SourceUrl,
     TextDelta,
-    TextEnd,
     TextStart,
     ToolApprovalRequest,
-    ToolInputAvailable,
     ToolInputDelta,
-    ToolInputError,
     ToolInputStart,
 )
 from threadline.answers.events import StepFinish as FinishStep
@@ -42,6 +38,33 @@ class Start(Chunk, tag="start", frozen=True):
 class Finish(Chunk, tag="finish", frozen=True):
     finish_reason: str | None = None
     message_metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+# A part a named agent produced says so in its providerMetadata: `{"threadline": {"agent": name}}`.
+class TextEnd(Chunk, tag="text-end", frozen=True):
+    id: str
+    provider_metadata: dict[str, Any] | None = None
+
+
+class ReasoningEnd(Chunk, tag="reasoning-end", frozen=True):
+    id: str
+    provider_metadata: dict[str, Any] | None = None
+
+
+class ToolInputAvailable(Chunk, tag="tool-input-available", frozen=True):
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    title: str = ""
+    provider_metadata: dict[str, Any] | None = None
+
+
+class ToolInputError(Chunk, tag="tool-input-error", frozen=True):
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    error_text: str
+    provider_metadata: dict[str, Any] | None = None
 
 
 class Error(Chunk, tag="error", frozen=True):

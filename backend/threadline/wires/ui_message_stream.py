@@ -77,16 +77,24 @@ def _metadata(event: ev.MessageMetadata) -> ui.MessageMetadata:
 
 def _by_agent(event: ev.TextEnd | ev.ReasoningEnd | ev.ToolInputAvailable | ev.ToolInputError) -> Any:
     """A part a named agent produced says so in its `providerMetadata` (`{"threadline": {"agent": name}}`), which
-    `useChat` keeps on the part (`providerMetadata`, or `callProviderMetadata` for a tool)."""
+    `useChat` keeps on the part (`providerMetadata`, or `callProviderMetadata` for a tool). Without an agent the
+    event already has its chunk's shape."""
     if not event.agent:
         return event
-    chunk = msgspec.to_builtins(event)
-    del chunk["agent"]
-    return chunk | {"providerMetadata": agent_metadata(event.agent)}
+    fields = {name: getattr(event, name) for name in event.__struct_fields__ if name != "agent"}
+    return _AGENT_CHUNKS[type(event)](**fields, provider_metadata=agent_metadata(event.agent))
 
 
 def agent_metadata(agent: str) -> dict[str, Any]:
     return {"threadline": {"agent": agent}}
+
+
+_AGENT_CHUNKS: dict[type[ev.Event], type[ui.Chunk]] = {
+    ev.TextEnd: ui.TextEnd,
+    ev.ReasoningEnd: ui.ReasoningEnd,
+    ev.ToolInputAvailable: ui.ToolInputAvailable,
+    ev.ToolInputError: ui.ToolInputError,
+}
 
 
 def suggestions_data(event: ev.Suggestions) -> dict[str, Any]:
