@@ -492,3 +492,21 @@ def test_the_python_client_says_which_agent_of_a_team_did_what(make_settings, op
         (part["text"], part.get("agent")) for part in answer.parts if isinstance(part, dict) and part["type"] == "text"
     ]
     assert said[-1] == ("The team says 7.", "supervisor") and said[0] == ("3 + 4 = 7.", "math_expert")
+
+
+@pytest.mark.parametrize("then", ["waits", "a new message"])
+async def test_the_email_assistants_draft_is_kept_while_it_asks_and_after_a_new_message(make_settings, openai, then):
+    """The draft the email assistant's response agent (a subgraph) made before asking is in the history while the
+    question waits, and stays with that answer when a new message leaves the question unanswered."""
+    openai.script = email_script
+    async with running(make_settings(graph="email_assistant.email_assistant_hitl:email_assistant")) as client:
+        conversation_id = new_conversation_id()
+        _, raw, _ = await chat(client, conversation_id, "Triage this e-mail", input={"email_input": EMAIL})
+        asking = accepted(raw)["message"]
+        if then == "a new message":
+            await chat(client, conversation_id, "Triage this one instead", input={"email_input": EMAIL})
+        history = await history_of(client, conversation_id)
+    (draft,) = parts(history[1], "tool-write_email")
+    assert draft["input"] == parts(asking, "tool-write_email")[0]["input"]
+    assert parts(history[1], "data-interrupt") == parts(asking, "data-interrupt")
+    assert [m["role"] for m in history] == ["user", "assistant"] * (2 if then == "a new message" else 1)

@@ -312,21 +312,26 @@ async def load(graph: StateReader, thread_id: str) -> Conversation:
 
 async def _unsaved(graph: StateReader, thread_id: str, tasks: Sequence[Any], saved: list[AnyMessage]) -> list[Any]:
     """What a hosted agent (agent/hosting.py) added in a run that has not returned (it waits for the person, or
-    was stopped): its subgraph's own checkpoint holds it until then."""
+    was stopped): its subgraph's own checkpoints hold it until then, its declared subgraphs' (a worker that
+    asked) below them. A message the agent wrote as a human is never the person's (agent/transcript.py)."""
     task = next((task for task in tasks if task.name == "agent"), None)
     if task is None or not isinstance(graph.checkpointer, BaseCheckpointSaver):
         return []
     namespace = f"{task.name}:{task.id}"  # how LangGraph names a task's subgraph checkpoints
-    inner = await graph.checkpointer.aget_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}})
-    if inner is None:
-        return []
+    latest: dict[str, Any] = {}  # the newest checkpoint of the agent's run and of each subgraph below it
+    async for found in graph.checkpointer.alist({"configurable": {"thread_id": thread_id}}):
+        where = found.config["configurable"].get("checkpoint_ns", "")
+        if (where == namespace or where.startswith(namespace + "|")) and where not in latest:
+            latest[where] = found
     known = {message.id for message in saved}
-    kept = inner.checkpoint["channel_values"].get("messages", [])  # a DeltaChannel keeps a snapshot marker
-    return [  # a message the agent wrote as a human is never the person's (agent/transcript.py)
-        message
-        for message in (kept if isinstance(kept, list) else [])
-        if message.id not in known and not isinstance(message, HumanMessage)
-    ]
+    unsaved: list[Any] = []
+    for where in sorted(latest, key=len):  # the agent's own messages first, then its subgraphs'
+        kept = latest[where].checkpoint["channel_values"].get("messages", [])  # a DeltaChannel keeps a marker
+        for message in kept if isinstance(kept, list) else []:
+            if message.id not in known and not isinstance(message, HumanMessage):
+                known.add(message.id)
+                unsaved.append(message)
+    return unsaved
 
 
 async def copy_conversation(graph: StateWriter, source: str, target: str) -> None:
