@@ -203,8 +203,9 @@ class ModelCalls(BaseCallbackHandler):
         run_id: UUID,
         **kwargs: Any,
     ) -> None:
-        message_id = getattr(getattr(chunk, "message", None), "id", None)
-        if run_id in self.internal and self.turn is not None and message_id:
+        if run_id not in self.internal or self.turn is None:  # every token of every call passes here
+            return
+        if message_id := getattr(getattr(chunk, "message", None), "id", None):
             self.turn.hide_message(message_id)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
