@@ -4,6 +4,8 @@ after a reload too, its progress notes, and an approval of a `create_agent` agen
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from chat_page import ChatPage
@@ -88,28 +90,39 @@ def test_an_approval_may_change_the_input_where_the_agent_allows_it(page: Page, 
     expect(chat.assistant).to_contain_text("Executed instead")
 
 
+@contextmanager
+def public_agent(database: str, data_dir: Path, graph: str, provider: str, script) -> Iterator[str]:
+    """A public agent of backend/tests/agents/sources/ served as a user runs it, its model the `provider` stand-in
+    following `script`, reached through the provider's own variables."""
+    standin = standins.start(provider)
+    standin.script = script
+    variable = {"anthropic": "ANTHROPIC", "openai": "OPENAI"}[provider]
+    env = {
+        "THREADLINE_GRAPH": str(ROOT / "backend" / "tests" / "agents" / "sources" / graph),
+        f"{variable}_BASE_URL": standin.base_url,
+        f"{variable}_API_KEY": "sk-test",
+    }
+    try:
+        with threadline_server(database, data_dir, **env) as url:
+            yield url
+    finally:
+        standin.stop()
+
+
 @pytest.fixture(scope="module")
 def quickstart(e2e_database, tmp_path_factory) -> Iterator[str]:
-    """The LangChain quickstart's agent (backend/tests/agents/sources/), its model the Anthropic stand-in."""
-    standin = standins.start("anthropic")
-    standin.script = quickstart_script
-    graph = f"{ROOT / 'backend' / 'tests' / 'agents' / 'sources' / 'quickstart.py'}:agent"
-    env = {"THREADLINE_GRAPH": graph, "ANTHROPIC_BASE_URL": standin.base_url, "ANTHROPIC_API_KEY": "sk-ant-test"}
-    with threadline_server(e2e_database, tmp_path_factory.mktemp("quickstart"), **env) as url:
+    """The LangChain quickstart's agent, its model the Anthropic stand-in."""
+    data_dir = tmp_path_factory.mktemp("quickstart")
+    with public_agent(e2e_database, data_dir, "quickstart.py:agent", "anthropic", quickstart_script) as url:
         yield url
-    standin.stop()
 
 
 @pytest.fixture(scope="module")
 def supervisor(e2e_database, tmp_path_factory) -> Iterator[str]:
-    """langgraph-supervisor's README team (backend/tests/agents/sources/), its model the OpenAI stand-in."""
-    standin = standins.start("openai")
-    standin.script = team_script
-    graph = f"{ROOT / 'backend' / 'tests' / 'agents' / 'sources' / 'supervisor.py'}:app"
-    env = {"THREADLINE_GRAPH": graph, "OPENAI_BASE_URL": standin.base_url, "OPENAI_API_KEY": "sk-test"}
-    with threadline_server(e2e_database, tmp_path_factory.mktemp("supervisor"), **env) as url:
+    """langgraph-supervisor's README team, its model the OpenAI stand-in."""
+    data_dir = tmp_path_factory.mktemp("supervisor")
+    with public_agent(e2e_database, data_dir, "supervisor.py:app", "openai", team_script) as url:
         yield url
-    standin.stop()
 
 
 def test_each_agent_of_a_team_is_named_where_it_starts_speaking(page: Page, supervisor: str):
