@@ -181,7 +181,6 @@ class TurnTranslator:
             )
             if self.events_mode:
                 out.append(ev.Status(text=f"Calling tool {call['name']}…"))
-
         for invalid in message.invalid_tool_calls:  # arguments that are not even JSON: no tool runs
             call_id = invalid.get("id") or self._part_id("call")
             self.input_errors.add(call_id)
