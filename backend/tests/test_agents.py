@@ -18,8 +18,8 @@ import pytest
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, serving, stream_some
 from litestar import Litestar, get
 from litestar.testing import AsyncTestClient
-from threadline.agent.loading import load_source
-from threadline.client import Client
+from threadline.agent.loading import load_source, load_sources
+from threadline.client import AgentOptions, Client, ThreadlineError
 from threadline.http.app import Threadline
 from threadline.http.identity import COOKIE
 from threadline_testing.ai_sdk import (
@@ -434,8 +434,71 @@ def test_a_langgraph_json_brings_its_graph_its_environment_and_its_folders(tmp_p
     monkeypatch.setenv("TEAM_AGENT_MODE", "from-process")
     monkeypatch.delenv("TEAM_AGENT_KEY", raising=False)
     monkeypatch.setattr(sys, "path", list(sys.path))
-    assert load_source(str(tmp_path / "langgraph.json")) == "from src", "the first graph, importing from src/"
-    assert load_source(f"{tmp_path / 'langgraph.json'}:second") == "from src"
+    served = load_sources(str(tmp_path / "langgraph.json"))
+    assert [(agent.id, agent.source) for agent in served] == [("first", "from src"), ("second", "from src")]
+    assert [agent.source for agent in load_sources(f"{tmp_path / 'langgraph.json'}:second")] == ["from src"]
     assert os.environ["TEAM_AGENT_KEY"] == "from-env-file" and os.environ["TEAM_AGENT_MODE"] == "from-process"
     with pytest.raises(ValueError, match="has no graph 'third' \\(it has first, second\\)"):
-        load_source(f"{tmp_path / 'langgraph.json'}:third")
+        load_sources(f"{tmp_path / 'langgraph.json'}:third")
+
+
+SPEAKERS = Path(__file__).resolve().parent / "agents" / "speakers" / "langgraph.json"
+
+
+async def test_a_langgraph_json_serves_each_of_its_graphs_and_a_conversation_keeps_the_one_it_started_with(
+    make_settings, caplog
+):
+    async with running(make_settings(graph=str(SPEAKERS))) as client:
+        listed = (await client.get("/api/agents")).json()
+        assert listed == [
+            {"id": "writer", "name": "writer", "description": "Writes drafts"},
+            {"id": "critic", "name": "critic", "description": ""},
+        ]
+        assert [r.getMessage() for r in caplog.records if "counter" in r.getMessage()] == [
+            "graph 'counter' is not served: the graph's `messages` state key is missing: "
+            "MessagesState or LangChain's AgentState have one"
+        ]
+        first, second = new_conversation_id(), new_conversation_id()
+        _, raw, _ = await chat(client, first, "hello")
+        assert texts(accepted(raw)["message"]) == "writer here, after 1 messages", "the first graph by default"
+        _, raw, _ = await chat(client, second, "hello", agent="critic")
+        assert texts(accepted(raw)["message"]) == "critic here, after 1 messages"
+        _, raw, _ = await chat(client, second, "again")
+        assert texts(accepted(raw)["message"]) == "critic here, after 3 messages", "later messages keep it"
+        refused = await client.post("/api/chat", json=chat_body(second, "you, writer", agent="writer"))
+        assert refused.status_code == 409 and "critic" in refused.json()["error"]["message"]
+        unknown = await client.post("/api/chat", json=chat_body(new_conversation_id(), "hi", agent="counter"))
+        assert unknown.status_code == 400
+        assert unknown.json()["error"]["details"][0]["field"] == "agent"
+        listed_conversations = (await client.get("/api/conversations")).json()
+        assert {row["id"]: row["agentId"] for row in listed_conversations} == {
+            first: "writer",
+            second: "critic",
+        }
+        history = (await client.get(f"/api/conversations/{second}")).json()["messages"]
+        assert [texts(message) for message in history[1::2]] == [
+            "critic here, after 1 messages",
+            "critic here, after 3 messages",
+        ]
+
+
+def test_the_python_client_lists_the_agents_and_starts_a_conversation_with_one(make_settings):
+    with serving(make_settings(graph=str(SPEAKERS))) as base_url, Client(base_url) as client:
+        assert [agent["id"] for agent in client.agents()] == ["writer", "critic"]
+        answer = client.ask("hello", agent="critic")
+        assert answer.text == "critic here, after 1 messages"
+        assert client.ask("again", answer.conversation_id).text == "critic here, after 3 messages"
+        with pytest.raises(ThreadlineError) as refused:
+            client.ask("hello", agent=AgentOptions("writer", input={"draft": "x"}))
+        assert refused.value.status == 400 and "draft" in str(refused.value)
+
+
+async def test_the_built_in_agent_is_the_one_agent_listed(make_settings):
+    async with running(make_settings()) as client:
+        assert (await client.get("/api/agents")).json() == [
+            {"id": "threadline", "name": "threadline", "description": "threadline's built-in agent"}
+        ]
+        _, raw, _ = await chat(client, new_conversation_id(), "hello", agent="threadline")
+        assert texts(accepted(raw)["message"])
+        refused = await client.post("/api/chat", json=chat_body(new_conversation_id(), "hi", agent="writer"))
+        assert refused.status_code == 400

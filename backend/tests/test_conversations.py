@@ -38,7 +38,7 @@ async def test_list_read_and_delete(make_settings):
         ids = [row["id"] for row in listed]
         assert ids.index(second) < ids.index(first), "newest lastMessageAt first"
         row = next(row for row in listed if row["id"] == first)
-        assert set(row) == {"id", "title", "createdAt", "lastMessageAt", "profileId"}
+        assert set(row) == {"id", "title", "createdAt", "lastMessageAt", "profileId", "agentId"}
         assert len(row["title"]) <= 80 and row["title"].endswith("…")
 
         await chat(client, first, "first again")

@@ -52,19 +52,19 @@ def serve(graph: str | None = None) -> int:
     except SettingsError as error:
         print(f"threadline: {error}", file=sys.stderr)
         return 2
-    from threadline.agent.graphs import load_agent
+    from threadline.agent.graphs import load_agents
     from threadline.agent.loading import AgentLoadError
     from threadline.gc_tuning import tune_for_serving
     from threadline.http.app import create_app
     from threadline.http.connection_limits import server_config
 
     try:  # a team's own agent that cannot run stops start-up here, in one line, before anything is opened
-        load_agent(settings)
+        agents = load_agents(settings)
     except AgentLoadError as error:
         print(f"threadline: {error}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level, settings.log_format)
-    app = create_app(settings)
+    app = create_app(settings, agents)
     app.on_startup.append(tune_for_serving)
     config = server_config(
         app,

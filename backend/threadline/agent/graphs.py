@@ -8,8 +8,9 @@ threadline's (agent/hosting.py).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -22,7 +23,15 @@ from threadline.agent.attachments import FileReader
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, GraphOptions, build_graph
 from threadline.agent.hosting import host_graph
-from threadline.agent.loading import AgentGraph, AgentLoadError, AgentSource, agent_graph, load_source
+from threadline.agent.loading import (
+    AgentGraph,
+    AgentLoadError,
+    AgentSource,
+    NoMessages,
+    ServedAgent,
+    agent_graph,
+    load_sources,
+)
 from threadline.agent.models import build_chat_model, profiles_of
 from threadline.agent.own_context import ContextProblem, OwnContext, own_schema
 from threadline.agent.own_input import InputCheck
@@ -31,17 +40,38 @@ from threadline.agent.suggestions import Suggester
 from threadline.agent.tool_inputs import ToolInfo, tool_infos
 from threadline.settings import Settings
 
+log = logging.getLogger(__name__)
 
-def load_agent(settings: Settings) -> AgentSource | None:
-    """The team's agent THREADLINE_GRAPH names, checked by building it once for the default profile; None
-    without the setting. Raises AgentLoadError with one line for the operator."""
-    if settings.graph is None:
-        return None
-    source = load_source(settings.graph)
+DEFAULT_NAME = "LangGraph"  # what LangGraph names a compiled graph that was given no name
+
+
+def load_agents(settings: Settings, graph: AgentSource | None = None) -> tuple[ServedAgent, ...]:
+    """The team's agents: `graph` (a host app's), else those THREADLINE_GRAPH names, each checked by building it
+    once for the default profile; none for the built-in agent. Of a langgraph.json's several graphs, one
+    without a `messages` key is skipped with one line that names it. Raises AgentLoadError with one line for
+    the operator."""
+    if graph is not None:
+        sources = [ServedAgent("agent", graph)]
+    elif settings.graph is not None:
+        sources = load_sources(settings.graph)
+    else:
+        return ()
     profile = default_of(profiles_of(settings))
-    agent = agent_graph(source, AgentContext(model=build_chat_model(profile, settings), profile=profile.id))
-    own_context_of(agent, settings)
-    return source
+    context = AgentContext(model=build_chat_model(profile, settings), profile=profile.id)
+    served = []
+    for agent in sources:
+        try:
+            built = agent_graph(agent.source, context)
+        except NoMessages as error:
+            if len(sources) == 1:
+                raise
+            log.warning("graph %r is not served: %s", agent.id, str(error).removeprefix("THREADLINE_GRAPH: "))
+            continue
+        own_context_of(built, settings)
+        served.append(replace(agent, name="" if built.name == DEFAULT_NAME else built.name))
+    if not served:
+        raise AgentLoadError(f"THREADLINE_GRAPH: none of the graphs of {settings.graph} has a `messages` key")
+    return tuple(served)
 
 
 def own_context_of(agent: AgentGraph, settings: Settings) -> OwnContext | None:
@@ -54,18 +84,31 @@ def own_context_of(agent: AgentGraph, settings: Settings) -> OwnContext | None:
         raise AgentLoadError(str(problem)) from None
 
 
+@dataclass(frozen=True)
+class Hosting:
+    """What threadline knows of one served agent's graph beyond running it."""
+
+    own_context: OwnContext | None = None  # how its own context_schema is made, if it declares one
+    own_input: InputCheck = field(default_factory=lambda: InputCheck(None))  # its own input keys besides messages
+    subgraphs: frozenset[str] = frozenset()  # its declared subgraphs, as `a|b` paths
+
+
+BUILT_IN = "threadline"  # the id of the built-in agent, the one served when THREADLINE_GRAPH is not set
+
+
 class GraphSwitch:
-    """A compiled conversation graph per model profile, compiled again whenever the tool servers' tools change.
+    """A compiled conversation graph per agent and model profile, compiled again whenever the tool servers'
+    tools change.
 
     All share the checkpointer and the state's shape, so any of them reads and closes any conversation;
-    they differ in the model and the system prompt."""
+    they differ in the agent (a team's own, hosted), the model and the system prompt."""
 
     def __init__(
         self,
         profiles: tuple[Profile, ...],
         checkpointer: BaseCheckpointSaver[Any],
         settings: Settings,
-        agent: AgentSource | None = None,
+        agents: Sequence[ServedAgent] = (),
         files: FileReader | None = None,
         store: BaseStore | None = None,
     ) -> None:
@@ -77,27 +120,35 @@ class GraphSwitch:
         self.checkpointer = checkpointer
         self.store = store or InMemoryStore()  # the agents' long-term memory (runtime.store), across conversations
         self.settings = settings
-        self.graphs: dict[str, Graph] = {}
+        self.agents = {agent.id: agent for agent in agents}  # a team's own (THREADLINE_GRAPH); none: the built-in
+        self.default_agent = next(iter(self.agents), BUILT_IN)  # a conversation's agent unless it picks one
+        self.graphs: dict[tuple[str, str], Graph] = {}  # by agent id and profile id
+        self.hosting: dict[str, Hosting] = {BUILT_IN: Hosting()}  # by agent id
         self.tools: dict[str, ToolInfo] = {}  # each tool's title and input check, for the wires
         self.titles: dict[str, str] = {}  # the tools that have a title, for a conversation's history
-        self.agent = agent  # a team's own agent (THREADLINE_GRAPH), else None: the built-in graph
         self.contexts: dict[str, AgentContext] = {}  # each profile's, without a visitor or conversation
-        self.own_context: OwnContext | None = None  # how the agent's own context_schema is made, if it has one
-        self.own_input = InputCheck(None)  # which keys of its own input the agent takes besides the message
-        self.subgraphs: frozenset[str] = frozenset()  # the agent's declared subgraphs, as `a|b` paths
 
     @property
     def current(self) -> Graph:
-        """The default profile's graph (every graph reads and writes conversations alike)."""
+        """The default agent's graph on the default profile (every graph reads and writes conversations alike)."""
         return self.of(self.default.id)
 
-    def of(self, profile_id: str) -> Graph:
+    def of(self, profile_id: str, agent_id: str | None = None) -> Graph:
         assert self.graphs, "compiled when the tool servers are first listed, before serving starts"
-        return self.graphs[profile_id]
+        return self.graphs[(agent_id or self.default_agent, profile_id)]
+
+    def hosting_of(self, agent_id: str | None = None) -> Hosting:
+        return self.hosting[agent_id or self.default_agent]
 
     @property
     def hosted(self) -> bool:
-        return self.agent is not None
+        return bool(self.agents)
+
+    def listed(self) -> list[dict[str, str]]:
+        """The agents a conversation may pick (GET /api/agents), the default first."""
+        if not self.agents:
+            return [{"id": BUILT_IN, "name": "threadline", "description": "threadline's built-in agent"}]
+        return [agent.public() for agent in self.agents.values()]
 
     def context_for(
         self, profile_id: str, visitor_id: str, conversation_id: str, request_context: Mapping[str, Any]
@@ -110,12 +161,12 @@ class GraphSwitch:
             request_context=request_context,
         )
 
-    def context_problem(self, request_context: Mapping[str, Any]) -> str | None:
+    def context_problem(self, request_context: Mapping[str, Any], agent_id: str | None = None) -> str | None:
         """Why the chat body's `context` values cannot make the agent's own context, else None."""
-        if self.own_context is None:
+        if (own_context := self.hosting_of(agent_id).own_context) is None:
             return None
         try:
-            self.own_context.build(request_context, "")
+            own_context.build(request_context, "")
         except ContextProblem as problem:
             return str(problem)
         return None
@@ -134,17 +185,21 @@ class GraphSwitch:
             )
             for profile in self.profiles.values()
         }
-        self.graphs = {profile.id: self._compile(profile, tools) for profile in self.profiles.values()}
+        self.graphs = {
+            (agent_id, profile.id): self._compile(profile, tools, agent_id)
+            for agent_id in self.agents or [BUILT_IN]
+            for profile in self.profiles.values()
+        }
 
-    def _compile(self, profile: Profile, tools: Sequence[BaseTool]) -> Graph:
+    def _compile(self, profile: Profile, tools: Sequence[BaseTool], agent_id: str) -> Graph:
         model = self.models[profile.id]
         suggester = Suggester(model, self.actions) if profile.suggests else None
-        if self.agent is not None:
-            agent = agent_graph(self.agent, self.contexts[profile.id])
-            self.own_context = own_context_of(agent, self.settings)
-            self.own_input = InputCheck(agent)
-            self.subgraphs = frozenset(name for name, _ in agent.get_subgraphs(recurse=True))
-            return host_graph(agent, self.own_context, self.checkpointer, self.store, suggester, self.files)
+        if agent_id != BUILT_IN:
+            agent = agent_graph(self.agents[agent_id].source, self.contexts[profile.id])
+            own_context = own_context_of(agent, self.settings)
+            subgraphs = frozenset(name for name, _ in agent.get_subgraphs(recurse=True))
+            self.hosting[agent_id] = Hosting(own_context, InputCheck(agent), subgraphs)
+            return host_graph(agent, own_context, self.checkpointer, self.store, suggester, self.files)
         options = GraphOptions(
             system_prompt=self.contexts[profile.id].system_prompt,
             max_model_calls=self.settings.max_model_calls,

@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from dotenv import dotenv_values
 
@@ -29,9 +29,18 @@ def is_config(spec: str) -> bool:
     return spec.endswith(".json") or spec.rpartition(":")[0].endswith(".json")
 
 
-def graph_spec(spec: str) -> str:
-    """The `file.py:name` or `module:name` of the graph `spec` picks, once the file's environment and
-    dependencies are in place."""
+class GraphEntry(NamedTuple):
+    """One graph of the file: its id (the `graphs` key), where it is (`file.py:name` or `module:name`) and the
+    description the file gives it, if any."""
+
+    id: str
+    target: str
+    description: str
+
+
+def graph_entries(spec: str) -> list[GraphEntry]:
+    """The graphs `spec` picks (every graph of the file, or the one its `:id` names), once the file's
+    environment and dependencies are in place."""
     where, graph_id = (spec, None) if spec.endswith(".json") else spec.rsplit(":", 1)
     path = Path(where).resolve()
     try:
@@ -43,19 +52,20 @@ def graph_spec(spec: str) -> str:
     graphs = config.get("graphs") if isinstance(config, dict) else None
     if not isinstance(graphs, dict) or not graphs:
         raise ConfigError(f"THREADLINE_GRAPH: {where} has no `graphs`")
-    chosen = graph_id or next(iter(graphs))
-    if chosen not in graphs:
-        raise ConfigError(f"THREADLINE_GRAPH: {where} has no graph {chosen!r} (it has {', '.join(graphs)})")
+    if graph_id is not None and graph_id not in graphs:
+        raise ConfigError(f"THREADLINE_GRAPH: {where} has no graph {graph_id!r} (it has {', '.join(graphs)})")
     _load_env(config.get("env"), path.parent)
     _add_dependencies(config.get("dependencies") or [], path.parent)
-    return _resolved(_target(graphs[chosen], chosen, where), path.parent)
+    chosen = [graph_id] if graph_id is not None else list(graphs)
+    return [_entry(str(key), graphs[key], where, path.parent) for key in chosen]
 
 
-def _target(value: Any, graph_id: str, where: str) -> str:
+def _entry(graph_id: str, value: Any, where: str, folder: Path) -> GraphEntry:
     target = value.get("path") if isinstance(value, dict) else value  # {"path": ..., "description": ...} too
     if not isinstance(target, str) or ":" not in target:
         raise ConfigError(f"THREADLINE_GRAPH: {where}: graph {graph_id!r} must be path.py:name or module:name")
-    return target
+    description = value.get("description") if isinstance(value, dict) else None
+    return GraphEntry(graph_id, _resolved(target, folder), description if isinstance(description, str) else "")
 
 
 def _resolved(target: str, folder: Path) -> str:

@@ -1,9 +1,10 @@
 """THREADLINE_GRAPH: finding a team's LangGraph agent and checking, at start-up, that threadline can host it.
 
-`path/to/file.py:name` or `package.module:name` names a `StateGraph` builder, a compiled graph, or a factory
-that is given an `AgentContext` and returns either. The one requirement is a `messages` state key that
-merges message lists by id, as LangGraph's add_messages does; anything else stops start-up with one line that
-says what is wrong.
+`path/to/file.py:name` or `package.module:name` names a `StateGraph` builder, a compiled graph, or a
+factory that is given an `AgentContext` and returns either; `path/langgraph.json` names every graph of
+that file (agent/langgraph_json.py), each served as an agent a conversation may pick. The one
+requirement is a `messages` state key that merges message lists by id, as LangGraph's add_messages
+does; anything else stops start-up with one line that says what is wrong.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 
 from threadline.agent.context import AgentContext
-from threadline.agent.langgraph_json import ConfigError, graph_spec, is_config
+from threadline.agent.langgraph_json import ConfigError, graph_entries, is_config
 
 AgentGraph = Pregel[Any, Any, Any, Any]  # a compiled graph, run inside threadline's own (agent/hosting.py)
 AgentSource = StateGraph[Any, Any, Any, Any] | AgentGraph | Callable[[AgentContext], Any]
@@ -31,13 +33,38 @@ class AgentLoadError(ValueError):
     """THREADLINE_GRAPH names something threadline cannot run; the message is one line for the operator."""
 
 
+class NoMessages(AgentLoadError):
+    """The graph has no `messages` channel threadline can keep a conversation in."""
+
+
+@dataclass(frozen=True)
+class ServedAgent:
+    """One graph threadline serves: the id a chat body's `agent` names (GET /api/agents), and where it comes
+    from. `name` is the compiled graph's own, when it has one."""
+
+    id: str
+    source: AgentSource
+    description: str = ""
+    name: str = ""
+
+    def public(self) -> dict[str, str]:
+        return {"id": self.id, "name": self.name or self.id, "description": self.description}
+
+
+def load_sources(spec: str) -> list[ServedAgent]:
+    """The graphs `spec` names: one for `file.py:name` or `module:name` (its id is `name`), those of a
+    langgraph.json by their ids there."""
+    if not is_config(spec):
+        return [ServedAgent(spec.rpartition(":")[2], load_source(spec))]
+    try:
+        entries = graph_entries(spec)
+    except ConfigError as error:
+        raise AgentLoadError(str(error)) from None
+    return [ServedAgent(entry.id, load_source(entry.target), entry.description) for entry in entries]
+
+
 def load_source(spec: str) -> AgentSource:
-    """The object `spec` names, imported from a file or a module, or the graph a langgraph.json names."""
-    if is_config(spec):
-        try:
-            spec = graph_spec(spec)
-        except ConfigError as error:
-            raise AgentLoadError(str(error)) from None
+    """The object `spec` (`file.py:name` or `module:name`) names, imported from a file or a module."""
     where, _, name = spec.rpartition(":")
     if not where or not name:
         raise AgentLoadError(f"THREADLINE_GRAPH must be path/to/file.py:name or package.module:name (got {spec!r})")
@@ -85,7 +112,7 @@ def agent_graph(source: AgentSource, context: AgentContext) -> AgentGraph:
         kind = type(made).__name__
         raise AgentLoadError(f"THREADLINE_GRAPH must name a StateGraph, a compiled graph or a factory (got {kind})")
     if problem := messages_problem(made.channels.get("messages")):
-        raise AgentLoadError(f"THREADLINE_GRAPH: the graph's `messages` state key {problem}")
+        raise NoMessages(f"THREADLINE_GRAPH: the graph's `messages` state key {problem}")
     return made.copy(update={"checkpointer": None}) if made.checkpointer not in (None, True) else made
 
 

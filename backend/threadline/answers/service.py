@@ -23,7 +23,7 @@ from langchain_core.messages import HumanMessage
 
 from threadline.agent.attachments import kind_of
 from threadline.agent.graph import TurnRequest
-from threadline.agent.graphs import GraphSwitch
+from threadline.agent.graphs import BUILT_IN, GraphSwitch
 from threadline.agent.profiles import Profile
 from threadline.agent.titles import title_for
 from threadline.answers import events as ev
@@ -89,6 +89,7 @@ class AnswerOptions:
 
     stream_mode: StreamMode = "messages"
     profile_id: str | None = None  # else the conversation's profile, else the default
+    agent_id: str | None = None  # as `agent_for` chose it; else the conversation's agent, read again
     regenerate: bool = False  # the message is a question of the conversation, answered again
     edit: bool = False  # the message replaces the conversation's user message with its id
     strategy: MultitaskStrategy = "reject"  # what happens to the visitor's answer already running
@@ -133,6 +134,8 @@ class AnswerService:
         the visitor already has one running, when the conversation's A/B comparison waits for a vote, or when
         a storage limit is reached."""
         profile = await self.profile_for(client_id, conversation_id, options.profile_id)
+        if options.agent_id is None:
+            options = replace(options, agent_id=await self.agent_for(client_id, conversation_id, None))
         if self.several_profiles and not options.comparison_id:  # a comparison needs two profiles
             await self._refuse_while_unvoted(client_id, conversation_id)
         thread_id = thread_of(client_id, conversation_id)
@@ -141,7 +144,9 @@ class AnswerService:
         turn = self._turn(thread_id, conversation_id, client_id, message, profile, options)
         new_files = tuple(file for file in message.files if isinstance(file, CheckedFile))
         new_turn = not (options.regenerate or options.edit)
-        await self._begin(turn, self._at_once(options), new_turn=new_turn, profile_id=profile.id, new_files=new_files)
+        await self._begin(
+            turn, self._at_once(options), new_turn=new_turn, ids=(profile.id, options.agent_id), new_files=new_files
+        )
         if self.several_profiles:
             # The conversation moves on: no vote can change the continuation of its earlier comparisons any
             # more, so the answers they kept for that go (their texts stay in the records).
@@ -234,7 +239,8 @@ class AnswerService:
         record = conversation.records.get(question.id, {})
         profile = self.graphs.profiles.get(record.get("profile", "")) or self.graphs.default
         message = NewMessage(question.text, question.id, record.get("assistant_id") or new_id())
-        options = replace(options, resumable=True)
+        agent_id = options.agent_id or await self.agent_for(client_id, conversation_id, None)
+        options = replace(options, resumable=True, agent_id=agent_id)
         turn = self._turn(conversation.thread_id, conversation_id, client_id, message, profile, options, resume=resume)
         turn.request["declined"] = declined
         await self._begin(turn, self._at_once(options), new_turn=False)
@@ -288,7 +294,8 @@ class AnswerService:
         await self.storage.conversations.touch(conversation_id, client_id, message.text)  # B counts as a turn too
         branch = branch_of(thread_id, comparison_id, "B")
         await copy_conversation(self.graphs.current, thread_id, branch)
-        options = replace(options, comparison_id=comparison_id, resumable=True)
+        agent_id = options.agent_id or await self.agent_for(client_id, conversation_id, None)
+        options = replace(options, comparison_id=comparison_id, resumable=True, agent_id=agent_id)
         try:
             first = await self.start(client_id, conversation_id, message, replace(options, profile_id=pair[0].id))
         except BaseException:
@@ -363,6 +370,21 @@ class AnswerService:
                 return self.graphs.profiles[row.profile_id]
         return self.graphs.default
 
+    async def agent_for(self, client_id: str, conversation_id: str, requested: str | None) -> str:
+        """The agent a message in this conversation goes to: the one it started with, else the one asked for,
+        else the default. An unknown id is invalid; asking a started conversation for another agent is a
+        conflict. With a single agent, nothing is read."""
+        agents = list(self.graphs.agents) or [BUILT_IN]
+        if requested is not None and requested not in agents:
+            raise invalid("agent", f"no agent {requested!r}; GET /api/agents lists them ({', '.join(agents)})")
+        if len(agents) == 1:
+            return self.graphs.default_agent
+        row = await self.storage.conversations.get(conversation_id, client_id)
+        kept = row.agent_id if row is not None and row.agent_id in agents else None
+        if kept is not None and requested not in (None, kept):
+            raise Refused("CONFLICT", f"This conversation goes on with agent {kept!r}: start a new one for another.")
+        return kept or requested or self.graphs.default_agent
+
     def keep(self, chore: Coroutine[Any, Any, None]) -> None:
         """Run work an answer leaves behind to its end, awaited at shutdown."""
         task = asyncio.create_task(chore)
@@ -397,9 +419,9 @@ class AnswerService:
             continue_on_disconnect=resumable and on_disconnect == "continue",
             context=self.graphs.context_for(profile.id, client_id, conversation_id, options.context),
             hosted=self.graphs.hosted,
-            subgraphs=self.graphs.subgraphs,
+            subgraphs=self.graphs.hosting_of(options.agent_id).subgraphs,
         )
-        return Turn(self.graphs.of(profile.id), thread_id, conversation_id, client_id, request, setup)
+        return Turn(self.graphs.of(profile.id, options.agent_id), thread_id, conversation_id, client_id, request, setup)
 
     def _at_once(self, options: AnswerOptions) -> int:
         return options.at_once or self.settings.answers_per_visitor
@@ -410,7 +432,7 @@ class AnswerService:
         at_once: int,
         *,
         new_turn: bool,
-        profile_id: str | None = None,
+        ids: tuple[str | None, str | None] = (None, None),
         new_files: tuple[CheckedFile, ...] = (),
     ) -> None:
         """Claim the visitor's one running answer, record it for every process, then the turn in its
@@ -427,8 +449,9 @@ class AnswerService:
         created = False
         try:
             await self.active.record(turn, at_once)
+            profile_id, agent_id = ids
             created = await conversations.touch(
-                turn.conversation_id, turn.client_id, title, new_turn=counted, profile_id=profile_id
+                turn.conversation_id, turn.client_id, title, new_turn=counted, profile_id=profile_id, agent_id=agent_id
             )
             if new_turn and self.graphs.hosted:  # the built-in graph's input node does this
                 # What a hosted agent left waiting is declined by the new message, and saved.

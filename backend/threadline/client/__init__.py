@@ -19,11 +19,12 @@ the answer on the server (what was shown is saved); `cancel()` stops one from an
 from threadline.client.answer import Answer, Compared, ToolCall
 from threadline.client.chunks import Data, parse_chunk
 from threadline.client.clients import AsyncClient, Client
-from threadline.client.protocol import Contract, ThreadlineError, Wire
+from threadline.client.protocol import AgentOptions, Contract, ThreadlineError, Wire
 from threadline.wires import ui_chunks
 from threadline.wires.ui_chunks import *  # noqa: F403  # every chunk type, declared once
 
 __all__ = [
+    "AgentOptions",
     "Answer",
     "AsyncClient",
     "Client",

@@ -16,6 +16,7 @@ from threadline.client.protocol import (
     ACCEPT,
     CONVERSATIONS_PATH,
     IDENTITY_HEADER,
+    AgentOptions,
     Contract,
     Wire,
     achunks_of,
@@ -94,10 +95,14 @@ class Client(_Connection[httpx.Client]):
         *,
         stream_mode: StreamMode | None = None,
         files: Sequence[str | Path] = (),
+        agent: str | AgentOptions | None = None,
     ) -> Iterator[Chunk]:
         """The answer's chunks as they arrive; leaving the loop early stops the answer on the server. `files`:
-        paths of files to attach (images, PDFs, text; see the docs' Attachments)."""
-        yield from self._chunks("POST", "/api/chat", chat_request(text, conversation_id, stream_mode, files=files))
+        paths of files to attach (images, PDFs, text; see the docs' Attachments). `agent`: which of the
+        server's agents a new conversation goes to (`agents()`), or an `AgentOptions` with its own input and
+        context too."""
+        body = chat_request(text, conversation_id, stream_mode, files=files, agent=agent)
+        yield from self._chunks("POST", "/api/chat", body)
 
     def _chunks(self, method: str, path: str, body: dict[str, Any] | None = None) -> Iterator[Chunk]:
         with self.http.stream(method, path, json=body, headers={"accept": ACCEPT[self.wire]}) as response:
@@ -115,9 +120,15 @@ class Client(_Connection[httpx.Client]):
         *,
         stream_mode: StreamMode | None = None,
         files: Sequence[str | Path] = (),
+        agent: str | AgentOptions | None = None,
     ) -> Answer:
         """The whole answer; raises ThreadlineError (with the partial `answer`) when it ends in error."""
-        return whole(self.stream(text, conversation_id, stream_mode=stream_mode, files=files))
+        return whole(self.stream(text, conversation_id, stream_mode=stream_mode, files=files, agent=agent))
+
+    def agents(self) -> list[dict[str, str]]:
+        """The agents a new conversation may go to (`id`, `name`, `description`), the default first."""
+        agents: list[dict[str, str]] = json_of(self.http.get("/api/agents"))
+        return agents
 
     def compare(
         self, text: str, conversation_id: str | None = None, *, profiles: tuple[str, str] | None = None
@@ -283,8 +294,9 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         *,
         stream_mode: StreamMode | None = None,
         files: Sequence[str | Path] = (),
+        agent: str | AgentOptions | None = None,
     ) -> AsyncIterator[Chunk]:
-        body = chat_request(text, conversation_id, stream_mode, files=files)
+        body = chat_request(text, conversation_id, stream_mode, files=files, agent=agent)
         async for chunk in self._chunks("POST", "/api/chat", body):
             yield chunk
 
@@ -308,8 +320,13 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         *,
         stream_mode: StreamMode | None = None,
         files: Sequence[str | Path] = (),
+        agent: str | AgentOptions | None = None,
     ) -> Answer:
-        return await self._whole(self.stream(text, conversation_id, stream_mode=stream_mode, files=files))
+        return await self._whole(self.stream(text, conversation_id, stream_mode=stream_mode, files=files, agent=agent))
+
+    async def agents(self) -> list[dict[str, str]]:
+        agents: list[dict[str, str]] = json_of(await self.http.get("/api/agents"))
+        return agents
 
     async def compare(
         self, text: str, conversation_id: str | None = None, *, profiles: tuple[str, str] | None = None

@@ -6,6 +6,7 @@ import base64
 import json
 import mimetypes
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -143,6 +144,7 @@ def chat_request(
     stream_mode: str | None = None,
     profiles: tuple[str, str] | None = None,
     files: Sequence[str | Path] = (),
+    agent: str | AgentOptions | None = None,
 ) -> dict[str, Any]:
     parts = [{"type": "text", "text": text}, *(file_part(Path(path)) for path in files)]
     body: dict[str, Any] = {"messages": [{"role": "user", "parts": parts}]}
@@ -152,7 +154,23 @@ def chat_request(
         body["streamMode"] = stream_mode
     if profiles:
         body["compareProfiles"] = list(profiles)
-    return body
+    if isinstance(agent, str):
+        agent = AgentOptions(agent)
+    return body | (agent.body() if agent else {})
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """What a message tells a team's own agent: which one (`GET /api/agents`; a new conversation's choice,
+    kept by its later messages), values for its own input keys, and for its runtime context's keys that
+    THREADLINE_REQUEST_CONTEXT lets a request set."""
+
+    agent: str | None = None
+    input: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+
+    def body(self) -> dict[str, Any]:
+        return {key: value for key, value in vars(self).items() if value is not None}
 
 
 CONVERSATIONS_PATH = "/api/conversations"

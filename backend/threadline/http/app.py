@@ -25,8 +25,8 @@ from litestar.static_files import create_static_files_router
 from litestar.types import ControllerRouterHandler
 
 from threadline import __version__
-from threadline.agent.graphs import load_agent
-from threadline.agent.loading import AgentSource
+from threadline.agent.graphs import load_agents
+from threadline.agent.loading import AgentSource, ServedAgent
 from threadline.current_answer import current_turn
 from threadline.http.bearer import BearerTokens
 from threadline.http.connection_limits import RequestLimits
@@ -85,6 +85,13 @@ async def health(services: AppServices) -> dict[str, Any]:
 async def profiles(services: AppServices) -> list[dict[str, Any]]:
     """Pass a profile's `id` as `profileId` in the chat body; `default: true` marks the one used otherwise."""
     return [profile.public(services.settings.starters) for profile in services.profiles.values()]
+
+
+@get("/api/agents", summary="The agents a new conversation may go to, the default first")
+async def agents(services: AppServices) -> list[dict[str, str]]:
+    """Pass an agent's `id` as `agent` in a new conversation's chat body; its later messages keep that agent.
+    The ids are a langgraph.json's graph keys (THREADLINE_GRAPH), or `threadline` for the built-in agent."""
+    return services.graphs.listed()
 
 
 class MetricsController(PrometheusController):
@@ -178,6 +185,7 @@ def routes(
         MetricsController,
         health,
         profiles,
+        agents,
         *builtin,
     ]
     if not page:
@@ -205,17 +213,24 @@ class Threadline(InitPluginProtocol):
     """threadline in a Litestar app of your own: every route (the API, the seed contracts, the built-in MCP
     server, and the chat page when `page`) under one router with its own middleware, dependencies, limits and
     error handling, and the services started by the app's lifespan. `graph` is your LangGraph agent, as
-    THREADLINE_GRAPH would name it (agent/loading.py); else the setting, else the built-in agent.
+    THREADLINE_GRAPH would name it (agent/loading.py); else the setting, else the built-in agent. `agents`:
+    those the setting names, loaded and checked already (the command line does that before anything opens).
 
         app = Litestar(route_handlers=[...yours], plugins=[Threadline(graph=my_graph)])
 
     The security headers (a `before_send` hook) and CORS are the app's: they apply to its other routes too."""
 
     def __init__(
-        self, settings: Settings | None = None, *, graph: AgentSource | None = None, page: bool = False
+        self,
+        settings: Settings | None = None,
+        *,
+        graph: AgentSource | None = None,
+        page: bool = False,
+        agents: tuple[ServedAgent, ...] | None = None,
     ) -> None:
         self.settings = settings or load_settings()
         self.graph = graph
+        self.agents = agents
         self.page = page
         self.tracer_provider = (
             tracer_provider_for(self.settings.otlp_traces_endpoint) if self.settings.otlp_traces_endpoint else None
@@ -229,7 +244,7 @@ class Threadline(InitPluginProtocol):
         state = State({"limits": limits, "signer": signer})
         mcp_server = build_server(lambda: state.services)
         mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
-        agent = self.graph if self.graph is not None else load_agent(settings)
+        agents = self.agents if self.agents is not None else load_agents(settings, self.graph)
         provider = httpx.AsyncClient(timeout=10)  # the identity provider's discovery document and keys
         bearer = (
             BearerTokens(settings.auth_issuer, settings.auth_audience, settings.auth_jwks_url, provider)
@@ -246,7 +261,7 @@ class Threadline(InitPluginProtocol):
             async with (
                 provider,
                 mcp_server.session_manager.run(),
-                running_services(settings, limits, builtin_http, builtin_token, tracer_provider, agent) as services,
+                running_services(settings, limits, builtin_http, builtin_token, tracer_provider, agents) as services,
             ):
                 app.state.services = state.services = services
                 yield
@@ -278,9 +293,9 @@ class Threadline(InitPluginProtocol):
         return app_config
 
 
-def create_app(settings: Settings | None = None) -> Litestar:
+def create_app(settings: Settings | None = None, agents: tuple[ServedAgent, ...] | None = None) -> Litestar:
     """The standalone server: the plugin, with the chat page, in an app of its own."""
-    threadline = Threadline(settings, page=True)
+    threadline = Threadline(settings, page=True, agents=agents)
     return Litestar(
         plugins=[threadline, *([http_spans(threadline.tracer_provider)] if threadline.tracer_provider else [])],
         exception_handlers=EXCEPTION_HANDLERS,  # an unknown route gets the same JSON error as a refusal

@@ -81,6 +81,7 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     message_id: Id | None = None
     stream_mode: StreamMode | None = None  # overrides CHAT_STREAM_MODE for this answer
     profile_id: Id | None = None  # the model profile (GET /api/profiles); else the conversation's, else the default
+    agent: Id | None = None  # the agent (GET /api/agents) a new conversation goes to; a started one keeps its own
     # What to do when an answer is already running in this conversation (double-texting); else the server's.
     multitask_strategy: MultitaskStrategy | None = None
     # Two profiles: an A/B comparison of their answers (conversations/comparisons.py).

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,7 +18,7 @@ import httpx
 from threadline.agent.attachments import FileReader
 from threadline.agent.graph import Graph
 from threadline.agent.graphs import GraphSwitch
-from threadline.agent.loading import AgentSource
+from threadline.agent.loading import ServedAgent
 from threadline.agent.models import profiles_of
 from threadline.agent.profiles import Profile
 from threadline.answers.active import ActiveTurns
@@ -181,14 +181,14 @@ async def running_services(
     builtin_http: httpx.AsyncClient,
     builtin_token: Callable[[], str],
     tracer_provider: TracerProvider | None = None,
-    agent: AgentSource | None = None,
+    agents: Sequence[ServedAgent] = (),
 ) -> AsyncIterator[Services]:
     """Start everything an answer needs, in order (storage → model → tools → graph), and stop it again;
     `builtin_http` reaches this server's own MCP endpoint, with tokens from `builtin_token`; answers' spans
-    go to `tracer_provider` when there is one; `agent` is a team's own (agent/loading.py), else the built-in."""
+    go to `tracer_provider` when there is one; `agents` are a team's own (agent/loading.py), else the built-in."""
     async with open_storage(settings) as storage:
         files = FileReader(storage.files.read, settings.file_prompt_bytes)
-        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agent, files, storage.store)
+        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agents, files, storage.store)
         toolbox = McpToolbox(
             settings.mcp_servers,
             keep_file=tool_files(settings, storage),

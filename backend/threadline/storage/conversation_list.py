@@ -30,9 +30,10 @@ class ConversationSummary(msgspec.Struct, rename="camel", frozen=True):
     created_at: datetime
     last_message_at: datetime
     profile_id: str | None = None  # the model profile of its latest answer
+    agent_id: str | None = None  # the agent it was started with (GET /api/agents), which it keeps
 
 
-COLUMNS = "id, title, created_at, last_message_at, profile_id"
+COLUMNS = "id, title, created_at, last_message_at, profile_id, agent_id"
 
 
 class Page(msgspec.Struct, frozen=True):
@@ -106,8 +107,8 @@ WITH continued AS (
     WHERE client_id = %(client_id)s AND id = %(id)s AND turns + %(turns)s <= %(max_turns)s
     RETURNING false AS created
 ), started AS (
-    INSERT INTO conversations (client_id, id, title, turns, profile_id, words)
-    SELECT %(client_id)s, %(id)s, %(title)s, %(turns)s, %(profile_id)s, to_tsvector('simple', %(title)s)
+    INSERT INTO conversations (client_id, id, title, turns, profile_id, agent_id, words)
+    SELECT %(client_id)s, %(id)s, %(title)s, %(turns)s, %(profile_id)s, %(agent_id)s, to_tsvector('simple', %(title)s)
     WHERE NOT EXISTS (SELECT 1 FROM conversations WHERE client_id = %(client_id)s AND id = %(id)s)
       AND (SELECT count(*) FROM conversations WHERE client_id = %(client_id)s) < %(max_conversations)s
     ON CONFLICT DO NOTHING
@@ -139,15 +140,18 @@ class PostgresConversations:
         *,
         new_turn: bool = True,
         profile_id: str | None = None,
+        agent_id: str | None = None,
     ) -> bool:
         """Record a turn of the visitor's conversation, creating it on its first; True when this created it.
 
-        Refused when a storage limit is reached or PostgreSQL refuses the record's values.
+        Refused when a storage limit is reached or PostgreSQL refuses the record's values. `agent_id` is kept
+        from the first turn on.
         """
         title = title_from(first_message)
         if not self.health.down:
             try:
-                return await self._touch(conversation_id, client_id, title, 1 if new_turn else 0, profile_id)
+                ids = {"profile_id": profile_id, "agent_id": agent_id}
+                return await self._touch(conversation_id, client_id, title, 1 if new_turn else 0, ids)
             except CONNECTION_ERRORS as exc:
                 self.health.failed("recording a conversation", exc, conversation_id=conversation_id)
             except psycopg.Error as exc:
@@ -156,10 +160,10 @@ class PostgresConversations:
         return False
 
     async def _touch(
-        self, conversation_id: str, client_id: str, title: str, turns: int, profile_id: str | None
+        self, conversation_id: str, client_id: str, title: str, turns: int, ids: dict[str, str | None]
     ) -> bool:
         params = {
-            "profile_id": profile_id,
+            **ids,
             "client_id": client_id,
             "id": conversation_id,
             "title": title,
@@ -285,6 +289,7 @@ class MemoryConversations:
         *,
         new_turn: bool = True,
         profile_id: str | None = None,
+        agent_id: str | None = None,
     ) -> bool:
         now = datetime.now(UTC)
         turns, known = self.rows.get((client_id, conversation_id), (0, None))
@@ -303,6 +308,7 @@ class MemoryConversations:
                 created_at=known.created_at if known else now,
                 last_message_at=now,
                 profile_id=profile_id,
+                agent_id=known.agent_id if known else agent_id,
             ),
         )
         return known is None
@@ -367,6 +373,7 @@ class Conversations(Protocol):
         *,
         new_turn: bool = True,
         profile_id: str | None = None,
+        agent_id: str | None = None,
     ) -> bool: ...
 
     async def get(self, conversation_id: str, client_id: str) -> ConversationSummary | None: ...

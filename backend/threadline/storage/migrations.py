@@ -163,6 +163,7 @@ MIGRATIONS = [
         "DROP INDEX active_turns_one_per_client",
         "CREATE INDEX active_turns_client ON active_turns (client_id)",
     ],
+    ["ALTER TABLE conversations ADD COLUMN agent_id text"],  # the agent it keeps, of several (agent/graphs.py)
 ]
 
 

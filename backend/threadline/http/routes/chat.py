@@ -76,30 +76,34 @@ async def new_message(
     return NewMessage(text, edited or last.id or new_id(), files=files)
 
 
-def options_of(services: Services, data: ChatRequest) -> AnswerOptions:
+async def options_of(services: Services, data: ChatRequest, client_id: str, conversation_id: str) -> AnswerOptions:
+    """How the answer runs, with the conversation's agent chosen first: its own input and context are checked
+    against that agent's schemas."""
     settings = services.settings
+    agent_id = await services.answers.agent_for(client_id, conversation_id, data.agent)
     return AnswerOptions(
         stream_mode=data.stream_mode or settings.stream_mode,
         profile_id=data.profile_id,
+        agent_id=agent_id,
         strategy=data.multitask_strategy or settings.multitask_strategy,
         on_disconnect=data.on_disconnect,
         resumable=True,
-        context=request_context(services, data.context),
-        input=request_input(services, data.input),
+        context=request_context(services, data.context, agent_id),
+        input=request_input(services, data.input, agent_id),
     )
 
 
-def request_input(services: Services, values: dict[str, Any] | None) -> dict[str, Any]:
+def request_input(services: Services, values: dict[str, Any] | None, agent_id: str) -> dict[str, Any]:
     """The chat body's `input`: keys of the agent's own input, each of the type its input schema says."""
     if not values:
         return {}
     small_value(values, "input")
-    if problem := services.answers.graphs.own_input.problem(values):
+    if problem := services.answers.graphs.hosting_of(agent_id).own_input.problem(values):
         raise invalid("input", problem)
     return values
 
 
-def request_context(services: Services, values: dict[str, Any] | None) -> dict[str, Any]:
+def request_context(services: Services, values: dict[str, Any] | None, agent_id: str) -> dict[str, Any]:
     """The chat body's `context`: only the keys the operator lets a request set, with values the agent's own
     context schema takes."""
     if not values:
@@ -108,7 +112,7 @@ def request_context(services: Services, values: dict[str, Any] | None) -> dict[s
     if unknown := sorted(set(values) - set(services.settings.request_context)):
         allowed = ", ".join(services.settings.request_context) or "none (THREADLINE_REQUEST_CONTEXT is empty)"
         raise invalid("context", f"a request cannot set {', '.join(unknown)}; it may set {allowed}")
-    if problem := services.answers.graphs.context_problem(values):
+    if problem := services.answers.graphs.context_problem(values, agent_id):
         raise invalid("context", problem)
     return values
 
@@ -144,7 +148,7 @@ class ChatController(Controller):
         wire = choose_wire(request)
         await allowance.spend()
         answers, conversation_id = services.answers, data.id or new_id()
-        options = options_of(services, data)
+        options = await options_of(services, data, client_id, conversation_id)
         if data.resume is not None:
             value, question_id = small_value(data.resume.value, "resume.value"), data.resume.interrupt_id
             turn = await answers.answer_question(client_id, conversation_id, question_id, value, options)
@@ -157,7 +161,7 @@ class ChatController(Controller):
             responses = approval_responses(data.messages[-1])
             turn = await answers.answer_approvals(client_id, conversation_id, responses, options)
         elif (pair := answers.comparison_pair(data.compare_profiles)) is not None:
-            compared = AnswerOptions(stream_mode=options.stream_mode, context=options.context)
+            compared = AnswerOptions(options.stream_mode, agent_id=options.agent_id, context=options.context)
             message = await new_message(services, client_id, data, allowance.key)
             turn = await answers.compare(client_id, conversation_id, message, pair, compared)
         else:
