@@ -29,6 +29,32 @@ def assistant(e2e_database, tmp_path_factory) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def speakers(e2e_database, tmp_path_factory) -> Iterator[str]:
+    """A langgraph.json with two agents (and a graph without messages, which is not served)."""
+    graph = str(ROOT / "backend" / "tests" / "agents" / "speakers" / "langgraph.json")
+    with threadline_server(e2e_database, tmp_path_factory.mktemp("speakers"), THREADLINE_GRAPH=graph) as url:
+        yield url
+
+
+def test_a_new_chat_picks_one_of_several_agents_and_keeps_it(page: Page, speakers: str):
+    chat = ChatPage.open(page, speakers)
+    picker = page.get_by_test_id("agent-picker")
+    expect(picker).to_have_value("writer")
+    expect(picker.locator("option")).to_have_text(["writer", "critic"])
+    picker.select_option("critic")
+    chat.ask("hello")
+    expect(chat.assistant).to_contain_text("critic here, after 1 messages")
+    expect(page.get_by_test_id("agent-picker")).to_have_count(0)
+    expect(page.get_by_test_id("agent-name")).to_have_text("critic")
+    page.reload()
+    expect(page.get_by_test_id("agent-name")).to_have_text("critic")
+    chat.ask("again")
+    expect(chat.assistant).to_contain_text("critic here, after 3 messages")
+    page.get_by_role("button", name="New chat").first.click()
+    expect(page.get_by_test_id("agent-picker")).to_have_value("writer")
+
+
 def test_the_agents_question_is_answered_in_its_card_after_a_reload(page: Page, research: str):
     chat = ChatPage.open(page, research)
     chat.ask("research tide pools")

@@ -155,6 +155,21 @@ def test_focus_stays_where_the_person_moved_it_when_an_answer_ends(page: Page, s
     expect(chat.box).to_have_value("")
 
 
+def test_a_phone_has_one_bar_on_top_with_the_conversations_header_in_it(browser: Browser, server: str):
+    page = browser.new_context(viewport={"width": 390, "height": 780}).new_page()
+    chat = ChatPage.open(page, server)
+    chat.ask("hello there")
+    chat.wait_until_answered()
+    bar = page.locator("header.topbar")
+    expect(bar.get_by_test_id("share")).to_be_visible()
+    expect(bar.get_by_role("button", name="+ New chat")).to_be_visible()
+    (header,) = page.locator(".chat-header").all()
+    top, inner = bar.bounding_box(), header.bounding_box()
+    assert inner["y"] >= top["y"] and inner["y"] + inner["height"] <= top["y"] + top["height"], "one row, not two"
+    page.set_viewport_size({"width": 1200, "height": 800})  # wider: the header goes back above the conversation
+    expect(page.locator(".chat > .chat-header").get_by_test_id("share")).to_be_visible()
+
+
 def test_the_phone_drawer_takes_the_focus_and_escape_closes_it(browser: Browser, server: str):
     page = browser.new_context(viewport={"width": 390, "height": 780}).new_page()
     ChatPage.open(page, server)

@@ -9,14 +9,17 @@ import {
   renameConversation,
   describeError,
   listConversations,
+  listAgents,
   listProfiles,
   loadConversation,
   newConversationId,
+  type Agent,
   type Profile,
 } from './lib/api';
 import { type Account, startAccount } from './lib/auth';
 import { AccountBar, ClaimOffer, SignInScreen } from './components/Account';
 import { Chat } from './components/Chat';
+import { TopBarSlot } from './hooks/useTopBar';
 import { ConfirmDelete, UNDO_SECONDS, UndoDelete } from './components/Deleting';
 import { Sidebar } from './components/Sidebar';
 import { MarkdownPreload } from './components/Message';
@@ -40,6 +43,8 @@ export function App() {
   const [open, setOpen] = useState<Open | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [profiles, setProfiles] = useState<Profile[]>([]);
+  const [agents, setAgents] = useState<Agent[]>([]);
+  const [topBarSlot, setTopBarSlot] = useState<HTMLElement | null>(null); // where a phone shows the chat's header
   const [menuOpen, setMenuOpen] = useState(false); // the sidebar, on a narrow screen
   const [account, setAccount] = useState<Account | null>(null); // null until the sign-in state is known
   const [user, setUser] = useState<User | null>(null);
@@ -122,6 +127,7 @@ export function App() {
   useEffect(() => {
     if (!account) return;
     listProfiles().then(setProfiles, () => setProfiles([]));  // without the list, the default is used
+    listAgents().then(setAgents, () => setAgents([]));
     void openConversation(idFromUrl(), false);
     const onPopState = () => void openConversation(idFromUrl(), false);
     window.addEventListener('popstate', onPopState);
@@ -222,6 +228,7 @@ export function App() {
           ☰
         </button>
         <span className="brand">threadline</span>
+        <div className="topbar-slot" ref={setTopBarSlot} />
         <button type="button" className="new-chat" onClick={startNew}>
           + New chat
         </button>
@@ -274,23 +281,27 @@ export function App() {
           />
         )}
         {open && (
-          <Chat
-            key={`${open.id}:${claims}`}
-            id={open.id}
-            initialMessages={open.messages}
-            profiles={profiles}
-            onFirstMessage={(text) => {
-              showInUrl(open.id, true);
-              if (!query.trim()) listNew(open.id, text);
-            }}
-            onTitle={(title) =>
-              setConversations((shown) => shown.map((c) => (c.id === open.id ? { ...c, title } : c)))
-            }
-            onAnswered={() => void refreshList(true)}
-            onNewChat={startNew}
-            hold={claimable > 0 ? 'Answer the question above first' : undefined}
-            title={conversations.find((conversation) => conversation.id === open.id)?.title}
-          />
+          <TopBarSlot.Provider value={topBarSlot}>
+            <Chat
+              key={`${open.id}:${claims}`}
+              id={open.id}
+              initialMessages={open.messages}
+              profiles={profiles}
+              agents={agents}
+              agentId={conversations.find((conversation) => conversation.id === open.id)?.agentId ?? undefined}
+              onFirstMessage={(text) => {
+                showInUrl(open.id, true);
+                if (!query.trim()) listNew(open.id, text);
+              }}
+              onTitle={(title) =>
+                setConversations((shown) => shown.map((c) => (c.id === open.id ? { ...c, title } : c)))
+              }
+              onAnswered={() => void refreshList(true)}
+              onNewChat={startNew}
+              hold={claimable > 0 ? 'Answer the question above first' : undefined}
+              title={conversations.find((conversation) => conversation.id === open.id)?.title}
+            />
+          </TopBarSlot.Provider>
         )}
       </main>
     </div>

@@ -3,6 +3,7 @@ import { useChat } from '@ai-sdk/react';
 import { type FileUIPart, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import {
+  type Agent,
   ApiError,
   type ChatMessage,
   type Profile,
@@ -30,6 +31,8 @@ type Props = {
   id: string;
   initialMessages: ChatMessage[];
   profiles: Profile[];
+  agents: Agent[];
+  agentId?: string; // the agent a started conversation keeps
   onFirstMessage: (text: string) => void;
   onTitle: (title: string) => void;
   onAnswered: () => void;
@@ -39,8 +42,9 @@ type Props = {
 };
 
 export function Chat(props: Props) {
-  const { id, initialMessages, profiles, onFirstMessage, onTitle, onAnswered, onNewChat, hold, title } = props;
+  const { id, initialMessages, profiles, agents, onFirstMessage, onTitle, onAnswered, onNewChat, hold, title } = props;
   const [profileId, setProfileId] = useState<string | null>(null); // null: the default one
+  const [pickedAgent, setPickedAgent] = useState<string | null>(null); // a new conversation's; null: the default
   const [statusText, setStatusText] = useState<string | null>(null);
   const [warning, setWarning] = useState<string | null>(null);
   const [progress, setProgress] = useState<Record<string, ToolProgress>>({});
@@ -198,7 +202,8 @@ export function Chat(props: Props) {
     setAtBottom(true); // one's own message is always followed
     setWarning(null);
     declineWaiting();
-    const body = { ...(profileId ? { profileId } : {}), ...extra };
+    const agent = messages.length === 0 && pickedAgent ? { agent: pickedAgent } : {}; // later ones keep it
+    const body = { ...(profileId ? { profileId } : {}), ...agent, ...extra };
     const metadata = { createdAt: new Date().toISOString() };
     const message = !files?.length ? { text, metadata } : text ? { text, files, metadata } : { files, metadata };
     rememberOutgoing(id, { text, files: files ?? [] }); // until the server has taken it
@@ -315,6 +320,9 @@ export function Chat(props: Props) {
         profiles={profiles}
         profileId={shownProfileId}
         onPickProfile={setProfileId}
+        agents={agents}
+        agentId={props.agentId ?? pickedAgent ?? agents[0]?.id ?? ''}
+        onPickAgent={messages.length === 0 ? setPickedAgent : undefined}
       />
       <div className="messages" role="log" aria-live="polite" aria-busy={busy} ref={logRef} onScroll={onScroll}>
         {messages.length === 0 && !busy ? (

@@ -1,7 +1,9 @@
-// Above a conversation: the model its next message goes to, and its read-only link.
+// Above a conversation: the agent and the model its next message goes to, and its read-only link.
 import { useEffect, useRef, useState } from 'react';
+import { createPortal } from 'react-dom';
+import { useTopBarSlot } from '../hooks/useTopBar';
 import { copyText } from '../lib/clipboard';
-import { describeError, type Profile, type Share, shareConversation, shareOf, stopSharing } from '../lib/api';
+import { type Agent, describeError, type Profile, type Share, shareConversation, shareOf, stopSharing } from '../lib/api';
 
 type Props = {
   conversationId: string;
@@ -9,17 +11,23 @@ type Props = {
   profiles: Profile[];
   profileId: string; // the profile the next message goes to
   onPickProfile: (id: string) => void;
+  agents: Agent[];
+  agentId: string; // the agent the conversation goes to
+  onPickAgent?: (id: string) => void; // only a new conversation picks one
 };
 
-export function ChatHeader({ conversationId, started, profiles, profileId, onPickProfile }: Props) {
+export function ChatHeader(props: Props) {
+  const { conversationId, started, profiles, profileId, onPickProfile } = props;
   const [sharing, setSharing] = useState(false);
-  if (profiles.length <= 1 && !started) return null; // nothing to pick, nothing to share yet
-  return (
+  const topBar = useTopBarSlot();
+  if (profiles.length <= 1 && props.agents.length <= 1 && !started) return null; // nothing to pick or share yet
+  const header = (
     <div className="chat-header">
+      <AgentChoice agents={props.agents} agentId={props.agentId} onPick={props.onPickAgent} />
       {profiles.length > 1 && (
         <label className="model-picker">
-          Model{' '}
-          <select data-testid="model-picker" value={profileId} onChange={(event) => onPickProfile(event.target.value)}>
+          <span className="picker-label">Model</span>
+          <select data-testid="model-picker" aria-label="Model" value={profileId} onChange={(event) => onPickProfile(event.target.value)}>
             {profiles.map((profile) => (
               <option key={profile.id} value={profile.id}>
                 {profile.label}
@@ -35,6 +43,32 @@ export function ChatHeader({ conversationId, started, profiles, profileId, onPic
       )}
       {sharing && <ShareDialog conversationId={conversationId} onClose={() => setSharing(false)} />}
     </div>
+  );
+  return topBar ? createPortal(header, topBar) : header;
+}
+
+/** Of several agents: a new conversation picks one, a started one names the one it keeps. */
+function AgentChoice({ agents, agentId, onPick }: { agents: Agent[]; agentId: string; onPick?: (id: string) => void }) {
+  if (agents.length <= 1) return null;
+  const agent = agents.find((candidate) => candidate.id === agentId);
+  if (!onPick) {
+    return (
+      <span className="agent-name" data-testid="agent-name" title={agent?.description || undefined}>
+        {agent?.name ?? agentId}
+      </span>
+    );
+  }
+  return (
+    <label className="model-picker">
+      <span className="picker-label">Agent</span>
+      <select data-testid="agent-picker" aria-label="Agent" value={agentId} onChange={(event) => onPick(event.target.value)}>
+        {agents.map((candidate) => (
+          <option key={candidate.id} value={candidate.id} title={candidate.description || undefined}>
+            {candidate.name}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 

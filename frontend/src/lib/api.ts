@@ -35,7 +35,13 @@ export type DataParts = {
 
 export type ChatMessage = UIMessage<MessageMetadata, DataParts>;
 
-export type ConversationSummary = { id: string; title: string; createdAt: string; lastMessageAt: string };
+export type ConversationSummary = {
+  id: string;
+  title: string;
+  createdAt: string;
+  lastMessageAt: string;
+  agentId?: string | null; // the agent it was started with, which it keeps
+};
 
 /** A refused request: the server's `{error: {code, message, retryAfter?}}` with its HTTP status. */
 export class ApiError extends Error {
@@ -223,6 +229,15 @@ export type Profile = {
 /** The model profiles a new conversation may use (one: nothing to pick). */
 export async function listProfiles(): Promise<Profile[]> {
   const response = await apiFetch('/api/profiles');
+  if (!response.ok) throw await errorFrom(response);
+  return response.json();
+}
+
+export type Agent = { id: string; name: string; description: string };
+
+/** The agents a new conversation may go to, the default first (one: nothing to pick). */
+export async function listAgents(): Promise<Agent[]> {
+  const response = await apiFetch('/api/agents');
   if (!response.ok) throw await errorFrom(response);
   return response.json();
 }
