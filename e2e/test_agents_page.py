@@ -92,6 +92,9 @@ def test_a_create_agent_tool_call_waits_for_approval_on_the_page(page: Page, ass
     chat.ask("calculate 6*7")
     card = chat.tool_cards.last
     expect(card).to_contain_text("Needs your approval")
+    expect(card.get_by_test_id("approval-reason")).to_have_text(
+        "The calculator evaluates this expression on the server: check it, or change it first."
+    )
     card.get_by_test_id("approve").click()
     expect(chat.assistant).to_contain_text("calculator returned 42")
     chat.wait_until_answered()

@@ -22,11 +22,16 @@ from threadline.agent.context import AgentContext
 def graph(context: AgentContext):
     """Called once per model profile: A/B comparisons and the profile picker work for this agent too."""
     asks = {
-        tool.name: InterruptOnConfig(allowed_decisions=["approve", "reject"])
+        tool.name: InterruptOnConfig(
+            allowed_decisions=["approve", "reject"], description="Its tool server asks before every call."
+        )
         for tool in context.tools
         if getattr(tool, "needs_approval", False)  # the MCP servers' own policy (MCP_SERVERS: requireApproval)
     }
-    asks["calculator"] = InterruptOnConfig(allowed_decisions=["approve", "edit", "reject"])
+    asks["calculator"] = InterruptOnConfig(
+        allowed_decisions=["approve", "edit", "reject"],
+        description="The calculator evaluates this expression on the server: check it, or change it first.",
+    )
     return create_agent(
         context.model,
         list(context.tools),

@@ -139,6 +139,22 @@ def respond(client: httpx.Client, conversation_id: str, answer: dict, part: dict
     return client.post("/api/chat", json={"id": conversation_id, "messages": [answered]})
 
 
+def test_why_a_call_waits_is_the_agents_own_wording_live_and_after_a_reload(assistant_server):
+    """HumanInTheLoopMiddleware's `description` is the `data-approval` part's `reason` (valid for ai 5 to 7)."""
+    client, _ = visitor(assistant_server)
+    conversation_id = new_conversation_id()
+    response = client.post("/api/chat", json=chat_body(conversation_id, "calculate 2+3"))
+    message = read_with_ai(response.content)["message"]  # ai 5 has no approvals
+    (tool,), (live,) = parts(message, "tool-calculator"), parts(message, "data-approval")
+    assert live["data"] == {
+        "toolCallId": tool["toolCallId"],
+        "decisions": ["approve", "edit", "reject"],
+        "reason": "The calculator evaluates this expression on the server: check it, or change it first.",
+    }
+    answer = client.get(f"/api/conversations/{conversation_id}").json()["messages"][-1]
+    assert parts(answer, "data-approval") == [live], "the history says it as the stream did"
+
+
 def test_an_edited_input_runs_instead_of_the_models(assistant_server):
     client, _ = visitor(assistant_server)
     conversation_id = new_conversation_id()
@@ -340,7 +356,7 @@ def test_the_python_client_answers_the_agents_question_and_edits_an_approval(mak
     with serving(example(make_settings, "assistant")) as base_url, Client(base_url) as client:
         waiting = client.ask("calculate 2+3")
         (call,) = waiting.tool_calls
-        assert call.state == "approval-requested"
+        assert call.state == "approval-requested" and call.approval_reason.startswith("The calculator evaluates")
         done = client.approve(waiting, edits={call.tool_call_id: {"expression": "6*7"}})
         assert done.tool_calls[0].output.endswith("42")
 

@@ -343,11 +343,8 @@ class TurnTranslator:
             ev.ToolApprovalRequest(approval_id=item.approval_id, tool_call_id=item.tool_call_id) for item in approvals
         ]
         self.pending_tools.difference_update(request.tool_call_id for request in requests)
-        editable = [  # threadline's extension: the page may offer to change the input first
-            ev.Data(name="approval", id=a.approval_id, data={"toolCallId": a.tool_call_id, "decisions": a.decisions})
-            for a in approvals
-            if "edit" in a.decisions
-        ]
+        # threadline's extension: why it waits, and whether the page may offer to change the input first
+        editable = [ev.Data(name="approval", id=a.approval_id, data=a.part_data) for a in approvals if a.part_data]
         asked = [ev.Data(name=QUESTION, id=question.id, data=question.part_data) for question in questions]
         return [*requests, *editable, *asked, *self.close_step()]
 

@@ -22,6 +22,7 @@ class ToolCall:
     output: Any = None
     error_text: str | None = None
     approval_id: str | None = None  # set while the call waits for the person's approval
+    approval_reason: str | None = None  # why it waits, where the agent says
     agent: str | None = None  # which of a team's agents called it (providerMetadata.threadline.agent)
 
 
@@ -124,10 +125,8 @@ class Answer:
                 self.error = chunk.error_text
             case c.File() | c.SourceUrl():  # a file or source a tool produced, kept as useChat keeps it
                 self.parts.append(msgspec.to_builtins(chunk))
-            case c.Data(name="suggestions"):
-                self.suggestions = chunk.data
-            case c.Data(transient=False) if chunk.name not in _NOT_KEPT:  # the agent's own, kept like useChat's
-                self._keep_data(chunk)
+            case c.Data():
+                self._data(chunk)
 
     def _said_by(self, kind: str, part_id: str, agent: str) -> None:
         """A text or reasoning part a named agent said (`part["agent"]`)."""
@@ -135,6 +134,15 @@ class Answer:
             if isinstance(part, dict) and part["type"] == kind and part["id"] == part_id:
                 part["agent"] = agent
                 return
+
+    def _data(self, chunk: c.Data) -> None:
+        if chunk.name == "suggestions":
+            self.suggestions = chunk.data
+            return
+        if chunk.name == "approval" and isinstance(chunk.data, dict):  # why a call waits, and its decisions
+            self._tool(chunk.data["toolCallId"]).approval_reason = chunk.data.get("reason")
+        if not chunk.transient and chunk.name not in _NOT_KEPT:  # the agent's own, kept like useChat's
+            self._keep_data(chunk)
 
     def _keep_data(self, chunk: c.Data) -> None:
         """A data part joins the message; one with the id of an earlier part of its kind replaces it."""

@@ -49,6 +49,16 @@ class Waiting:
     interrupt_id: str
     shape: Literal["threadline", "batched", "per_call"] = "threadline"
     decisions: tuple[Decision, ...] = ("approve", "reject")  # what the person may decide (`edit`: change the input)
+    description: str = ""  # why it waits, in the agent's words (HumanInTheLoopMiddleware's `description`)
+
+    @property
+    def part_data(self) -> dict[str, Any] | None:
+        """The `data-approval` part's data (threadline's extension), when there is more to say than approve or
+        reject: the decisions, where `edit` is one, and why it waits."""
+        if "edit" not in self.decisions and not self.description:
+            return None
+        reason = {"reason": self.description} if self.description else {}
+        return {"toolCallId": self.tool_call_id, "decisions": list(self.decisions), **reason}
 
 
 @dataclass(frozen=True)
@@ -113,8 +123,9 @@ def waiting_of(interrupts: Any, calls: Sequence[ToolCall]) -> tuple[list[Waiting
             approvals += _batched(interrupt_id, value, calls)
         elif isinstance(value, dict) and value.get("type") == "tool_approval":
             allowed = _decisions(interrupt)
+            said = _text(value.get("description"))
             approvals.append(
-                Waiting(interrupt_id, value["tool_call_id"], value["name"], interrupt_id, "per_call", allowed)
+                Waiting(interrupt_id, value["tool_call_id"], value["name"], interrupt_id, "per_call", allowed, said)
             )
         else:
             questions.append(Question(interrupt_id, value))
@@ -131,10 +142,15 @@ def _batched(interrupt_id: str, request: dict[str, Any], calls: Sequence[ToolCal
             continue
         remaining.remove(call)
         allowed = tuple(d for d in review.get("allowed_decisions", ()) if d in ("approve", "edit", "reject", "respond"))
+        said = _text(action.get("description"))
         waiting.append(
-            Waiting(f"{interrupt_id}-{index}", call["id"] or "", call["name"], interrupt_id, "batched", allowed)
+            Waiting(f"{interrupt_id}-{index}", call["id"] or "", call["name"], interrupt_id, "batched", allowed, said)
         )
     return waiting
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _decisions(interrupt: Any) -> tuple[Decision, ...]:

@@ -104,7 +104,7 @@ def ui_messages(
             waiting.update(state="approval-requested", approval={"id": approval_id})
     if assistant is not None:  # what the agent asked the person, unanswered, and the inputs they may change
         assistant["parts"] += [_question_part(question) for question in conversation.questions]
-        assistant["parts"] += [_editable_part(item) for item in conversation.approvals if "edit" in item.decisions]
+        assistant["parts"] += [_approval_part(item) for item in conversation.approvals if item.part_data]
     for answer, data in structured:
         answer["parts"].append({"type": "data-structured-response", "data": data})
     for answer, part in unanswered:
@@ -131,10 +131,9 @@ def _question_part(question: Question) -> dict[str, Any]:
     return {"type": "data-interrupt", "id": question.id, "data": question.part_data}
 
 
-def _editable_part(item: Waiting) -> dict[str, Any]:
-    """A call whose input the person may change before it runs, as the live stream sent it."""
-    data = {"toolCallId": item.tool_call_id, "decisions": list(item.decisions)}
-    return {"type": "data-approval", "id": item.approval_id, "data": data}
+def _approval_part(item: Waiting) -> dict[str, Any]:
+    """Why a call waits, or that its input may be changed before it runs, as the live stream sent it."""
+    return {"type": "data-approval", "id": item.approval_id, "data": item.part_data}
 
 
 def _user_message(message: HumanMessage, record: AnswerRecord) -> dict[str, Any]:

@@ -55,16 +55,27 @@ function show(value: unknown): string {
 
 export type Approve = (approvalId: string, approved: boolean, reason?: string, editedInput?: unknown) => void;
 
-type ApprovalProps = { approvalId: string; input: unknown; editable: boolean; onApproval: Approve };
+type ApprovalProps = {
+  approvalId: string;
+  input: unknown;
+  editable: boolean;
+  onApproval: Approve;
+  because?: string; // why it waits, where the agent says (HumanInTheLoopMiddleware's description)
+};
 
 /** Approve or deny a call that waits for the person, with an optional reason for a denial; where the agent
  * allows it, the input may be changed first (JSON), and the changed call runs instead. */
-function ApprovalButtons({ approvalId, input, editable, onApproval }: ApprovalProps) {
+function ApprovalButtons({ approvalId, input, editable, onApproval, because }: ApprovalProps) {
   const [reason, setReason] = useState('');
   const [edited, setEdited] = useState<string | null>(null);
   const parsed = edited === null ? undefined : parseObject(edited);
   return (
     <div className="approval" role="group" aria-label="This tool call waits for your approval">
+      {because && (
+        <p className="approval-reason" data-testid="approval-reason">
+          {because}
+        </p>
+      )}
       <p>This call waits for your approval before it runs. Run it?</p>
       {edited !== null && (
         <textarea
@@ -123,9 +134,15 @@ const STATES: Record<string, [string, string]> = {
   'approval-responded': ['running', 'Approved'],
 };
 
-type ToolCardProps = { part: ToolPart; progress?: ToolProgress; editable: boolean; onApproval?: Approve };
+type ToolCardProps = {
+  part: ToolPart;
+  progress?: ToolProgress;
+  editable: boolean;
+  because?: string; // why it waits for approval, where the agent says
+  onApproval?: Approve;
+};
 
-function ToolCard({ part, progress, editable, onApproval }: ToolCardProps) {
+function ToolCard({ part, progress, editable, because, onApproval }: ToolCardProps) {
   const name = part.type.replace(/^tool-/, '');
   const [state, label] = STATES[part.state] ?? ['running', 'Running…'];
   const approval = 'approval' in part ? part.approval : undefined;
@@ -170,7 +187,13 @@ function ToolCard({ part, progress, editable, onApproval }: ToolCardProps) {
         )}
         {state === 'denied' && approval?.reason && <div className="tool-label">Declined: {approval.reason}</div>}
         {waiting && (
-          <ApprovalButtons approvalId={approval.id} input={part.input} editable={editable} onApproval={onApproval} />
+          <ApprovalButtons
+            approvalId={approval.id}
+            input={part.input}
+            editable={editable}
+            onApproval={onApproval}
+            because={because}
+          />
         )}
       </div>
     </details>
@@ -242,10 +265,9 @@ export const Message = memo(function Message({
   const [editing, setEditing] = useState(false);
   const mine = message.role === 'user';
   const reason = message.metadata?.interrupted;
-  const editable = new Set(
-    message.parts.flatMap((part) =>
-      part.type === 'data-approval' && part.data.decisions.includes('edit') ? [part.data.toolCallId] : [],
-    ),
+  // What the agent says of a call that waits: the decisions it allows, and why it asks (threadline's extension).
+  const approvals = new Map(
+    message.parts.flatMap((part) => (part.type === 'data-approval' ? [[part.data.toolCallId, part.data]] : [])),
   );
   const waitingForPerson =
     message.parts.some((part) => 'state' in part && part.state === 'approval-requested') ||
@@ -296,7 +318,8 @@ export const Message = memo(function Message({
           key={part.toolCallId}
           part={part as ToolPart}
           progress={progress[part.toolCallId]}
-          editable={editable.has(part.toolCallId)}
+          editable={approvals.get(part.toolCallId)?.decisions.includes('edit') ?? false}
+          because={approvals.get(part.toolCallId)?.reason}
           onApproval={onApproval}
         />
       );

@@ -29,7 +29,8 @@ export type DataParts = {
   'tool-progress': ToolProgress;
   suggestions: Suggestions;
   interrupt: AgentQuestion;
-  approval: { toolCallId: string; decisions: string[] }; // a call whose input the person may change first
+  // a call that waits: the decisions it allows (`edit`: its input may be changed first), and why it asks
+  approval: { toolCallId: string; decisions: string[]; reason?: string };
   'structured-response': unknown; // a `response_format` agent's typed answer (create_agent's structured_response)
 };
 
