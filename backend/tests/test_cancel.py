@@ -84,7 +84,8 @@ async def test_one_answer_at_a_time_per_conversation_and_a_few_per_visitor(make_
             await other.aclose()
     assert same.status_code == 409 and same.json()["error"]["code"] == "CONFLICT"
     assert "already streaming in this conversation" in same.json()["error"]["message"]
-    assert third.status_code == 409 and "2 answers are already streaming" in third.json()["error"]["message"]
+    assert third.status_code == 409 and third.json()["error"]["code"] == "TOO_MANY_ANSWERS"
+    assert "2 answers are already streaming" in third.json()["error"]["message"]
     assert after_a_stop.status_code == 200
 
 

@@ -11,6 +11,7 @@ RefusalCode = Literal[
     "FORBIDDEN",
     "NOT_FOUND",
     "CONFLICT",
+    "TOO_MANY_ANSWERS",
     "VOTE_REQUIRED",
     "CONVERSATION_FULL",
     "TOO_MANY_CONVERSATIONS",
@@ -46,7 +47,7 @@ def busy() -> Refused:
 
 def too_many_answers(most: int) -> Refused:
     return Refused(
-        "CONFLICT",
+        "TOO_MANY_ANSWERS",
         f"{most} answers are already streaming for you (the most at once). Stop one or wait for one to finish.",
     )
 

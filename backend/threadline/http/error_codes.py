@@ -50,9 +50,15 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode(
         409,
         "CONFLICT",
-        "this visitor already has an answer streaming (one at a time, across all server processes), also when "
-        "claiming its conversations; a stop request when no answer is running; approvals that no longer match "
-        "what waits",
+        "an answer is already streaming in this conversation (across all server processes; `multitaskStrategy` "
+        "may stop it instead), also when claiming the visitor's conversations; a stop request when no answer is "
+        "running; approvals or a reply that no longer match what waits; another agent than a started "
+        "conversation's",
+    ),
+    ErrorCode(
+        409,
+        "TOO_MANY_ANSWERS",
+        "the visitor has `CHAT_ANSWERS_PER_VISITOR` answers streaming in other conversations already",
     ),
     ErrorCode(409, "VOTE_REQUIRED", "a new message while the conversation's A/B comparison waits for a vote"),
     ErrorCode(413, "PAYLOAD_TOO_LARGE", "a body over 1 MB, not counting the bytes of a message's files"),
