@@ -241,3 +241,32 @@ def test_the_newest_message_stays_in_view_when_the_keyboard_shrinks_the_phone_sc
     page.set_viewport_size({"width": 390, "height": 420})  # what the on-screen keyboard leaves
     expect(end).to_be_in_viewport()
     page.context.close()
+
+
+def test_a_long_conversation_paints_only_the_messages_near_the_screen(page: Page, server: str):
+    """Every message stays in the page (find-in-page, screen readers); those far from the screen are skipped by
+    layout and paint (`content-visibility: auto`), so a long thread does not slow the streaming answer."""
+    chat = ChatPage.open(page, server)
+    conversation_id = page.evaluate("crypto.randomUUID()")
+    for turn in range(12):
+        body = {
+            "id": conversation_id,
+            "messages": [{"role": "user", "parts": [{"type": "text", "text": f"hello {turn}"}]}],
+        }
+        assert page.request.post(f"{server}/api/chat", data=body).ok
+    page.goto(f"{server}/?c={conversation_id}")
+    expect(chat.user_messages).to_have_count(12)
+    chat.ask("hello again")
+    chat.wait_until_answered()
+    first, last = chat.messages.first, chat.messages.last
+    drawn = "message => message.firstElementChild.checkVisibility({contentVisibilityAuto: true})"
+    assert not first.evaluate(drawn), "far above the screen: skipped"
+    assert last.evaluate(drawn)
+    first.scroll_into_view_if_needed()
+    expect(first).to_be_in_viewport()
+    expect(first).to_contain_text("hello 0")
+    for _ in range(50):  # drawn at the next frame once near (the page's CSP keeps wait_for_function out)
+        if first.evaluate(drawn):
+            break
+        page.wait_for_timeout(50)
+    assert first.evaluate(drawn), "drawn once near the screen"
