@@ -7,7 +7,9 @@ process restarted with SIGTERM lets its running answer finish first.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import random
 import signal
 import time
@@ -15,6 +17,7 @@ import time
 import httpx
 import pytest
 from helpers import chat_body, new_conversation_id
+from PIL import Image
 from threadline_testing.ports import free_port
 from threadline_testing.processes import start_threadline
 from threadline_testing.proxy import FAIL_TIMEOUT, nginx, nginx_binary
@@ -38,6 +41,14 @@ def client_at(base_url: str, cookies: httpx.Cookies | None = None) -> httpx.Clie
     return httpx.Client(base_url=base_url, timeout=30, headers={"x-forwarded-for": address}, cookies=cookies)
 
 
+def png_of_size(size: int) -> bytes:
+    """A PNG of about `size` bytes: noise, stored uncompressed."""
+    side = int((size / 3) ** 0.5)
+    buffer = io.BytesIO()
+    Image.frombytes("RGB", (side, side), os.urandom(side * side * 3)).save(buffer, "PNG", compress_level=0)
+    return buffer.getvalue()
+
+
 def deltas(response: httpx.Response):
     for line in response.iter_lines():
         if line.startswith('data: {"type":"text-delta"'):
@@ -51,6 +62,14 @@ def test_two_processes_behind_nginx(database_url, tmp_path):
         with nginx(ports, tmp_path) as proxy:
             visitor = client_at(proxy)
             visitor.get("/api/conversations")  # the identity cookie, valid on both processes
+
+            # A 5 MB attachment passes through and back; a body over every limit is refused in JSON.
+            photo = png_of_size(5_000_000)
+            upload = visitor.post("/api/files?filename=p.png", content=photo, headers={"content-type": "image/png"})
+            assert upload.status_code == 201, upload.text
+            assert visitor.get(upload.json()["url"]).content == photo
+            huge = visitor.post("/api/chat", content=b"x" * 50_000_000, headers={"content-type": "application/json"})
+            assert huge.status_code == 413 and huge.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
 
             # SSE arrives as it is written: the first delta long before the answer ends.
             started = time.monotonic()

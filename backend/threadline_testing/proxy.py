@@ -1,6 +1,5 @@
-"""nginx (Debian's package) in front of several threadline processes, configured as deploy/nginx.conf
-recommends: round robin, SSE unbuffered, the client's address in X-Forwarded-For, and a request that finds
-a process gone retried on the next."""
+"""nginx (Debian's package) in front of several threadline processes, with the rules deploy/nginx/threadline.conf
+ships (round robin over the processes given)."""
 
 from __future__ import annotations
 
@@ -33,21 +32,13 @@ http {{
     }}
     server {{
         listen 127.0.0.1:{port};
-        location / {{
-            proxy_pass http://threadline;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $host;
-            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-            proxy_buffering off;
-            proxy_read_timeout 300s;
-            proxy_next_upstream error timeout non_idempotent;
-        }}
+        include {rules};
     }}
 }}
 """
 
 
+RULES = Path(__file__).resolve().parents[2] / "deploy" / "nginx" / "threadline.conf"
 FAIL_TIMEOUT = 1  # seconds nginx leaves a process alone after a request to it failed
 
 
@@ -65,7 +56,7 @@ def nginx(upstreams: list[int], directory: Path) -> Iterator[str]:
         f"        server 127.0.0.1:{upstream} max_fails=1 fail_timeout={FAIL_TIMEOUT}s;" for upstream in upstreams
     )
     config = directory / "nginx.conf"
-    config.write_text(CONFIG.format(dir=directory, servers=servers, port=port))
+    config.write_text(CONFIG.format(dir=directory, servers=servers, port=port, rules=RULES))
     process = subprocess.Popen([binary, "-c", str(config), "-p", str(directory), "-e", str(directory / "error.log")])
     base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 10

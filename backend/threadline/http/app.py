@@ -29,6 +29,7 @@ from threadline.agent.graphs import load_agents
 from threadline.agent.loading import AgentSource, ServedAgent
 from threadline.current_answer import current_turn
 from threadline.http.bearer import BearerTokens
+from threadline.http.client_address import ForwardedScheme
 from threadline.http.connection_limits import RequestLimits
 from threadline.http.dependencies import AppServices, chat_allowance, owned_conversation
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
@@ -135,7 +136,7 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
         allow_credentials=True,
         allow_headers=["content-type", "authorization", HEADER],  # a signed-in user's bearer token too
         expose_headers=["x-conversation-id", "retry-after", HEADER],
-        allow_methods=["GET", "POST", "PATCH", "DELETE"],
+        allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],  # every method of the API (test_cors.py)
     )
 
 
@@ -270,6 +271,7 @@ class Threadline(InitPluginProtocol):
             "/",
             route_handlers=routes(settings, builtin_routes(mcp_server, tokens), page=self.page),
             middleware=[
+                DefineMiddleware(ForwardedScheme, addresses=limits.client_address),
                 DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
                 DefineMiddleware(
                     ClientIdentityMiddleware,

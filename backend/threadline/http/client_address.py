@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 
-from litestar.types import Scope
+from litestar.types import ASGIApp, Receive, Scope, Send
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -73,3 +73,24 @@ class ClientAddress:
             if not self.is_trusted(hop):
                 return rate_key(hop) or peer_key
         return (rate_key(hops[0]) if hops else None) or peer_key
+
+
+class ForwardedScheme:
+    """Behind a TLS-terminating proxy the request reaches us as http: when the peer is one of our trusted
+    proxies, its X-Forwarded-Proto (the value nearest the client) is the scheme, so the visitor cookie is
+    `Secure` and URLs are https. From anyone else the header is ignored."""
+
+    def __init__(self, app: ASGIApp, addresses: ClientAddress) -> None:
+        self.app = app
+        self.addresses = addresses
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = scope.get("client")
+        if client and self.addresses.is_trusted(client[0]):
+            for name, value in scope["headers"]:
+                if name == b"x-forwarded-proto":
+                    proto = value.decode("latin-1").split(",", 1)[0].strip().lower()
+                    if proto in ("http", "https"):
+                        scope["scheme"] = proto
+                    break
+        await self.app(scope, receive, send)
