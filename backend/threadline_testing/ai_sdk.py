@@ -51,6 +51,13 @@ def resume_with_chat(base_url: str, cookie: str, conversation_id: str) -> dict:
     return _node("resume-chat.mjs", json.dumps(request).encode())
 
 
+def readme_chat(base_url: str, cookie: str, conversation_id: str, options: str, text: str) -> dict:
+    """The README's `useChat` options (`options`, its object literal) in the real `ai` Chat: `text` sent, the page
+    gone mid-answer, and a reloaded page resuming (readme-chat.mjs)."""
+    request = {"baseUrl": base_url, "cookie": cookie, "conversationId": conversation_id}
+    return _node("readme-chat.mjs", json.dumps(request | {"options": options, "text": text}).encode())
+
+
 def send_files_with_chat(base_url: str, cookie: str, conversation_id: str, text: str, files: list[dict]) -> dict:
     """The real `ai` Chat sending files with a message, and the history read back and validated (file-chat.mjs)."""
     request = {"baseUrl": base_url, "cookie": cookie, "conversationId": conversation_id, "text": text}
