@@ -5,6 +5,7 @@
     python3 tasks.py test    install what is missing, then run every test
     python3 tasks.py docs    install what is missing, then build the manual (docs/) into site/, strictly
     python3 tasks.py lock    compile requirements.lock again from pyproject.toml (with uv)
+    python3 tasks.py wheel   build the wheel into dist/, with the chat page in it
     python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
                              default), compare, breakdown, capacity, load, encode, mcp, layers,
                              checkpoint, storage, ab-storage, observability, context, resume,
@@ -145,11 +146,7 @@ def ensure_nginx() -> None:
 def serve(args: list[str]) -> int:
     ensure_python()
     ensure_frontend()
-    env = dict(os.environ)
-    if "CHAT_MODEL_PROVIDER" not in env:
-        env["CHAT_MODEL_PROVIDER"] = "demo"
-        say("CHAT_MODEL_PROVIDER is not set: the offline demo model answers (docs/guides/profiles.md: others)")
-    server = subprocess.Popen([str(BIN / "threadline"), "serve", *args], cwd=ROOT, env=env)
+    server = subprocess.Popen([str(BIN / "threadline"), "serve", *args], cwd=ROOT)
     if hasattr(signal, "SIGTERM"):  # a stop meant for this command is meant for the server it runs
         signal.signal(signal.SIGTERM, lambda signum, frame: server.send_signal(signum))
     while True:
@@ -219,6 +216,21 @@ def test(args: list[str]) -> int:
     return subprocess.call([str(PYTHON), "-m", "pytest", *args], cwd=ROOT)
 
 
+PAGE_IN_PACKAGE = ROOT / "backend" / "threadline" / "page"
+
+
+def wheel(args: list[str]) -> int:
+    """Build the wheel into dist/, the chat page inside it (threadline/page, there only while it is built)."""
+    ensure_frontend()
+    shutil.rmtree(PAGE_IN_PACKAGE, ignore_errors=True)
+    shutil.copytree(FRONTEND / "dist", PAGE_IN_PACKAGE, ignore=shutil.ignore_patterns(".built"))
+    try:
+        return subprocess.call([uv(), "build", "--wheel", "--out-dir", "dist", *args], cwd=ROOT)
+    finally:
+        shutil.rmtree(PAGE_IN_PACKAGE, ignore_errors=True)
+        shutil.rmtree(ROOT / "build", ignore_errors=True)
+
+
 BENCHMARKS = {
     "stream": "stream_bench.py",
     "compare": "compare.py",
@@ -249,7 +261,7 @@ def bench(args: list[str]) -> int:
     return subprocess.call([str(PYTHON), str(ROOT / "bench" / BENCHMARKS[name]), *args], cwd=ROOT)
 
 
-COMMANDS = {"serve": serve, "test": test, "docs": docs, "bench": bench, "lock": lock}
+COMMANDS = {"serve": serve, "test": test, "docs": docs, "bench": bench, "lock": lock, "wheel": wheel}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

@@ -19,6 +19,14 @@ def test_defaults_follow_the_seed():
 
 
 @pytest.mark.parametrize(
+    ("env", "provider"),
+    [({}, "demo"), ({"GOOGLE_API_KEY": "k"}, "gemini"), ({"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, "openai")],
+)
+def test_without_a_provider_named_the_key_that_is_set_chooses_it_else_the_demo_model(env, provider):
+    assert load_settings(env).model_provider == provider
+
+
+@pytest.mark.parametrize(
     "env, named",
     [
         ({"CHAT_MODEL_PROVIDER": "gpt"}, "CHAT_MODEL_PROVIDER must be one of gemini, openai, demo"),
@@ -32,7 +40,7 @@ def test_defaults_follow_the_seed():
         ),
         ({"CHAT_MODEL_PROVIDER": "demo", "THREADLINE_PORT": "http"}, "THREADLINE_PORT must be a int"),
         ({"CHAT_MODEL_PROVIDER": "demo", "DATABASE_URL": "mysql://x"}, "DATABASE_URL must start with postgresql://"),
-        ({}, "GOOGLE_API_KEY is required when CHAT_MODEL_PROVIDER=gemini"),
+        ({"CHAT_MODEL_PROVIDER": "gemini"}, "GOOGLE_API_KEY is required when CHAT_MODEL_PROVIDER=gemini"),
         (
             {"CHAT_MODEL_PROVIDER": "demo", "LANGFUSE_PUBLIC_KEY": "pk-lf-1"},
             "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY are needed together",

@@ -1,6 +1,7 @@
 """The `threadline` command: `threadline serve` runs the server with settings from the environment;
-`threadline chat` talks to a running one from the terminal; `threadline mcp-token` mints a token for
-the built-in MCP server."""
+`threadline check` loads them and the agent and says what would run; `threadline migrate` brings the
+database up to date; `threadline chat` talks to a running server from the terminal; `threadline mcp-token`
+mints a token for the built-in MCP server."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from types import FrameType
+from typing import Any
 
+from threadline import __version__
 from threadline.observability.logs import configure as configure_logging
-from threadline.settings import SettingsError, load_settings
+from threadline.settings import Settings, SettingsError, load_settings
 
 
 def stoppable_server() -> type:
@@ -46,22 +49,43 @@ def stoppable_server() -> type:
     return StoppableServer
 
 
-def serve(graph: str | None = None) -> int:
+def settings_from(options: dict[str, str]) -> Settings | None:
+    """The settings from the environment, with what the command line gives (by variable name); None after
+    saying what is wrong."""
     try:
-        settings = load_settings({**os.environ, "THREADLINE_GRAPH": graph} if graph else None)
+        settings = load_settings({**os.environ, **options} if options else None)
     except SettingsError as error:
         print(f"threadline: {error}", file=sys.stderr)
-        return 2
+        return None
+    if settings.model_provider == "demo" and not os.environ.get("CHAT_MODEL_PROVIDER", "").strip():
+        print(
+            "threadline: no model provider is configured: the offline demo model answers (CHAT_MODEL_PROVIDER)",
+            file=sys.stderr,
+        )
+    return settings
+
+
+def loaded_agents(settings: Settings) -> tuple[Any, ...] | None:
+    """A team's own agents (THREADLINE_GRAPH), checked; None after saying why they cannot run."""
     from threadline.agent.graphs import load_agents
     from threadline.agent.loading import AgentLoadError
+
+    try:
+        return load_agents(settings)
+    except AgentLoadError as error:
+        print(f"threadline: {error}", file=sys.stderr)
+        return None
+
+
+def serve(options: dict[str, str]) -> int:
+    if (settings := settings_from(options)) is None:
+        return 2
     from threadline.gc_tuning import tune_for_serving
     from threadline.http.app import create_app
     from threadline.http.connection_limits import server_config
 
-    try:  # a team's own agent that cannot run stops start-up here, in one line, before anything is opened
-        agents = load_agents(settings)
-    except AgentLoadError as error:
-        print(f"threadline: {error}", file=sys.stderr)
+    # a team's own agent that cannot run stops start-up here, in one line, before anything is opened
+    if (agents := loaded_agents(settings)) is None:
         return 2
     configure_logging(settings.log_level, settings.log_format)
     app = create_app(settings, agents)
@@ -85,6 +109,49 @@ def serve(graph: str | None = None) -> int:
     return 0
 
 
+def check(options: dict[str, str]) -> int:
+    """Load the settings and the agent as `serve` would, print what would run, and exit: 0 when it can."""
+    if (settings := settings_from(options)) is None or (agents := loaded_agents(settings)) is None:
+        return 2
+    storage = "memory" if settings.memory_backend == "memory" else "PostgreSQL at DATABASE_URL"
+    if settings.memory_backend == "postgres" and not settings.database_url:
+        storage = f"embedded PostgreSQL in {settings.data_dir}"
+    profiles = ", ".join(profile.id for profile in settings.profiles) or "none (CHAT_MODEL_PROVIDER)"
+    lines = {
+        "version": __version__,
+        "listens on": f"{settings.host}:{settings.port}",
+        "model": f"{settings.model_provider}:{settings.model_name}",
+        "profiles": profiles,
+        "agents": ", ".join(agent.id for agent in agents) or "the built-in agent",
+        "storage": storage,
+        "tool servers": ", ".join(server.name for server in settings.mcp_servers) or "none",
+        "chat page": str(settings.frontend_dir) if (settings.frontend_dir / "index.html").exists() else "none",
+    }
+    for name, value in lines.items():
+        print(f"{name + ':':14}{value}")
+    return 0
+
+
+def migrate(options: dict[str, str]) -> int:
+    """Apply the database's pending migrations (LangGraph's tables, the agents' store, threadline's own) and exit;
+    `serve` does the same at start, so this is for deployments that migrate in a step of their own."""
+    if (settings := settings_from(options)) is None:
+        return 2
+    if settings.memory_backend == "memory":
+        print("threadline: CHAT_MEMORY_BACKEND=memory keeps nothing to migrate", file=sys.stderr)
+        return 2
+    from threadline.storage.database import open_storage
+
+    async def run() -> None:
+        async with open_storage(settings):
+            pass  # opening it applies what is pending, under a lock other processes wait for
+
+    configure_logging(settings.log_level, settings.log_format)
+    asyncio.run(run())
+    print("threadline: the database is up to date")
+    return 0
+
+
 def mcp_token(client_id: str | None, conversation_id: str | None, ttl: float) -> int:
     from threadline.mcp.tokens import Caller, tokens_for
 
@@ -100,11 +167,18 @@ def mcp_token(client_id: str | None, conversation_id: str | None, ttl: float) ->
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="threadline", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"threadline {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     serving = commands.add_parser("serve", help="run the chat server (settings come from the environment; see README)")
-    serving.add_argument(
-        "--graph", help="your own LangGraph agent, path/to/file.py:name or path/langgraph.json (THREADLINE_GRAPH)"
-    )
+    checking = commands.add_parser("check", help="load the settings and the agent, print what would run, and exit")
+    migrating = commands.add_parser("migrate", help="bring the database up to date, then exit")
+    for command in (serving, checking, migrating):
+        command.add_argument(
+            "--graph", help="your own LangGraph agent, path/to/file.py:name or path/langgraph.json (THREADLINE_GRAPH)"
+        )
+    for command in (serving, checking):
+        command.add_argument("--host", help="the address to listen on (THREADLINE_HOST)")
+        command.add_argument("--port", help="the port to listen on (THREADLINE_PORT)")
     chat = commands.add_parser("chat", help="chat with a running server from the terminal (one message per line)")
     chat.add_argument("--url", default="http://127.0.0.1:8000", help="the server (default %(default)s)")
     chat.add_argument("--conversation", help="continue this conversation id")
@@ -116,13 +190,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "mcp-token":
         return mcp_token(args.client_id, args.conversation, args.ttl)
-    if args.command == "serve":
-        return serve(args.graph)
     if args.command == "chat":
         from threadline.client.chat_cli import run
 
         return run(args.url, args.conversation, args.token)
-    return 2
+    given = {"THREADLINE_GRAPH": args.graph, "THREADLINE_HOST": getattr(args, "host", None)}
+    options = {
+        name: value for name, value in (given | {"THREADLINE_PORT": getattr(args, "port", None)}).items() if value
+    }
+    return {"serve": serve, "check": check, "migrate": migrate}[args.command](options)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ reader, the errors and the configuration reference in the docs (`reference_rows`
 
 from __future__ import annotations
 
+import importlib.resources
 import importlib.util
 import ipaddress
 import os
@@ -31,7 +32,10 @@ LogFormat = Literal["text", "json"]
 
 # Seed 000 named gemini-1.5-flash, which Google has retired: a real key with it fails.
 DEFAULT_MODEL_NAMES = {"gemini": "gemini-2.5-flash", "openai": "gpt-4o-mini", "demo": "demo"}
-DEFAULT_FRONTEND_DIR = Path(__file__).resolve().parents[2] / "frontend" / "dist"  # built by `tasks.py serve`
+# In an installed wheel (`tasks.py wheel` puts the page there), found as the package's data.
+PACKAGED_PAGE = Path(str(importlib.resources.files("threadline") / "page"))
+CHECKOUT_PAGE = Path(__file__).resolve().parents[2] / "frontend" / "dist"  # built by `tasks.py serve`
+DEFAULT_FRONTEND_DIR = PACKAGED_PAGE if (PACKAGED_PAGE / "index.html").exists() else CHECKOUT_PAGE
 DEFAULT_TRUSTED_PROXIES = ("127.0.0.1/32", "::1/128")
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you have when they help, and answer concisely."
 
@@ -204,7 +208,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "CHAT_MODEL_PROVIDER",
             help="`gemini`, `openai` (any OpenAI-compatible server) or `demo` (offline, scripted; for trying it "
             "out and tests)",
-            default="`gemini` (`tasks.py serve`: `demo`)",
+            default="the provider whose key is set (`GOOGLE_API_KEY`: `gemini`; `OPENAI_API_KEY` or "
+            "`OPENAI_BASE_URL`: `openai`), else `demo`",
         ),
     ] = "gemini"
     model_name: Annotated[
@@ -649,7 +654,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         env(
             "THREADLINE_FRONTEND_DIR",
             help="where the built chat page is; without one, the API runs alone",
-            default="`frontend/dist` of this checkout",
+            default="the page inside the installed package, else `frontend/dist` of this checkout",
         ),
     ] = DEFAULT_FRONTEND_DIR
     mcp_servers: Annotated[
@@ -778,6 +783,8 @@ def load_settings(env_vars: Mapping[str, str] | None = None) -> Settings:
     """Build Settings from environment variables; raise SettingsError on the first bad one."""
     env_vars = os.environ if env_vars is None else env_vars
     values = {field: _read(env_vars, variable) for field, variable in VARIABLES.items() if variable.read is not _unread}
+    if not env_vars.get("CHAT_MODEL_PROVIDER", "").strip():
+        values["model_provider"] = provider_by_key(values)
     provider = values["model_provider"]
     if not env_vars.get("CHAT_MODEL_NAME", "").strip():
         values["model_name"] = DEFAULT_MODEL_NAMES[provider]
@@ -788,6 +795,16 @@ def load_settings(env_vars: Mapping[str, str] | None = None) -> Settings:
     _check_together(values)
     _check_extras(values)
     return Settings(**values)
+
+
+def provider_by_key(values: Mapping[str, Any]) -> Provider:
+    """Without CHAT_MODEL_PROVIDER: the provider whose key is set, else the offline demo model (`threadline serve`
+    says so), so a first run needs no account anywhere."""
+    if values["google_api_key"]:
+        return "gemini"
+    if values["openai_api_key"] or values["openai_base_url"]:
+        return "openai"
+    return "demo"
 
 
 # The package extra that brings each provider's chat model (pip install 'threadline[<extra>]'), for
