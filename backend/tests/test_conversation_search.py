@@ -114,6 +114,6 @@ def test_the_python_client_iterates_over_pages_and_searches(make_settings):
     with serving(make_settings()) as base_url, Client(base_url) as client:
         made = [client.ask(f"count to 1, note {n}").conversation_id for n in range(5)]
         client.ask("count to 1 about walruses")
-        listed = [conversation["id"] for conversation in client.conversations(page_size=2)]
+        listed = [conversation.id for conversation in client.conversations(page_size=2)]
         assert listed[1:] == made[::-1] and len(listed) == 6
-        assert [c["title"] for c in client.conversations("walrus")] == ["count to 1 about walruses"]
+        assert [c.title for c in client.conversations("walrus")] == ["count to 1 about walruses"]

@@ -83,6 +83,6 @@ def test_a_provider_writes_the_title_with_one_call_kept_out_of_the_answer(make_s
             asked = [request for request in standin.requests if "Write a title for this chat." in str(request)]
             assert len(asked) == 1 and asked[0].get("stream") in (None, False)
             listed = list(client.conversations())
-            assert listed[0]["title"] == standins.TITLE
+            assert listed[0].title == standins.TITLE
     finally:
         standin.stop()

@@ -19,7 +19,7 @@ the answer on the server (what was shown is saved); `cancel()` stops one from an
 from threadline.client.answer import Answer, Compared, ToolCall
 from threadline.client.chunks import Data, parse_chunk
 from threadline.client.clients import AsyncClient, Client
-from threadline.client.protocol import AgentOptions, Contract, ThreadlineError, Wire
+from threadline.client.protocol import AgentOptions, Contract, ConversationSummary, ThreadlineError, Uploaded, Wire
 from threadline.wires import ui_chunks
 from threadline.wires.ui_chunks import *  # noqa: F403  # every chunk type, declared once
 
@@ -30,9 +30,11 @@ __all__ = [
     "Client",
     "Compared",
     "Contract",
+    "ConversationSummary",
     "Data",
     "ThreadlineError",
     "ToolCall",
+    "Uploaded",
     "Wire",
     "parse_chunk",
 ]

@@ -17,7 +17,11 @@ from threadline.client.protocol import (
     CONVERSATIONS_PATH,
     IDENTITY_HEADER,
     AgentOptions,
+    Attachment,
     Contract,
+    ConversationSummary,
+    Rating,
+    Uploaded,
     Wire,
     achunks_of,
     action_request,
@@ -29,6 +33,7 @@ from threadline.client.protocol import (
     edit_request,
     error_from,
     events_of,
+    feedback_path,
     is_json,
     json_of,
     next_page,
@@ -36,6 +41,7 @@ from threadline.client.protocol import (
     remember_identity,
     reply_request,
     stopped,
+    upload_request,
     whole,
 )
 
@@ -94,24 +100,28 @@ class Client(_Connection[httpx.Client]):
         conversation_id: str | None = None,
         *,
         stream_mode: StreamMode | None = None,
-        files: Sequence[str | Path] = (),
+        files: Sequence[Attachment] = (),
         agent: str | AgentOptions | None = None,
+        profile: str | None = None,
     ) -> Iterator[Chunk]:
         """The answer's chunks as they arrive; leaving the loop early stops the answer on the server. `files`:
-        paths of files to attach (images, PDFs, text; see the docs' Attachments). `agent`: which of the
-        server's agents a new conversation goes to (`agents()`), or an `AgentOptions` with its own input and
-        context too."""
-        body = chat_request(text, conversation_id, stream_mode, files=files, agent=agent)
+        paths of files to attach (images, PDFs, text; see the docs' Attachments), or files `upload`ed before.
+        `agent`: which of the server's agents a new conversation goes to (`agents()`), or an `AgentOptions`
+        with its own input and context too. `profile`: the model profile to answer with (`profiles()`)."""
+        body = chat_request(text, conversation_id, stream_mode, files=files, agent=agent, profile=profile)
         yield from self._chunks("POST", "/api/chat", body)
 
-    def _chunks(self, method: str, path: str, body: dict[str, Any] | None = None) -> Iterator[Chunk]:
-        with self.http.stream(method, path, json=body, headers={"accept": ACCEPT[self.wire]}) as response:
+    def _chunks(
+        self, method: str, path: str, body: dict[str, Any] | None = None, wire: Wire | None = None
+    ) -> Iterator[Chunk]:
+        wire = wire or self.wire
+        with self.http.stream(method, path, json=body, headers={"accept": ACCEPT[wire]}) as response:
             remember_identity(self.http, response)
             if response.status_code == 204:  # nothing streams there (any more)
                 return
             if response.status_code != 200:
                 raise error_from(response, response.read())
-            yield from chunks_of(response, self.wire)
+            yield from chunks_of(response, wire)
 
     def ask(
         self,
@@ -119,16 +129,45 @@ class Client(_Connection[httpx.Client]):
         conversation_id: str | None = None,
         *,
         stream_mode: StreamMode | None = None,
-        files: Sequence[str | Path] = (),
+        files: Sequence[Attachment] = (),
         agent: str | AgentOptions | None = None,
+        profile: str | None = None,
     ) -> Answer:
         """The whole answer; raises ThreadlineError (with the partial `answer`) when it ends in error."""
-        return whole(self.stream(text, conversation_id, stream_mode=stream_mode, files=files, agent=agent))
+        options = {"stream_mode": stream_mode, "files": files, "agent": agent, "profile": profile}
+        return whole(self.stream(text, conversation_id, **options))  # type: ignore[arg-type]
 
     def agents(self) -> list[dict[str, str]]:
         """The agents a new conversation may go to (`id`, `name`, `description`), the default first."""
         agents: list[dict[str, str]] = json_of(self.http.get("/api/agents"))
         return agents
+
+    def profiles(self) -> list[dict[str, Any]]:
+        """The model profiles an answer may use (`id`, `label`, `model`, `default`, …)."""
+        profiles: list[dict[str, Any]] = json_of(self.http.get("/api/profiles"))
+        return profiles
+
+    def upload(self, path: str | Path) -> Uploaded:
+        """Store a file once, to attach to messages (`files=[uploaded]`) without sending its bytes again."""
+        url, request = upload_request(Path(path))
+        return Uploaded.of(json_of(self.http.post(url, **request)))
+
+    def resume(self, conversation_id: str) -> Answer | None:
+        """The answer still being written in a conversation, from its first chunk (as a reloaded page gets it);
+        None when none runs."""
+        chunks = list(self._chunks("GET", f"/api/chat/{conversation_id}/stream", wire="sse"))  # replayed as recorded
+        return whole(iter(chunks)) if chunks else None
+
+    def rate(self, answer: Answer | str, rating: Rating | None, comment: str | None = None) -> None:
+        """Rate an answer (or an answer by its id) "up" or "down", with an optional comment; None takes the
+        rating back."""
+        path = feedback_path(answer)
+        rated = self.http.put(path, json={"rating": rating, "comment": comment}) if rating else self.http.delete(path)
+        json_of(rated)
+
+    def delete(self, conversation_id: str) -> None:
+        """Delete a conversation, its messages and the files only it used."""
+        json_of(self.http.delete(f"{CONVERSATIONS_PATH}/{conversation_id}"))
 
     def compare(
         self, text: str, conversation_id: str | None = None, *, profiles: tuple[str, str] | None = None
@@ -146,7 +185,7 @@ class Client(_Connection[httpx.Client]):
         text: str,
         *,
         stream_mode: StreamMode | None = None,
-        files: Sequence[str | Path] = (),
+        files: Sequence[Attachment] = (),
     ) -> Answer:
         """Send `text` in place of the user message `message_id` (see `messages`); it is answered from before
         that message, and the branch it replaces stays as version of it (`show_version`)."""
@@ -165,14 +204,14 @@ class Client(_Connection[httpx.Client]):
         messages: list[dict[str, Any]] = json_of(self.http.get(f"/api/conversations/{conversation_id}"))["messages"]
         return messages
 
-    def conversations(self, query: str = "", *, page_size: int = 50) -> Iterator[dict[str, Any]]:
+    def conversations(self, query: str = "", *, page_size: int = 50) -> Iterator[ConversationSummary]:
         """Your conversations, most recently used first, page by page as you iterate; with `query`, those with
         every one of its words (or a word's beginning) in their title or messages."""
         url: str | None = CONVERSATIONS_PATH
         params: dict[str, Any] | None = {"limit": page_size} | ({"q": query} if query else {})
         while url is not None:
             response = self.http.get(url, params=params)
-            yield from json_of(response)
+            yield from map(ConversationSummary.of, json_of(response))
             url, params = next_page(response), None
 
     def share(self, conversation_id: str) -> dict[str, Any]:
@@ -255,12 +294,11 @@ class Client(_Connection[httpx.Client]):
         listed: list[dict[str, Any]] = json_of(self.http.get("/api/list_conversations"))
         return listed
 
-    def rename(self, conversation_id: str, title: str) -> dict[str, Any]:
+    def rename(self, conversation_id: str, title: str) -> ConversationSummary:
         """Give a conversation a title of your own (1–120 characters); its summary back."""
-        renamed: dict[str, Any] = json_of(
-            self.http.patch(f"/api/conversations/{conversation_id}", json={"title": title})
+        return ConversationSummary.of(
+            json_of(self.http.patch(f"{CONVERSATIONS_PATH}/{conversation_id}", json={"title": title}))
         )
-        return renamed
 
     def claim(self, anonymous_token: str) -> dict[str, Any]:
         """Signed in (`bearer=`), take the conversations of an anonymous identity (another client's `token`):
@@ -293,21 +331,25 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         conversation_id: str | None = None,
         *,
         stream_mode: StreamMode | None = None,
-        files: Sequence[str | Path] = (),
+        files: Sequence[Attachment] = (),
         agent: str | AgentOptions | None = None,
+        profile: str | None = None,
     ) -> AsyncIterator[Chunk]:
-        body = chat_request(text, conversation_id, stream_mode, files=files, agent=agent)
+        body = chat_request(text, conversation_id, stream_mode, files=files, agent=agent, profile=profile)
         async for chunk in self._chunks("POST", "/api/chat", body):
             yield chunk
 
-    async def _chunks(self, method: str, path: str, body: dict[str, Any] | None = None) -> AsyncIterator[Chunk]:
-        async with self.http.stream(method, path, json=body, headers={"accept": ACCEPT[self.wire]}) as response:
+    async def _chunks(
+        self, method: str, path: str, body: dict[str, Any] | None = None, wire: Wire | None = None
+    ) -> AsyncIterator[Chunk]:
+        wire = wire or self.wire
+        async with self.http.stream(method, path, json=body, headers={"accept": ACCEPT[wire]}) as response:
             remember_identity(self.http, response)
             if response.status_code == 204:
                 return
             if response.status_code != 200:
                 raise error_from(response, await response.aread())
-            async for chunk in achunks_of(response, self.wire):
+            async for chunk in achunks_of(response, wire):
                 yield chunk
 
     async def _whole(self, chunks: AsyncIterator[Chunk], answer: Answer | None = None) -> Answer:
@@ -319,14 +361,39 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         conversation_id: str | None = None,
         *,
         stream_mode: StreamMode | None = None,
-        files: Sequence[str | Path] = (),
+        files: Sequence[Attachment] = (),
         agent: str | AgentOptions | None = None,
+        profile: str | None = None,
     ) -> Answer:
-        return await self._whole(self.stream(text, conversation_id, stream_mode=stream_mode, files=files, agent=agent))
+        options = {"stream_mode": stream_mode, "files": files, "agent": agent, "profile": profile}
+        return await self._whole(self.stream(text, conversation_id, **options))  # type: ignore[arg-type]
 
     async def agents(self) -> list[dict[str, str]]:
         agents: list[dict[str, str]] = json_of(await self.http.get("/api/agents"))
         return agents
+
+    async def profiles(self) -> list[dict[str, Any]]:
+        profiles: list[dict[str, Any]] = json_of(await self.http.get("/api/profiles"))
+        return profiles
+
+    async def upload(self, path: str | Path) -> Uploaded:
+        url, request = upload_request(Path(path))
+        return Uploaded.of(json_of(await self.http.post(url, **request)))
+
+    async def resume(self, conversation_id: str) -> Answer | None:
+        chunks = [chunk async for chunk in self._chunks("GET", f"/api/chat/{conversation_id}/stream", wire="sse")]
+        return whole(iter(chunks)) if chunks else None
+
+    async def rate(self, answer: Answer | str, rating: Rating | None, comment: str | None = None) -> None:
+        path = feedback_path(answer)
+        json_of(
+            await (
+                self.http.put(path, json={"rating": rating, "comment": comment}) if rating else self.http.delete(path)
+            )
+        )
+
+    async def delete(self, conversation_id: str) -> None:
+        json_of(await self.http.delete(f"{CONVERSATIONS_PATH}/{conversation_id}"))
 
     async def compare(
         self, text: str, conversation_id: str | None = None, *, profiles: tuple[str, str] | None = None
@@ -344,7 +411,7 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         text: str,
         *,
         stream_mode: StreamMode | None = None,
-        files: Sequence[str | Path] = (),
+        files: Sequence[Attachment] = (),
     ) -> Answer:
         body = edit_request(conversation_id, message_id, text, stream_mode, files)
         return await self._whole(self._chunks("POST", "/api/chat", body))
@@ -361,13 +428,13 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         ]
         return messages
 
-    async def conversations(self, query: str = "", *, page_size: int = 50) -> AsyncIterator[dict[str, Any]]:
+    async def conversations(self, query: str = "", *, page_size: int = 50) -> AsyncIterator[ConversationSummary]:
         url: str | None = CONVERSATIONS_PATH
         params: dict[str, Any] | None = {"limit": page_size} | ({"q": query} if query else {})
         while url is not None:
             response = await self.http.get(url, params=params)
             for conversation in json_of(response):
-                yield conversation
+                yield ConversationSummary.of(conversation)
             url, params = next_page(response), None
 
     async def share(self, conversation_id: str) -> dict[str, Any]:
@@ -436,10 +503,9 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         listed: list[dict[str, Any]] = json_of(await self.http.get("/api/list_conversations"))
         return listed
 
-    async def rename(self, conversation_id: str, title: str) -> dict[str, Any]:
-        response = await self.http.patch(f"/api/conversations/{conversation_id}", json={"title": title})
-        renamed: dict[str, Any] = json_of(response)
-        return renamed
+    async def rename(self, conversation_id: str, title: str) -> ConversationSummary:
+        response = await self.http.patch(f"{CONVERSATIONS_PATH}/{conversation_id}", json={"title": title})
+        return ConversationSummary.of(json_of(response))
 
     async def claim(self, anonymous_token: str) -> dict[str, Any]:
         response = await self.http.post(CLAIM_PATH, json={"anonymousToken": anonymous_token})

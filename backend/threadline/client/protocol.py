@@ -7,8 +7,10 @@ import json
 import mimetypes
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
 import httpx
 from httpx_sse import EventSource
@@ -143,10 +145,11 @@ def chat_request(
     conversation_id: str | None,
     stream_mode: str | None = None,
     profiles: tuple[str, str] | None = None,
-    files: Sequence[str | Path] = (),
+    files: Sequence[Attachment] = (),
     agent: str | AgentOptions | None = None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
-    parts = [{"type": "text", "text": text}, *(file_part(Path(path)) for path in files)]
+    parts = [{"type": "text", "text": text}, *(file_part(path) for path in files)]
     body: dict[str, Any] = {"messages": [{"role": "user", "parts": parts}]}
     if conversation_id:
         body["id"] = conversation_id
@@ -154,6 +157,8 @@ def chat_request(
         body["streamMode"] = stream_mode
     if profiles:
         body["compareProfiles"] = list(profiles)
+    if profile:
+        body["profileId"] = profile
     if isinstance(agent, str):
         agent = AgentOptions(agent)
     return body | (agent.body() if agent else {})
@@ -183,7 +188,7 @@ def next_page(response: httpx.Response) -> str | None:
 
 
 def edit_request(
-    conversation_id: str, message_id: str, text: str, stream_mode: str | None, files: Sequence[str | Path]
+    conversation_id: str, message_id: str, text: str, stream_mode: str | None, files: Sequence[Attachment]
 ) -> dict[str, Any]:
     """An edit as useChat's `sendMessage({ text, messageId })` sends it: the message again, with its id."""
     body = chat_request(text, conversation_id, stream_mode, files=files)
@@ -197,8 +202,67 @@ def regenerate_request(conversation_id: str, answer_id: str | None, stream_mode:
     return body | ({"messageId": answer_id} if answer_id else {})
 
 
-def file_part(path: Path) -> dict[str, str]:
-    """A file as `useChat` attaches it: a `file` part with a data URL (the server judges the type by the bytes)."""
+@dataclass(frozen=True)
+class Uploaded:
+    """A file uploaded once (`upload`), to attach to any number of messages by its `url`."""
+
+    id: str
+    url: str
+    media_type: str
+    filename: str | None = None
+
+    @classmethod
+    def of(cls, stored: dict[str, Any]) -> Uploaded:
+        return cls(stored["id"], stored["url"], stored["mediaType"], stored.get("filename"))
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    """One of your conversations, as a list shows it."""
+
+    id: str
+    title: str
+    created_at: datetime
+    last_message_at: datetime
+    profile_id: str | None = None  # the model profile of its latest answer
+    agent_id: str | None = None  # the agent it goes on with (`agents()`)
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> ConversationSummary:
+        return cls(
+            row["id"],
+            row["title"],
+            datetime.fromisoformat(row["createdAt"]),
+            datetime.fromisoformat(row["lastMessageAt"]),
+            row.get("profileId"),
+            row.get("agentId"),
+        )
+
+
+Attachment = str | Path | Uploaded  # a file to read and send, or one uploaded before
+Rating = Literal["up", "down"]
+
+
+def upload_request(path: Path) -> tuple[str, Any]:
+    """POST /api/files with the file's bytes as the body, its type as their type: (url, keyword arguments)."""
+    media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return f"/api/files?filename={quote(path.name)}", {
+        "content": path.read_bytes(),
+        "headers": {"content-type": media_type},
+    }
+
+
+def feedback_path(answer: Any) -> str:
+    """Where an answer's rating is kept: by its message id (`answer.id`, or the id itself)."""
+    return f"/api/messages/{answer if isinstance(answer, str) else answer.id}/feedback"
+
+
+def file_part(path: Attachment) -> dict[str, str | None]:
+    """A file as `useChat` attaches it: a `file` part with a data URL (the server judges the type by the bytes),
+    or the URL of a file uploaded before."""
+    if isinstance(path, Uploaded):
+        return {"type": "file", "mediaType": path.media_type, "filename": path.filename, "url": path.url}
+    path = Path(path)
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     data = base64.b64encode(path.read_bytes()).decode()
     return {"type": "file", "mediaType": media_type, "filename": path.name, "url": f"data:{media_type};base64,{data}"}
