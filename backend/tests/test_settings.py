@@ -18,6 +18,18 @@ def test_defaults_follow_the_seed():
     assert settings.max_model_calls == 5
 
 
+def test_every_setting_is_also_threadline_name_which_wins():
+    """Inside a host app, THREADLINE_ names keep threadline's settings apart from the app's own."""
+    host_app = {"LOG_LEVEL": "DEBUG", "DATABASE_URL": "postgresql://app/app", "CORS_ORIGINS": "http://app:1"}
+    ours = {"THREADLINE_LOG_LEVEL": "WARNING", "THREADLINE_DATABASE_URL": "postgresql://db/threadline"}
+    settings = load_settings(host_app | ours | {"THREADLINE_CHAT_MODEL_PROVIDER": "demo"})
+    assert (settings.log_level, settings.database_url) == ("WARNING", "postgresql://db/threadline")
+    assert settings.cors_origins == ("http://app:1",), "an alias where no THREADLINE_ name is set"
+    assert settings.model_provider == "demo"
+    with pytest.raises(SettingsError, match="THREADLINE_CHAT_STREAM_MODE must be one of"):
+        load_settings({"THREADLINE_CHAT_STREAM_MODE": "all"})
+
+
 @pytest.mark.parametrize(
     ("env", "provider"),
     [({}, "demo"), ({"GOOGLE_API_KEY": "k"}, "gemini"), ({"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, "openai")],

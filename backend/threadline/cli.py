@@ -18,7 +18,7 @@ from typing import Any
 
 from threadline import __version__
 from threadline.observability.logs import configure as configure_logging
-from threadline.settings import Settings, SettingsError, load_settings
+from threadline.settings import Settings, SettingsError, given, load_settings
 
 
 def stoppable_server() -> type:
@@ -57,7 +57,7 @@ def settings_from(options: dict[str, str]) -> Settings | None:
     except SettingsError as error:
         print(f"threadline: {error}", file=sys.stderr)
         return None
-    if settings.model_provider == "demo" and not os.environ.get("CHAT_MODEL_PROVIDER", "").strip():
+    if settings.model_provider == "demo" and not given(os.environ, "CHAT_MODEL_PROVIDER"):
         print(
             "threadline: no model provider is configured: the offline demo model answers (CHAT_MODEL_PROVIDER)",
             file=sys.stderr,
@@ -156,7 +156,7 @@ def mcp_token(client_id: str | None, conversation_id: str | None, ttl: float) ->
     from threadline.mcp.tokens import Caller, tokens_for
 
     try:  # only the secrets matter here, so a missing model key must not stop it
-        settings = load_settings({**os.environ, "CHAT_MODEL_PROVIDER": "demo"})
+        settings = load_settings({**os.environ, "THREADLINE_CHAT_MODEL_PROVIDER": "demo"})
     except SettingsError as error:
         print(f"threadline: {error}", file=sys.stderr)
         return 2

@@ -13,7 +13,7 @@ import ipaddress
 import os
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -756,8 +756,23 @@ def _variables() -> dict[str, Variable]:
         annotation, *extras = typing.get_args(hint)
         [source] = [extra for extra in extras if isinstance(extra, Env)]
         meta = [extra for extra in extras if isinstance(extra, msgspec.Meta)]
+        source = replace(source, names=prefixed(*source.names))
         variables[field] = Variable(field, source, source.read or _reader_of(annotation, meta), annotation)
     return variables
+
+
+PREFIX = "THREADLINE_"
+
+
+def prefixed(*names: str) -> tuple[str, ...]:
+    """Every setting is also THREADLINE_<NAME>, read first, so it never collides with a host app's own
+    LOG_LEVEL or DATABASE_URL; the plain names stay as aliases."""
+    return tuple(dict.fromkeys([*(name if name.startswith(PREFIX) else PREFIX + name for name in names), *names]))
+
+
+def given(env_vars: Mapping[str, str], name: str) -> str:
+    """The value of a setting's variable (`name` or its THREADLINE_ name), stripped; empty when unset."""
+    return next((value.strip() for key in prefixed(name) if (value := env_vars.get(key, "")).strip()), "")
 
 
 # Every setting once, as Settings declares it: its variable(s), how it is read, and its help.
@@ -774,7 +789,7 @@ def _read(env_vars: Mapping[str, str], variable: Variable) -> Any:
 
 def _parsed(env_vars: Mapping[str, str], name: str, parse: Callable[[str, Mapping[str, str]], Any]) -> Any:
     try:
-        return parse(env_vars[name].strip(), env_vars)
+        return parse(given(env_vars, name), env_vars)
     except (ProfileError, McpConfigError) as error:
         raise SettingsError(str(error)) from None
 
@@ -783,14 +798,14 @@ def load_settings(env_vars: Mapping[str, str] | None = None) -> Settings:
     """Build Settings from environment variables; raise SettingsError on the first bad one."""
     env_vars = os.environ if env_vars is None else env_vars
     values = {field: _read(env_vars, variable) for field, variable in VARIABLES.items() if variable.read is not _unread}
-    if not env_vars.get("CHAT_MODEL_PROVIDER", "").strip():
+    if not given(env_vars, "CHAT_MODEL_PROVIDER"):
         values["model_provider"] = provider_by_key(values)
     provider = values["model_provider"]
-    if not env_vars.get("CHAT_MODEL_NAME", "").strip():
+    if not given(env_vars, "CHAT_MODEL_NAME"):
         values["model_name"] = DEFAULT_MODEL_NAMES[provider]
-    if env_vars.get("CHAT_PROFILES", "").strip():
+    if given(env_vars, "CHAT_PROFILES"):
         values["profiles"] = _parsed(env_vars, "CHAT_PROFILES", parse_profiles)
-    if env_vars.get("MCP_SERVERS", "").strip():
+    if given(env_vars, "MCP_SERVERS"):
         values["mcp_servers"] = _parsed(env_vars, "MCP_SERVERS", parse_servers)
     _check_together(values)
     _check_extras(values)
