@@ -4,7 +4,8 @@
     python3 tasks.py serve   install what is missing, then run the server (demo model unless configured)
     python3 tasks.py test    install what is missing, then run every test
     python3 tasks.py docs    install what is missing, then build the manual (docs/) into site/, strictly
-    python3 tasks.py lock    compile requirements.lock again from pyproject.toml (with uv)
+    python3 tasks.py lock    compile the lock files again from pyproject.toml (with uv): requirements.lock
+                             for development, requirements/production.lock for deployments
     python3 tasks.py wheel   build the wheel into dist/, with the chat page in it
     python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
                              default), compare, breakdown, capacity, load, encode, mcp, layers,
@@ -194,12 +195,20 @@ def docs(args: list[str]) -> int:
 
 
 LOCK = ["--all-extras", "--group", "dev", "--group", "bench", "--group", "docs", "--python-version", "3.11"]
+# What a deployment installs (the Dockerfile): every extra, no group, on any platform, hashed, pinned as in
+# requirements.lock. A uv.lock would name the package index's host in every entry; this format names none.
+PRODUCTION_LOCK = ROOT / "requirements" / "production.lock"
+PRODUCTION = ["--all-extras", "--universal", "--generate-hashes", "--python-version", "3.11", "-c", "requirements.lock"]
 
 
 def lock(args: list[str]) -> int:
-    """Compile requirements.lock from pyproject.toml again, keeping every pin that still fits."""
+    """Compile requirements.lock (development: every extra and group) and requirements/production.lock from
+    pyproject.toml again, keeping every pin that still fits."""
     compile_lock = [uv(), "pip", "compile", "pyproject.toml", *LOCK, "--no-header", "-o", "requirements.lock"]
-    return subprocess.call([*compile_lock, *args], cwd=ROOT)
+    if code := subprocess.call([*compile_lock, *args], cwd=ROOT):
+        return code
+    production = [uv(), "pip", "compile", "pyproject.toml", *PRODUCTION, "--no-header", "-o", str(PRODUCTION_LOCK)]
+    return subprocess.call([*production, *args], cwd=ROOT)
 
 
 def test(args: list[str]) -> int:

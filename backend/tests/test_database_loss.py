@@ -61,7 +61,9 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
         async with running(settings) as client:
             _, _, before = await chat(client, "kept", "one")
             identity = client.cookies["threadline_client"]
+            ready_before = (await client.get("/health/ready")).status_code
             stop(own_postgres)
+            not_ready, alive = await client.get("/health/ready"), await client.get("/health/live")
             _, _raw, during = await chat(client, "kept", "two")
             _, _, started_during = await chat(client, "begun-while-down", "three")
             unavailable = await client.get("/api/conversations/kept")
@@ -77,6 +79,7 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
                 return (await client.get("/health")).json()["unsavedConversations"] == 0
 
             await wait_for(saved)
+            ready_again = (await client.get("/health/ready")).status_code
         async with running(settings) as fresh:  # a new process: only the database remembers
             fresh.headers["x-threadline-client"] = identity
             response = await fresh.get("/api/conversations/kept")
@@ -87,6 +90,8 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
     finally:
         standin.stop()
     assert text_of(before) == "Echo: one (user messages seen: 1)"
+    assert (ready_before, not_ready.status_code, alive.status_code, ready_again) == (200, 503, 200, 200)
+    assert not_ready.json() == {"status": "unavailable", "reason": "the database does not answer"}
     warnings = [chunk for chunk in during if chunk["type"] == "data-warning"]
     assert warnings and warnings[0]["data"]["code"] == "DATABASE_UNAVAILABLE" and warnings[0]["transient"]
     assert text_of(during) == "Echo: two (user messages seen: 2)", "the history was still there"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
-from litestar import Litestar, Router, get
+from litestar import Litestar, Response, Router, get
 from litestar.config.app import AppConfig
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
@@ -80,6 +80,20 @@ async def health(services: AppServices) -> dict[str, Any]:
         "quarantinedConversations": services.storage.quarantined(),
         "toolServers": tool_servers,
     }
+
+
+@get("/health/live", summary="The process serves requests (a liveness probe)")
+async def live() -> dict[str, str]:
+    """Answered once start-up (migrations included) is over, for as long as the process runs."""
+    return {"status": "ok"}
+
+
+@get("/health/ready", summary="The process can take visitors now (a readiness probe); 503 when not", status_code=200)
+async def ready(services: AppServices) -> Response[dict[str, str]]:
+    """Not ready while the database does not answer: a proxy or Kubernetes sends visitors to another process."""
+    if (reason := await services.storage.unready()) is not None:
+        return Response({"status": "unavailable", "reason": reason}, status_code=503)
+    return Response({"status": "ready"})
 
 
 @get("/api/profiles", summary="The model profiles a conversation may use (no keys, addresses or prompts)")
@@ -185,6 +199,8 @@ def routes(
         FileController,
         MetricsController,
         health,
+        live,
+        ready,
         profiles,
         agents,
         *builtin,

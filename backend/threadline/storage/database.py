@@ -37,7 +37,7 @@ from threadline.storage.conversation_list import (
     StorageLimits,
 )
 from threadline.storage.embedded import embedded_database
-from threadline.storage.fallback import DatabaseHealth, FallbackCheckpointer
+from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer
 from threadline.storage.file_store import FileStore, MemoryFiles, PostgresFiles, s3_blobs
 from threadline.storage.migrations import migrate
 from threadline.storage.saver import Pool, PooledPostgresSaver
@@ -73,6 +73,18 @@ class Storage:
         if not isinstance(self.checkpointer, FallbackCheckpointer):
             return 0
         return len(self.checkpointer.retries.quarantined | self.conversations.retries.quarantined)
+
+    async def unready(self) -> str | None:
+        """Why this process should get no new visitors now (the database does not answer), else None."""
+        if self.pool is None:
+            return None
+        try:
+            async with self.pool.connection(timeout=1.0) as conn:
+                await conn.execute("SELECT 1")
+        except CONNECTION_ERRORS as exc:
+            self.health.failed("a readiness check", exc)
+            return "the database does not answer"
+        return None
 
     async def keep_saving(self, every: float = 2.0) -> None:
         """Write back what was kept in memory while the database was down, once it answers again."""
