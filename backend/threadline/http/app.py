@@ -33,6 +33,7 @@ from threadline.http.client_address import ForwardedScheme
 from threadline.http.connection_limits import RequestLimits
 from threadline.http.dependencies import AppServices, chat_allowance, owned_conversation
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
+from threadline.http.host_identity import Identify
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.http.operators import metrics_guard
 from threadline.http.page_assets import asset_route
@@ -154,6 +155,25 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
     )
 
 
+def merged_cors(host: CORSConfig | None, ours: CORSConfig) -> CORSConfig:
+    """The host app's CORS configuration with ours added to it: both apps' origins, methods and headers."""
+    if host is None:
+        return ours
+
+    def both(first: list[Any], second: list[Any]) -> list[Any]:
+        return list(dict.fromkeys([*first, *second]))
+
+    return CORSConfig(
+        allow_origins=both(host.allow_origins, ours.allow_origins),
+        allow_methods=both(host.allow_methods, ours.allow_methods),
+        allow_headers=both(host.allow_headers, ours.allow_headers),
+        expose_headers=both(host.expose_headers, ours.expose_headers),
+        allow_credentials=host.allow_credentials or ours.allow_credentials,
+        allow_origin_regex=host.allow_origin_regex,
+        max_age=host.max_age,
+    )
+
+
 def page_provider(settings: Settings) -> tuple[str, ...]:
     """The identity provider's origin, which the page signing in talks to (discovery, tokens)."""
     if not (settings.auth_issuer and settings.auth_client_id):
@@ -232,10 +252,13 @@ class Threadline(InitPluginProtocol):
     error handling, and the services started by the app's lifespan. `graph` is your LangGraph agent, as
     THREADLINE_GRAPH would name it (agent/loading.py); else the setting, else the built-in agent. `agents`:
     those the setting names, loaded and checked already (the command line does that before anything opens).
+    `identify` is your app's own login: an async callable given the request that returns your user's id (or
+    a `Principal` with roles), or None for an anonymous visitor (http/host_identity.py).
 
         app = Litestar(route_handlers=[...yours], plugins=[Threadline(graph=my_graph)])
 
-    The security headers (a `before_send` hook) and CORS are the app's: they apply to its other routes too."""
+    The security headers (a `before_send` hook) apply to the app's other routes too; CORS_ORIGINS is added to the
+    app's own CORS configuration, which keeps its origins, methods and headers."""
 
     def __init__(
         self,
@@ -244,10 +267,12 @@ class Threadline(InitPluginProtocol):
         graph: AgentSource | None = None,
         page: bool = False,
         agents: tuple[ServedAgent, ...] | None = None,
+        identify: Identify | None = None,
     ) -> None:
         self.settings = settings or load_settings()
         self.graph = graph
         self.agents = agents
+        self.identify = identify
         self.page = page
         self.tracer_provider = (
             tracer_provider_for(self.settings.otlp_traces_endpoint) if self.settings.otlp_traces_endpoint else None
@@ -295,6 +320,7 @@ class Threadline(InitPluginProtocol):
                     bearer=bearer,
                     anonymous=settings.auth_anonymous == "allow",
                     admin_token=settings.admin_token,
+                    identify=self.identify,
                 ),
             ],
             dependencies=DEPENDENCIES,
@@ -307,7 +333,7 @@ class Threadline(InitPluginProtocol):
         app_config.state.update(state)
         app_config.before_send.append(SecurityHeaders((*settings.cors_origins, *page_provider(settings))))
         if (cors := cors_config(settings.cors_origins)) is not None:
-            app_config.cors_config = cors
+            app_config.cors_config = merged_cors(app_config.cors_config, cors)
         return app_config
 
 

@@ -35,6 +35,7 @@ class User:
     principal: str  # the id everything is owned by: `u` and a digest of issuer and subject
     subject: str
     claims: dict[str, Any]
+    granted: frozenset[str] = frozenset()  # roles given besides the claims' (a host app's, http/host_identity.py)
 
     def roles(self, claim: str) -> frozenset[str]:
         """The roles `claim` lists: a claim by that name, else a dotted path (`realm_access.roles`); a list of
@@ -45,7 +46,7 @@ class User:
             for step in claim.split("."):
                 value = value.get(step) if isinstance(value, dict) else None
         names = value.split() if isinstance(value, str) else value if isinstance(value, list) else []
-        return frozenset(name for name in names if isinstance(name, str))
+        return frozenset(name for name in names if isinstance(name, str)) | self.granted
 
 
 def principal_of(issuer: str, subject: str) -> str:

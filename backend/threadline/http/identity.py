@@ -1,5 +1,6 @@
-"""Who asks: a signed-in user (a bearer token from the team's identity provider, http/bearer.py), else an
-anonymous visitor with a signed client id, issued on first contact. Everything is owned by that id.
+"""Who asks: the user a host app names (http/host_identity.py), else a signed-in user (a bearer token from the
+team's identity provider, http/bearer.py), else an anonymous visitor with a signed client id, issued on first
+contact. Everything is owned by that id.
 
 The visitor's id travels in an HttpOnly, SameSite=Lax cookie for browsers, or in the `X-Threadline-Client`
 header for programs (curl, the Python client). Both hold the same signed token; a token whose
@@ -17,10 +18,12 @@ import secrets
 from http.cookies import SimpleCookie
 from pathlib import Path
 
+from litestar.connection import ASGIConnection
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from threadline.http.bearer import BearerTokens, InvalidToken, User
+from threadline.http.host_identity import Identify, user_of
 from threadline.http.page_assets import ASSETS_PATH
 from threadline.refusals import Refused
 
@@ -106,6 +109,12 @@ def anonymous_token_of(scope: Scope) -> str | None:
     return None
 
 
+def _public(path: str) -> bool:
+    """Open to visitors who are not signed in even where only signed-in users are answered: the page, how to
+    sign in, and a conversation's read-only link."""
+    return not path.startswith("/api/") or path == SIGN_IN_PATH or path.startswith(SHARED_PATH)
+
+
 class ClientIdentityMiddleware:
     """Puts the caller's id in `scope["state"]["client_id"]` (and a signed-in user in `["user"]`), issuing a
     visitor's id when needed. `bearer`: tokens of the team's identity provider are accepted, and without one
@@ -119,18 +128,29 @@ class ClientIdentityMiddleware:
         bearer: BearerTokens | None = None,
         anonymous: bool = True,
         admin_token: str | None = None,
+        identify: Identify | None = None,
     ) -> None:
         self.app = app
         self.signer = signer
         self.bearer = bearer
         self.anonymous = anonymous
         self.admin_token = admin_token
+        self.identify = identify  # a host app's own login (http/host_identity.py), asked first
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # The page's built assets are the same for everyone and cached for good: no identity, no cookie.
         if scope["type"] != ScopeType.HTTP or scope["path"].startswith(ASSETS_PATH):
             await self.app(scope, receive, send)
             return
+        if self.identify is not None and not scope["path"].startswith("/mcp"):
+            said = await self.identify(ASGIConnection(scope, receive, send))
+            if said is not None:
+                user = user_of(said)
+                scope.setdefault("state", {}).update(client_id=user.principal, user=user)
+                await self.app(scope, receive, send)
+                return
+            if self.bearer is None and not (self.anonymous or _public(scope["path"])):
+                raise Refused("UNAUTHORIZED", "Sign in first: this server answers signed-in users only.")
         if self.bearer is not None and not scope["path"].startswith("/mcp"):
             token = _bearer_token(_header(scope, b"authorization"))
             admin = (self.admin_token or "").encode()
@@ -140,9 +160,7 @@ class ClientIdentityMiddleware:
                 scope.setdefault("state", {}).update(client_id=user.principal, user=user)
                 await self.app(scope, receive, send)
                 return
-            path = scope["path"]
-            public = not path.startswith("/api/") or path == SIGN_IN_PATH or path.startswith(SHARED_PATH)
-            if not (self.anonymous or operator or public):
+            if not (self.anonymous or operator or _public(scope["path"])):
                 raise Refused("UNAUTHORIZED", "Sign in first: this server answers signed-in users only.")
         client_id = self.signer.verify(anonymous_token_of(scope))
         issued = None

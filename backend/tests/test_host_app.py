@@ -1,0 +1,87 @@
+"""threadline inside a host app with a login of its own (sessions): the app says who asks through
+`Threadline(identify=...)`, each of its users owns their conversations, a visitor it does not know is an
+anonymous one, its roles count, and its own CORS configuration is kept."""
+
+from __future__ import annotations
+
+import os
+
+from helpers import chat, chat_body, new_conversation_id
+from litestar import Litestar, Request, get, post
+from litestar.config.cors import CORSConfig
+from litestar.connection import ASGIConnection
+from litestar.middleware.session.client_side import CookieBackendConfig
+from litestar.testing import AsyncTestClient
+from threadline.http.app import Threadline
+from threadline.http.host_identity import Principal
+
+
+@post("/login/{name:str}")
+async def login(request: Request, name: str) -> dict[str, str]:
+    request.set_session({"user": name})
+    return {"user": name}
+
+
+@post("/logout")
+async def logout(request: Request) -> None:
+    request.clear_session()
+
+
+@get("/whoami")
+async def whoami(request: Request) -> dict[str, str | None]:
+    return {"user": request.session.get("user")}
+
+
+async def identify(connection: ASGIConnection) -> str | Principal | None:
+    user = connection.session.get("user") if "session" in connection.scope else None
+    return Principal(user, frozenset({"ops"})) if user == "root" else user
+
+
+def host_app(settings) -> Litestar:
+    return Litestar(
+        route_handlers=[login, logout, whoami],
+        middleware=[CookieBackendConfig(secret=os.urandom(16)).middleware],
+        cors_config=CORSConfig(allow_origins=["https://host.example"], allow_methods=["GET", "POST"]),
+        plugins=[Threadline(settings, identify=identify)],
+    )
+
+
+async def test_the_host_apps_users_own_their_conversations(make_settings):
+    settings = make_settings(auth_admin_role="ops", cors_origins=("http://localhost:3000",))
+    async with AsyncTestClient(app=host_app(settings), timeout=30) as client:
+        await client.post("/login/alice")
+        alice_chat = new_conversation_id()
+        response, _, _ = await chat(client, alice_chat, "alice here")
+        assert "set-cookie" not in response.headers or "threadline_client" not in response.headers["set-cookie"]
+        assert [row["id"] for row in (await client.get("/api/conversations")).json()] == [alice_chat]
+
+        await client.post("/login/bob")
+        assert (await client.get("/api/conversations")).json() == []
+        assert (await client.get(f"/api/conversations/{alice_chat}")).status_code == 404
+        refused = await client.post("/api/chat", json=chat_body(alice_chat, "bob in alice's conversation"))
+        assert refused.status_code == 200, "bob's conversation by that id is his own, not alice's"
+
+        await client.post("/logout")
+        anonymous = await client.get("/api/conversations")
+        assert anonymous.json() == [] and "threadline_client" in anonymous.headers["set-cookie"]
+        assert (await client.get("/metrics")).status_code in (401, 403), "no operator role"
+
+        await client.post("/login/root")
+        assert (await client.get("/metrics")).status_code == 200, "the host app's role counts as AUTH_ADMIN_ROLE"
+
+        await client.post("/login/alice")
+        history = (await client.get(f"/api/conversations/{alice_chat}")).json()["messages"]
+        assert history[0]["parts"][0]["text"] == "alice here"
+        assert (await client.get("/whoami")).json() == {"user": "alice"}, "the host's own routes are untouched"
+
+
+async def test_the_host_apps_cors_configuration_is_kept_and_ours_added(make_settings):
+    settings = make_settings(cors_origins=("http://localhost:3000",))
+    async with AsyncTestClient(app=host_app(settings), timeout=30) as client:
+        for origin, method in [("https://host.example", "GET"), ("http://localhost:3000", "PUT")]:
+            preflight = await client.options(
+                "/api/conversations", headers={"origin": origin, "access-control-request-method": method}
+            )
+            assert preflight.status_code in (200, 204), (origin, preflight.text)
+            assert preflight.headers["access-control-allow-origin"] == origin
+            assert method in preflight.headers["access-control-allow-methods"]
