@@ -698,6 +698,24 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "none (still served while the answer runs, logged, counted and exported)",
         ),
     ] = 30.0
+    conversation_retention_days: Annotated[
+        float,
+        msgspec.Meta(ge=0.0, le=36_500.0),
+        env(
+            "CHAT_CONVERSATION_RETENTION_DAYS",
+            help="a conversation with no new message for this many days is deleted, with its traces, ratings, "
+            "links and the files no other conversation uses (checked hourly); `0` keeps conversations for good",
+        ),
+    ] = 0.0
+    anonymous_retention_days: Annotated[
+        float,
+        msgspec.Meta(ge=0.0, le=36_500.0),
+        env(
+            "CHAT_ANONYMOUS_RETENTION_DAYS",
+            help="the same for anonymous visitors' conversations only (signed-in users' keep "
+            "`CHAT_CONVERSATION_RETENTION_DAYS`); `0`: as `CHAT_CONVERSATION_RETENTION_DAYS` says",
+        ),
+    ] = 0.0
     otlp_traces_endpoint: Annotated[
         str | None,
         env(

@@ -105,6 +105,36 @@ class Services:
                 await self.storage.checkpointer.adelete_thread(branch_of(thread_id, comparison_id, side))
         return True
 
+    async def keep_expiring(self, every: float = 3600.0) -> None:
+        """Hourly, delete the conversations idle past their retention (CHAT_CONVERSATION_RETENTION_DAYS, and
+        CHAT_ANONYMOUS_RETENTION_DAYS for anonymous visitors')."""
+        policies = [
+            (days, anonymous_only)
+            for days, anonymous_only in (
+                (self.settings.conversation_retention_days, False),
+                (self.settings.anonymous_retention_days, True),
+            )
+            if days > 0
+        ]
+        while policies:
+            try:
+                if expired := await self.expire(policies):
+                    log.info("deleted %d conversations past their retention", expired)
+            except Exception:
+                log.warning("could not delete expired conversations; will retry", exc_info=True)
+            await asyncio.sleep(every)
+
+    async def expire(self, policies: list[tuple[float, bool]]) -> int:
+        """Delete the conversations idle for longer than a policy's days; how many went."""
+        expired = 0
+        for days, anonymous_only in policies:
+            while idle := await self.conversations.idle(days, anonymous_only):
+                deleted = [await self.delete_conversation(client, conversation) for client, conversation in idle]
+                expired += sum(deleted)
+                if not any(deleted):
+                    break  # gone meanwhile (deleted by its visitor): the next batch would be the same
+        return expired
+
     async def claim(self, anonymous_id: str, principal: str) -> Claimed:
         """Give a signed-in user the conversations of their anonymous identity (conversations/claims.py), once no
         answer of that identity runs; this process forgets what it kept of their old threads."""
@@ -213,6 +243,7 @@ async def running_services(
             asyncio.create_task(storage.keep_saving()),
             asyncio.create_task(services.observability.keep_pruning()),
             asyncio.create_task(keep_dropping_unused(storage.files)),
+            asyncio.create_task(services.keep_expiring()),
         ]
         if storage.pool is not None:
             background.append(asyncio.create_task(answers.active.listen()))

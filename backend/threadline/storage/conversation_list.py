@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import UTC, datetime
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 import msgspec
@@ -34,6 +35,9 @@ class ConversationSummary(msgspec.Struct, rename="camel", frozen=True):
 
 
 COLUMNS = "id, title, created_at, last_message_at, profile_id, agent_id"
+
+
+ANONYMOUS = r"^[0-9a-f]{32}$"  # an anonymous visitor's id (http/identity.py); users' start with a letter
 
 
 class Page(msgspec.Struct, frozen=True):
@@ -258,6 +262,17 @@ class PostgresConversations:
             row = await cursor.fetchone()
         return None if row is None else ConversationSummary(**row)
 
+    async def idle(self, days: float, anonymous_only: bool = False, limit: int = 500) -> Sequence[tuple[str, str]]:
+        """(visitor, conversation) of conversations with no message for `days` days, oldest first; with
+        `anonymous_only`, anonymous visitors' only."""
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT client_id, id FROM conversations WHERE last_message_at < now() - make_interval(secs => %s) "
+                "AND (NOT %s OR client_id ~ %s) ORDER BY last_message_at LIMIT %s",
+                (days * 86_400, anonymous_only, ANONYMOUS, limit),
+            )
+            return [(row["client_id"], row["id"]) for row in await cursor.fetchall()]
+
     async def delete(self, conversation_id: str, client_id: str) -> bool:
         self.pending.pop(thread_of(client_id, conversation_id), None)
         async with self.pool.connection() as conn:
@@ -350,6 +365,15 @@ class MemoryConversations:
         self.rows[(client_id, conversation_id)] = (row[0], renamed)
         return renamed
 
+    async def idle(self, days: float, anonymous_only: bool = False, limit: int = 500) -> Sequence[tuple[str, str]]:
+        cutoff = datetime.now(UTC) - timedelta(days=days)
+        found = sorted(
+            (row.last_message_at, owner, id_)
+            for (owner, id_), (_, row) in self.rows.items()
+            if row.last_message_at < cutoff and (not anonymous_only or re.match(ANONYMOUS, owner))
+        )
+        return [(owner, id_) for _, owner, id_ in found[:limit]]
+
     async def delete(self, conversation_id: str, client_id: str) -> bool:
         self.words.pop((client_id, conversation_id), None)
         if self.rows.pop((client_id, conversation_id), None) is None:
@@ -387,6 +411,8 @@ class Conversations(Protocol):
     async def rename(
         self, conversation_id: str, client_id: str, title: str, unless_not: str | None = None
     ) -> ConversationSummary | None: ...
+
+    async def idle(self, days: float, anonymous_only: bool = False, limit: int = 500) -> Sequence[tuple[str, str]]: ...
 
     async def delete(self, conversation_id: str, client_id: str) -> bool: ...
 
