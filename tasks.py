@@ -214,6 +214,7 @@ def lock(args: list[str]) -> int:
 def test(args: list[str]) -> int:
     ensure_python()
     ensure_node(ROOT / "conformance")
+    ensure_node(ROOT / "deploy" / "tools")  # Helm, for the chart's test
     ensure_frontend()
     ensure_chromium()
     ensure_nginx()
