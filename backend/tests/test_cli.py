@@ -1,14 +1,20 @@
 """The `threadline` command as an operator uses it: its version, a check of the configuration that exits non-zero
-on a problem, migrations as a step of their own, and where to listen from the command line."""
+on a problem, migrations as a step of their own, where to listen from the command line, several server
+processes on one port, and a server that restarts when the agent's code changes."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
+import httpx
 import psycopg
 from threadline import __version__
+from threadline_testing.ports import free_port
 
 
 def threadline(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -49,3 +55,99 @@ def test_migrate_brings_a_new_database_up_to_date(database_url):
     finally:
         with psycopg.connect(database_url, autocommit=True) as conn:
             conn.execute("DROP DATABASE threadline_cli_migrate WITH (FORCE)")
+
+
+def wait_until_serving(base_url: str, server: subprocess.Popen, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(f"{base_url}/health/ready", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert server.poll() is None and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.2)
+
+
+def children_of(pid: int) -> list[int]:
+    return [
+        int(stat.parent.name)
+        for stat in Path("/proc").glob("[0-9]*/stat")
+        if stat.exists() and int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid
+    ]
+
+
+def test_workers_serve_on_one_port_and_stop_together(database_url, tmp_path):
+    port = free_port()
+    env = {"THREADLINE_DATABASE_URL": database_url, "THREADLINE_DATA_DIR": str(tmp_path)}
+    clean = {key: value for key, value in os.environ.items() if not key.startswith(("CHAT_", "THREADLINE_"))}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "threadline", "serve", "--workers", "2", "--port", str(port)], env=clean | env
+    )
+    try:
+        base_url = f"http://127.0.0.1:{port}"
+        wait_until_serving(base_url, server)
+        workers = [pid for pid in children_of(server.pid) if Path(f"/proc/{pid}/cmdline").read_bytes()]
+        assert len(workers) >= 2, workers
+        body = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hello"}]}]}
+        answers = [httpx.post(f"{base_url}/api/chat", json=body, timeout=30) for _ in range(4)]
+        assert all(answer.status_code == 200 and '"text-delta"' in answer.text for answer in answers)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
+
+
+def test_workers_need_postgresql():
+    refused = threadline("serve", "--workers", "2", CHAT_MEMORY_BACKEND="memory")
+    assert refused.returncode == 2 and "--workers needs PostgreSQL" in refused.stderr
+
+
+AGENT = """
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+def speak(state: MessagesState):
+    return {{"messages": [AIMessage("{said}")]}}
+
+builder = StateGraph(MessagesState)
+builder.add_node("speak", speak)
+builder.add_edge(START, "speak")
+graph = builder.compile()
+"""
+
+
+def test_reload_restarts_the_server_when_the_agent_changes(database_url, tmp_path):
+    agent, port = tmp_path / "agent.py", free_port()
+    agent.write_text(AGENT.format(said="first version"))
+    env = {"THREADLINE_DATABASE_URL": database_url, "THREADLINE_DATA_DIR": str(tmp_path / "data")}
+    clean = {key: value for key, value in os.environ.items() if not key.startswith(("CHAT_", "THREADLINE_"))}
+    command = [
+        sys.executable,
+        "-m",
+        "threadline",
+        "serve",
+        "--reload",
+        "--port",
+        str(port),
+        "--graph",
+        f"{agent}:graph",
+    ]
+    server = subprocess.Popen(command, env=clean | env, cwd=tmp_path)
+    base_url = f"http://127.0.0.1:{port}"
+    body = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hello"}]}]}
+    try:
+        wait_until_serving(base_url, server)
+        assert "first version" in httpx.post(f"{base_url}/api/chat", json=body, timeout=30).text
+        agent.write_text(AGENT.format(said="second version"))
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if "second version" in httpx.post(f"{base_url}/api/chat", json=body, timeout=30).text:
+                    break
+            except httpx.TransportError:
+                pass  # restarting
+            assert time.monotonic() < deadline, "the change was not picked up"
+            time.sleep(0.3)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)

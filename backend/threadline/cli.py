@@ -13,6 +13,7 @@ import socket
 import sys
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -77,20 +78,53 @@ def loaded_agents(settings: Settings) -> tuple[Any, ...] | None:
         return None
 
 
-def serve(options: dict[str, str]) -> int:
+def serve(options: dict[str, str], workers: int = 1, reload: bool = False) -> int:
     if (settings := settings_from(options)) is None:
         return 2
-    from threadline.gc_tuning import tune_for_serving
-    from threadline.http.app import create_app
-    from threadline.http.connection_limits import server_config
-
     # a team's own agent that cannot run stops start-up here, in one line, before anything is opened
     if (agents := loaded_agents(settings)) is None:
         return 2
+    if workers > 1 and settings.memory_backend == "memory":
+        print("threadline: --workers needs PostgreSQL (CHAT_MEMORY_BACKEND=memory is one process's)", file=sys.stderr)
+        return 2
     configure_logging(settings.log_level, settings.log_format)
+    # uvicorn shuts down on Ctrl+C and says so, then hands the signal back to Python: no traceback after that.
+    with contextlib.suppress(KeyboardInterrupt):
+        if workers == 1 and not reload:
+            stoppable_server()(uvicorn_config(settings, app_for(settings, agents))).run()
+            return 0
+        # Each process builds its own app from the same environment (the command line's options put into it).
+        os.environ.update(options)
+        config = uvicorn_config(settings, f"{__name__}:app_from_environment", factory=True, workers=workers)
+        if reload:
+            config.reload, config.reload_dirs = True, watched_folders(settings)
+            config.reload_includes = ["*.py", "langgraph.json"]
+        run_supervised(config, reload)
+    return 0
+
+
+def app_for(settings: Settings, agents: tuple[Any, ...]) -> Any:
+    from threadline.gc_tuning import tune_for_serving
+    from threadline.http.app import create_app
+
     app = create_app(settings, agents)
     app.on_startup.append(tune_for_serving)
-    config = server_config(
+    return app
+
+
+def app_from_environment() -> Any:
+    """One process's app under `serve --workers` or `--reload`: the settings and agents read again here."""
+    settings = load_settings()
+    from threadline.agent.graphs import load_agents
+
+    configure_logging(settings.log_level, settings.log_format)
+    return app_for(settings, load_agents(settings))
+
+
+def uvicorn_config(settings: Settings, app: Any, **options: Any) -> Any:
+    from threadline.http.connection_limits import server_config
+
+    return server_config(
         app,
         host=settings.host,
         port=settings.port,
@@ -98,15 +132,34 @@ def serve(options: dict[str, str]) -> int:
         header_timeout=settings.header_timeout,
         log_level=settings.log_level.lower(),
         access_log=False,
-        log_config=None,
+        log_config=None,  # uvicorn logs through threadline.observability.logs too
         # On SIGTERM: no new connections, running answers get this long to finish, then they are stopped
         # the normal way (their partials saved) as the app shuts down.
         timeout_graceful_shutdown=settings.shutdown_grace,
-    )  # uvicorn logs through threadline.observability.logs too
-    # uvicorn shuts down on Ctrl+C and says so, then hands the signal back to Python: no traceback after that.
-    with contextlib.suppress(KeyboardInterrupt):
-        stoppable_server()(config).run()
-    return 0
+        **options,
+    )
+
+
+def watched_folders(settings: Settings) -> list[str]:
+    """What `--reload` watches: the current folder, and the folder of a team's agent named by its path."""
+    folders = [os.getcwd()]
+    where = (settings.graph or "").rpartition(":")[0] if ":" in (settings.graph or "") else settings.graph or ""
+    if where.endswith((".py", ".json")):
+        folders.append(str(Path(where).resolve().parent))
+    return folders
+
+
+def run_supervised(config: Any, reload: bool) -> None:
+    """uvicorn's own supervisors: one that restarts the server when a watched file changes, or one that runs
+    `config.workers` processes on one socket (and starts a new one when one dies)."""
+    from uvicorn import Server
+    from uvicorn.supervisors import ChangeReload, Multiprocess
+
+    sockets = [config.bind_socket()]
+    if reload:  # the server runs in a process the supervisor starts again: uvicorn's own, which pickles
+        ChangeReload(config, target=Server(config).run, sockets=sockets).run()
+    else:
+        Multiprocess(config, sockets=sockets).run()
 
 
 def check(options: dict[str, str]) -> int:
@@ -179,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
     for command in (serving, checking):
         command.add_argument("--host", help="the address to listen on (THREADLINE_HOST)")
         command.add_argument("--port", help="the port to listen on (THREADLINE_PORT)")
+    serving.add_argument(
+        "--workers", type=int, default=1, help="server processes on one port, sharing the database (default 1)"
+    )
+    serving.add_argument("--reload", action="store_true", help="restart when a Python file here or the agent's changes")
     chat = commands.add_parser("chat", help="chat with a running server from the terminal (one message per line)")
     chat.add_argument("--url", default="http://127.0.0.1:8000", help="the server (default %(default)s)")
     chat.add_argument("--conversation", help="continue this conversation id")
@@ -198,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     options = {
         name: value for name, value in (given | {"THREADLINE_PORT": getattr(args, "port", None)}).items() if value
     }
-    return {"serve": serve, "check": check, "migrate": migrate}[args.command](options)
+    if args.command == "serve":
+        return serve(options, max(1, args.workers), args.reload)
+    return {"check": check, "migrate": migrate}[args.command](options)
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ class RequestLimits:
 
 
 def server_config(
-    app: ASGIApp, *, host: str, port: int, max_connections: int, header_timeout: float, **options: Any
+    app: ASGIApp | str, *, host: str, port: int, max_connections: int, header_timeout: float, **options: Any
 ) -> uvicorn.Config:
     """uvicorn as threadline runs it: `threadline serve` and the tests' real servers alike."""
     return uvicorn.Config(
