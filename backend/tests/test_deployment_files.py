@@ -55,3 +55,12 @@ def test_compose_restarts_and_health_checks_the_app():
         assert services[name]["restart"] == "unless-stopped"
         assert "/health/ready" in " ".join(services[name]["healthcheck"]["test"])
     assert services["nginx"]["depends_on"]["app"]["condition"] == "service_healthy"
+
+
+def test_the_shipped_proxy_rules_never_send_a_timed_out_request_again():
+    """nginx's `timeout` in proxy_next_upstream would resend a slow POST /api/chat (an answer waiting its turn, still
+    running on the first process) to the next one; only a request that could not connect is tried again."""
+    rules = (ROOT / "deploy" / "nginx" / "threadline.conf").read_text()
+    (retry,) = re.findall(r"^\s*proxy_next_upstream\s+([^;]+);", rules, re.M)
+    assert retry.split() == ["error", "non_idempotent"]
+    assert re.search(r"^\s*client_max_body_size\s+(\d+)m;", rules, re.M)[1] == "48", "above the server's 41 MB"
