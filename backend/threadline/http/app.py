@@ -41,8 +41,8 @@ from threadline.http.routes.account import AccountController, sign_in
 from threadline.http.routes.actions import ActionController
 from threadline.http.routes.chat import ChatController
 from threadline.http.routes.comparisons import ComparisonController
-from threadline.http.routes.contracts.seed_001 import GeneralChatController
-from threadline.http.routes.contracts.seed_002 import Seed002Controller
+from threadline.http.routes.contracts.seed_001 import general_chat_stream
+from threadline.http.routes.contracts.seed_002 import Seed002Controller, get_chat_response_stream
 from threadline.http.routes.contracts.seed_004 import chat_stream_route
 from threadline.http.routes.conversations import ConversationController
 from threadline.http.routes.feedback import FeedbackController
@@ -205,8 +205,9 @@ def routes(
     route_handlers: list[ControllerRouterHandler] = [
         ChatController,
         chat_stream_route,
+        get_chat_response_stream,
         Seed002Controller,
-        GeneralChatController,
+        general_chat_stream,
         ActionController,
         ConversationController,
         ShareController,

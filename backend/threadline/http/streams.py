@@ -32,9 +32,10 @@ def choose_wire(request: AnyRequest) -> Wire:
 
 
 async def stream_answer(turn: Turn, wire: Wire, conversation_id: str) -> Stream:
-    """The answer on `wire`; a failure before anything was shown is still an HTTP status the client checks."""
+    """The answer on `wire`, from every streaming route; a failure before anything was shown is still an HTTP
+    status the client checks, where the wire wants one."""
     opening = await turn.opening()
-    if opening and isinstance(opening[-1], ev.Error):
+    if wire.refuses_early and opening and isinstance(opening[-1], ev.Error):
         # The answer is let finish closing first, so a retry sent at once is not refused as a second answer.
         failure = opening[-1]
         await turn.finished()

@@ -13,19 +13,17 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Controller, get, post
 from litestar.di import NamedDependency
-from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody, QueryParameter
-from litestar.response import Stream
 
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load, thread_of
-from threadline.http.dependencies import Allowance, AppServices
+from threadline.http.dependencies import AppServices
 from threadline.http.errors import AnyRequest, error_responses, json_only
-from threadline.http.openapi import SseOperation
-from threadline.http.routes.contracts.common import contract_turn
+from threadline.http.routes.contracts.common import Contract, contract_route, plain_start
 from threadline.http.schemas import ID_PATTERN, Id
 from threadline.http.services import Services
-from threadline.wires.seed_002 import HEADERS, MEDIA_TYPE, AnySeed002Event, ChatResponseEncoder
+from threadline.wires.registry import seed_002_wire
+from threadline.wires.seed_002 import AnySeed002Event
 
 
 class ChatResponseRequest(msgspec.Struct):
@@ -87,40 +85,22 @@ async def _load(services: Services, client_id: str, conversation_id: str) -> Loa
     )
 
 
+get_chat_response_stream = contract_route(
+    Contract(
+        path="/api/get_chat_response_stream",
+        body=ChatResponseRequest,
+        start=plain_start("messages"),
+        wire=lambda services: seed_002_wire(services.settings.tool_output_preview),
+        events=AnySeed002Event,
+        statuses=(400, 404, 409, 413, 429, 500, 503),
+        summary="Seed 002: send a message, the answer streams back as its SSE events",
+    ),
+    "get_chat_response_stream",
+)
+
+
 class Seed002Controller(Controller):
     path = "/api"
-
-    @post(
-        "/get_chat_response_stream",
-        status_code=200,
-        guards=[json_only],
-        operation_class=SseOperation,
-        responses={
-            200: ResponseSpec(
-                AnySeed002Event,  # type: ignore[arg-type]  # a union of Structs: Litestar types it narrower
-                media_type=MEDIA_TYPE,
-                description="Seed 002's SSE events, one per `data:`",
-            ),
-            **error_responses(400, 404, 409, 413, 429, 500, 503),
-        },
-        summary="Seed 002: send a message, the answer streams back as its SSE events",
-    )
-    async def get_chat_response_stream(
-        self,
-        data: JSONBody[ChatResponseRequest],
-        services: AppServices,
-        client_id: NamedDependency[str],
-        allowance: Allowance,
-    ) -> Stream:
-        conversation_id, turn = await contract_turn(
-            services, client_id, allowance, data.message, data.conversation_id, stream_mode="messages"
-        )
-        encoder = ChatResponseEncoder(preview=services.settings.tool_output_preview)
-        return Stream(
-            encoder.encode(turn.events(await turn.opening())),
-            media_type=MEDIA_TYPE,
-            headers={**HEADERS, "x-conversation-id": conversation_id},
-        )
 
     @post(
         "/load_conversation",

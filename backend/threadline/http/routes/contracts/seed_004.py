@@ -12,18 +12,14 @@ from __future__ import annotations
 import re
 import uuid
 
-from litestar import post
-from litestar.di import NamedDependency
-from litestar.openapi import ResponseSpec
-from litestar.params import JSONBody
-from litestar.response import Stream
-
 from threadline.answers.service import AnswerOptions, NewMessage
-from threadline.http.dependencies import Allowance, AppServices
-from threadline.http.errors import ApiError, error_responses, json_only
+from threadline.answers.turn import Turn
+from threadline.http.dependencies import ChatAllowance
+from threadline.http.errors import ApiError
 from threadline.http.messages import empty_message, storable
-from threadline.http.openapi import SseOperation
+from threadline.http.routes.contracts.common import Contract, contract_route
 from threadline.http.schemas import MAX_MESSAGE_CHARS, ChatStreamRequest, ErrorDetail
+from threadline.http.services import Services
 from threadline.refusals import Refused
 from threadline.wires.registry import SEED_004
 from threadline.wires.seed_004 import AnySeed004Event
@@ -55,37 +51,21 @@ def _conversation_id(data: ChatStreamRequest) -> str | None:
     return data.conversation_id.lower()
 
 
-@post(
-    "/api/chat/stream",
-    status_code=200,
-    guards=[json_only],
-    operation_class=SseOperation,
-    responses={
-        200: ResponseSpec(
-            AnySeed004Event,  # type: ignore[arg-type]  # a union of Structs: Litestar types it narrower
-            media_type=SEED_004.media_type,
-            description="Seed 004's SSE events, one per `data:`",
-        ),
-        **error_responses(400, 404, 413, 429, 500, 503),
-    },
-    summary="Seed 004: send a message, the answer streams back as its SSE events",
-)
-async def chat_stream_route(
-    data: JSONBody[ChatStreamRequest],
-    services: AppServices,
-    client_id: NamedDependency[str],
-    allowance: Allowance,
-) -> Stream:
+async def start(
+    services: Services, client_id: str, allowance: ChatAllowance, data: ChatStreamRequest
+) -> tuple[str, Turn]:
+    """Its own checks and ids (UUIDs), its per-visitor limit on top of the chat's, and one stream at a time."""
     text, conversation_id = _message(data), _conversation_id(data)
     await allowance.spend()
     await services.limits.chat_stream_per_visitor.check(client_id)
     if conversation_id is not None:
         await services.answers.owned(client_id, conversation_id)
+    conversation_id = conversation_id or str(uuid.uuid4())
     message = NewMessage(text, str(uuid.uuid4()), str(uuid.uuid4()))
     # Seed 004 has no approvals (a call that needs one is declined) and keeps no failed answer.
     options = AnswerOptions(interactive=False, keep_failed_answer=False, at_once=1)  # one stream per client
     try:
-        turn = await services.answers.start(client_id, conversation_id or str(uuid.uuid4()), message, options)
+        return conversation_id, await services.answers.start(client_id, conversation_id, message, options)
     except Refused as refused:
         if refused.code != "CONFLICT":
             raise
@@ -94,5 +74,17 @@ async def chat_stream_route(
             "You already have a response streaming: one at a time. Wait for it to finish, or stop it.",
             retry_after=ONE_STREAM_RETRY_AFTER,
         ) from None
-    opening = await turn.opening()
-    return Stream(SEED_004.encode(turn.events(opening)), media_type=SEED_004.media_type, headers=SEED_004.headers)
+
+
+chat_stream_route = contract_route(
+    Contract(
+        path="/api/chat/stream",
+        body=ChatStreamRequest,
+        start=start,
+        wire=lambda _services: SEED_004,
+        events=AnySeed004Event,
+        statuses=(400, 404, 413, 429, 500, 503),
+        summary="Seed 004: send a message, the answer streams back as its SSE events",
+    ),
+    "chat_stream_route",
+)
