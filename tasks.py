@@ -185,9 +185,13 @@ def check() -> int:
 
 
 def docs(args: list[str]) -> int:
-    """Write the generated reference pages from the code, then build the site into site/ (--strict)."""
+    """Write the generated reference pages and the API's schema from the code, the page's REST types from that
+    schema, then build the site into site/ (--strict)."""
     ensure_python()
+    ensure_node(FRONTEND)
     if code := subprocess.call([str(PYTHON), "docs/generate.py"], cwd=ROOT):
+        return code
+    if code := subprocess.call(["npm", "run", "--silent", "api-types"], cwd=FRONTEND):
         return code
     return subprocess.call(
         [str(BIN / "mkdocs"), "build", "--strict", "--site-dir", "site", *args], cwd=ROOT, env=DOCS_ENV

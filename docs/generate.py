@@ -1,16 +1,22 @@
 """Write the docs' reference pages from the code: the configuration (threadline.settings) and the error
-codes (threadline.http.error_codes). `--check` writes nothing and fails when a page differs from the code.
+codes (threadline.http.error_codes); and the API's OpenAPI schema the page's REST types are generated from
+(frontend/openapi.json; `npm run api-types` then writes frontend/src/lib/api-schema.d.ts, and the page's
+`npm run check` fails when that is stale). `--check` writes nothing and fails when a file differs from the code.
 
     .venv/bin/python docs/generate.py [--check]      (python3 tasks.py docs runs it)
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
+from litestar.serialization import encode_json
 from threadline import settings
 from threadline.http import error_codes
+from threadline.http.app import create_app
 
 DOCS = Path(__file__).resolve().parent
 
@@ -45,12 +51,32 @@ See [Errors, limits and failures](../api/errors.md) for how each is met.
 {table}"""
 
 
+def without_examples(value: Any) -> Any:
+    """The schema without the random examples Litestar makes up, which would change it on every run."""
+    if isinstance(value, dict):
+        return {key: without_examples(item) for key, item in value.items() if key != "examples"}
+    if isinstance(value, list):
+        return [without_examples(item) for item in value]
+    return value
+
+
+def api_schema() -> str:
+    """The API's OpenAPI schema as the server serves it at /schema/openapi.json, with the error codes an error
+    body may carry as an enum, so a page's `ApiError.code` is typed as the server's codes."""
+    app = create_app(settings.load_settings({"THREADLINE_CHAT_MODEL_PROVIDER": "demo"}), ())
+    schema = without_examples(json.loads(encode_json(app.openapi_schema.to_schema())))
+    codes = sorted({error.code for error in error_codes.ERROR_CODES})
+    schema["components"]["schemas"]["ErrorInfo"]["properties"]["code"]["enum"] = codes
+    return json.dumps(schema, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def pages() -> dict[Path, str]:
     configuration = table(("variable", "default", "meaning"), settings.reference_rows())
     errors = table(("status", "code", "when"), error_codes.reference_rows())
     return {
         DOCS / "reference" / "configuration.md": CONFIGURATION.format(table=configuration),
         DOCS / "reference" / "errors.md": ERRORS.format(table=errors),
+        DOCS.parent / "frontend" / "openapi.json": api_schema(),
     }
 
 

@@ -28,6 +28,7 @@ from threadline.agent.loading import (
     AgentLoadError,
     AgentSource,
     NoMessages,
+    PublicAgent,
     ServedAgent,
     agent_graph,
     load_sources,
@@ -144,10 +145,10 @@ class GraphSwitch:
     def hosted(self) -> bool:
         return bool(self.agents)
 
-    def listed(self) -> list[dict[str, str]]:
+    def listed(self) -> list[PublicAgent]:
         """The agents a conversation may pick (GET /api/agents), the default first."""
         if not self.agents:
-            return [{"id": BUILT_IN, "name": "threadline", "description": "threadline's built-in agent"}]
+            return [PublicAgent(BUILT_IN, "threadline", "threadline's built-in agent")]
         return [agent.public() for agent in self.agents.values()]
 
     def context_for(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.channels.base import BaseChannel
 from langgraph.graph import StateGraph
@@ -47,8 +48,16 @@ class ServedAgent:
     description: str = ""
     name: str = ""
 
-    def public(self) -> dict[str, str]:
-        return {"id": self.id, "name": self.name or self.id, "description": self.description}
+    def public(self) -> PublicAgent:
+        return PublicAgent(self.id, self.name or self.id, self.description)
+
+
+class PublicAgent(msgspec.Struct, frozen=True):
+    """An agent as GET /api/agents shows it."""
+
+    id: str  # what the chat body's `agent` names
+    name: str
+    description: str
 
 
 def load_sources(spec: str) -> list[ServedAgent]:

@@ -88,19 +88,32 @@ class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
         """What answers' metadata and the log name: `provider:model`."""
         return f"{self.provider}:{self.model}"
 
-    def public(self, starters: tuple[str, ...] = ()) -> dict[str, Any]:
+    def public(self, starters: tuple[str, ...] = ()) -> PublicProfile:
         """What anyone may see of it (GET /api/profiles): no key, no address, no prompt. `starters`: the
         prompts offered in an empty conversation when the profile names none."""
-        return {
-            "id": self.id,
-            "label": self.label or self.model,
-            "provider": self.provider,
-            "model": self.model,
-            "default": self.default,
-            "thinking": self.enable_thinking,
-            "inputs": sorted(self.reads),
-            "starters": list(self.starters or starters or default_starters(self.provider)),
-        }
+        return PublicProfile(
+            id=self.id,
+            label=self.label or self.model,
+            provider=self.provider,
+            model=self.model,
+            default=self.default,
+            thinking=self.enable_thinking,
+            inputs=sorted(self.reads),
+            starters=list(self.starters or starters or default_starters(self.provider)),
+        )
+
+
+class PublicProfile(msgspec.Struct, frozen=True):
+    """A model profile as GET /api/profiles shows it."""
+
+    id: str
+    label: str
+    provider: str
+    model: str
+    default: bool
+    thinking: bool
+    inputs: list[str]  # the kinds of files its model reads
+    starters: list[str]  # what an empty conversation offers with it
 
 
 def _check(profile: Profile) -> Profile:

@@ -26,7 +26,8 @@ from litestar.types import ControllerRouterHandler
 
 from threadline import __version__
 from threadline.agent.graphs import load_agents
-from threadline.agent.loading import AgentSource, ServedAgent
+from threadline.agent.loading import AgentSource, PublicAgent, ServedAgent
+from threadline.agent.profiles import PublicProfile
 from threadline.current_answer import current_turn
 from threadline.http.bearer import BearerTokens
 from threadline.http.client_address import ForwardedScheme
@@ -98,13 +99,13 @@ async def ready(services: AppServices) -> Response[dict[str, str]]:
 
 
 @get("/api/profiles", summary="The model profiles a conversation may use (no keys, addresses or prompts)")
-async def profiles(services: AppServices) -> list[dict[str, Any]]:
+async def profiles(services: AppServices) -> list[PublicProfile]:
     """Pass a profile's `id` as `profileId` in the chat body; `default: true` marks the one used otherwise."""
     return [profile.public(services.settings.starters) for profile in services.profiles.values()]
 
 
 @get("/api/agents", summary="The agents a new conversation may go to, the default first")
-async def agents(services: AppServices) -> list[dict[str, str]]:
+async def agents(services: AppServices) -> list[PublicAgent]:
     """Pass an agent's `id` as `agent` in a new conversation's chat body; its later messages keep that agent.
     The ids are a langgraph.json's graph keys (THREADLINE_GRAPH), or `threadline` for the built-in agent."""
     return services.graphs.listed()

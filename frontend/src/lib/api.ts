@@ -1,5 +1,6 @@
 // The server's REST endpoints and its error shape, for what useChat does not cover.
 import type { UIMessage } from 'ai';
+import type { components } from './api-schema';
 import { apiFetch } from './auth';
 
 export type MessageMetadata = {
@@ -36,19 +37,17 @@ export type DataParts = {
 
 export type ChatMessage = UIMessage<MessageMetadata, DataParts>;
 
-export type ConversationSummary = {
-  id: string;
-  title: string;
-  createdAt: string;
-  lastMessageAt: string;
-  agentId?: string | null; // the agent it was started with, which it keeps
-};
+// The REST bodies, as the server's OpenAPI schema says (api-schema.d.ts, generated: `npm run api-types`).
+type Schemas = components['schemas'];
+export type ConversationSummary = Schemas['ConversationSummary'];
+/** The server's error codes (its error table), or HTTP_ERROR for an answer that is not the server's JSON. */
+export type ErrorCode = Schemas['ErrorInfo']['code'] | 'HTTP_ERROR';
 
 /** A refused request: the server's `{error: {code, message, retryAfter?}}` with its HTTP status. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly retryAfter?: number,
   ) {
@@ -57,7 +56,7 @@ export class ApiError extends Error {
 }
 
 export async function errorFrom(response: Response): Promise<ApiError> {
-  let code = 'HTTP_ERROR';
+  let code: ErrorCode = 'HTTP_ERROR';
   let message = `The server answered ${response.status}.`;
   let retryAfter = Number(response.headers.get('retry-after')) || undefined;
   try {
@@ -97,7 +96,7 @@ export async function anonymousConversations(): Promise<number> {
   return response.ok ? (await response.json()).length : 0;
 }
 
-export type Claimed = { conversations: string[]; skipped: string[] };
+export type Claimed = Schemas['Claimed'];
 
 /** Signed in, take the anonymous identity's conversations (its cookie goes along): those that moved, and those
  * skipped because the account has a conversation with the same id (they stay with the anonymous identity). */
@@ -131,8 +130,8 @@ export async function showVersion(id: string, messageId: string, version: number
 }
 
 /** A conversation's read-only link (`url` is the page's path), and when its snapshot was taken. */
-export type Share = { id: string; url: string; sharedAt: string };
-export type Shared = { title: string; sharedAt: string; messages: ChatMessage[] };
+export type Share = Schemas['Share'];
+export type Shared = Omit<Schemas['Shared'], 'messages'> & { messages: ChatMessage[] }; // UIMessages, as useChat's
 
 const sharePath = (id: string) => `/api/conversations/${encodeURIComponent(id)}/share`;
 
@@ -199,8 +198,8 @@ export function newConversationId(): string {
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
-export type Rating = 'up' | 'down';
-export type Feedback = { rating: Rating; comment?: string; updatedAt: string };
+export type Feedback = Schemas['Feedback'];
+export type Rating = Feedback['rating'];
 
 /** Rate an answer (again to change it); the server keeps one rating per answer. */
 export async function rateAnswer(messageId: string, rating: Rating, comment?: string): Promise<Feedback> {
@@ -218,14 +217,7 @@ export async function clearRating(messageId: string): Promise<void> {
   if (!response.ok) throw await errorFrom(response);
 }
 
-export type Profile = {
-  id: string;
-  label: string;
-  provider: string;
-  model: string;
-  default: boolean;
-  starters?: string[]; // what an empty conversation offers with this profile
-};
+export type Profile = Schemas['PublicProfile'];
 
 /** The model profiles a new conversation may use (one: nothing to pick). */
 export async function listProfiles(): Promise<Profile[]> {
@@ -234,7 +226,7 @@ export async function listProfiles(): Promise<Profile[]> {
   return response.json();
 }
 
-export type Agent = { id: string; name: string; description: string };
+export type Agent = Schemas['PublicAgent'];
 
 /** The agents a new conversation may go to, the default first (one: nothing to pick). */
 export async function listAgents(): Promise<Agent[]> {
@@ -243,15 +235,9 @@ export async function listAgents(): Promise<Agent[]> {
   return response.json();
 }
 
-export type Preference = 'A' | 'B' | 'tie';
-export type ComparedAnswer = {
-  profile: string;
-  model: string;
-  messageId: string;
-  text?: string | null; // absent while it is being written
-  finishReason?: string | null;
-};
-export type ComparisonRecord = { id: string; a: ComparedAnswer; b: ComparedAnswer; preference?: Preference | null };
+export type ComparedAnswer = Schemas['ComparedAnswer']; // `text` is absent while it is being written
+export type ComparisonRecord = Schemas['Comparison'];
+export type Preference = NonNullable<ComparisonRecord['preference']>;
 
 /** An A/B comparison: both answers (their texts once written) and the vote. */
 export async function getComparison(id: string): Promise<ComparisonRecord> {
@@ -274,14 +260,8 @@ export async function stopAnswers(conversationId: string): Promise<void> {
   await apiFetch(`/api/chat/${encodeURIComponent(conversationId)}/stream`, { method: 'DELETE' });
 }
 
-export type SuggestedValue = { label: string; value: string };
-export type SuggestedAction = {
-  label: string;
-  action: string;
-  handler: 'client' | 'server';
-  style: 'primary' | 'secondary' | 'warning';
-  data?: Record<string, unknown> | null;
-};
+export type SuggestedValue = Schemas['SuggestedValue'];
+export type SuggestedAction = Schemas['SuggestedAction'];
 export type Suggestions = { values: SuggestedValue[]; actions: SuggestedAction[] };
 
 /** The suggestions an answer ended with (its `data-suggestions` part), if any. */

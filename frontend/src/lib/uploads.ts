@@ -1,10 +1,11 @@
 // Files attached to a message: uploaded first (POST /api/files), with progress, then sent as `file` parts
 // that name the upload's URL, which the server checks is the sender's.
 import type { FileUIPart } from 'ai';
-import { ApiError } from './api';
+import { ApiError, type ErrorCode } from './api';
+import type { components } from './api-schema';
 import { bearer } from './auth';
 
-export type Uploaded = { id: string; url: string; mediaType: string; filename: string; size: number };
+export type Uploaded = components['schemas']['Uploaded'];
 
 /** What the attach button offers; the server judges each file by its bytes and says why it refuses one. */
 export const ACCEPTED = 'image/png,image/jpeg,image/webp,image/gif,application/pdf,text/plain,text/markdown,text/csv,application/json,.md,.csv,.json,.txt';
@@ -21,7 +22,7 @@ export function upload(file: File, onProgress: (share: number) => void): Promise
       if (event.lengthComputable) onProgress(event.loaded / event.total);
     };
     request.onload = () => {
-      let body: { error?: { code?: string; message?: string } } & Partial<Uploaded> = {};
+      let body: { error?: { code?: ErrorCode; message?: string } } & Partial<Uploaded> = {};
       try {
         body = JSON.parse(request.responseText);
       } catch {
