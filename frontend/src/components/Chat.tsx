@@ -1,31 +1,24 @@
-// One conversation: useChat on /api/chat, sending only the new message (the server keeps the history).
+// One conversation: useChat on /api/chat, sending only the new message (the server keeps the history); what
+// it does besides sending lives in hooks (following the bottom, versions, retry, what waits, server actions).
 import { useChat } from '@ai-sdk/react';
 import { type FileUIPart, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import {
-  type Agent,
-  ApiError,
-  type ChatMessage,
-  type Profile,
-  describeError,
-  loadConversation,
-  runAction,
-  showVersion,
-  type SuggestedAction,
-  stopAnswers,
-  suggestionsOf,
-  type ToolProgress,
-} from '../lib/api';
-import { useCountdown } from '../hooks/useCountdown';
-import { copyText } from '../lib/clipboard';
+import { useFollowBottom } from '../hooks/useFollowBottom';
+import { useRetry } from '../hooks/useRetry';
+import { useServerAction } from '../hooks/useServerAction';
+import { useVersions } from '../hooks/useVersions';
+import { useWaitingAnswers } from '../hooks/useWaitingAnswers';
+import { type Agent, type ChatMessage, type Profile, stopAnswers, suggestionsOf, type ToolProgress } from '../lib/api';
 import { forgetOutgoing, rememberOutgoing, restoreOutgoing } from '../lib/drafts';
-import { chatTransport, textOf, withEditedInput, withWaitingDeclined } from '../lib/messages';
+import { chatTransport, textOf, withWaitingDeclined } from '../lib/messages';
 import { ChatHeader } from './ChatHeader';
 import { Composer } from './Composer';
 import { ErrorBanner } from './ErrorBanner';
 import { Messages } from './Messages';
 import { Suggestions } from './Suggestions';
 import { Welcome } from './Welcome';
+
+type Ended = { answered: () => void; finished: (isError: boolean) => void; failed: (failure: Error) => void };
 
 type Props = {
   id: string;
@@ -49,42 +42,16 @@ export function Chat(props: Props) {
   const [warning, setWarning] = useState<string | null>(null);
   const [progress, setProgress] = useState<Record<string, ToolProgress>>({});
   const [stopped, setStopped] = useState<Set<string>>(new Set());
-  const [unvoted, setUnvoted] = useState<Record<string, boolean>>({}); // A/B comparisons by id
-  const [acting, setActing] = useState(false); // a server action is on its way
-  const [retryAt, setRetryAt] = useState<number | null>(null); // when a rate limit lets the last message through
   // A message the server never took before the page went away is back in the box: say so once.
   const [unsentBack] = useState(() => {
     const lastQuestion = initialMessages.findLast((message) => message.role === 'user');
     return restoreOutgoing(id, lastQuestion ? textOf(lastQuestion) : undefined);
   });
-  const endRef = useRef<HTMLDivElement>(null);
-  const logRef = useRef<HTMLDivElement>(null);
-  // The answer is followed only while the reader is at the bottom: scrolling up to read stays put.
-  const [atBottom, setAtBottom] = useState(true);
-  const onScroll = () => {
-    const log = logRef.current;
-    if (log) setAtBottom(log.scrollHeight - log.scrollTop - log.clientHeight < 48);
-  };
-  // The messages as they were before a Retry that writes the answer again: put back if it cannot even start.
-  const beforeRetry = useRef<ChatMessage[] | null>(null);
-  // An edit or a regenerated answer made a version: once answered, the conversation is read again for its counts.
-  const versioned = useRef(false);
-  const [recount, setRecount] = useState(0);
-
   const transport = useMemo(() => chatTransport(), []);
+  // What the hooks below do when an answer ends: they need useChat's helpers, which useChat's callbacks precede.
+  const ended = useRef<Ended | null>(null);
 
-  const {
-    messages,
-    sendMessage,
-    regenerate,
-    setMessages,
-    stop,
-    status,
-    error,
-    clearError,
-    addToolApprovalResponse,
-    resumeStream,
-  } = useChat<ChatMessage>({
+  const chat = useChat<ChatMessage>({
     id,
     messages: initialMessages,
     transport,
@@ -102,67 +69,19 @@ export function Chat(props: Props) {
       }
     },
     onFinish: ({ isError }) => {
-      if (!isError) beforeRetry.current = null; // a failed one leaves the restoring to the effect below
+      ended.current?.finished(isError);
       if (!isError) forgetOutgoing(id);
       setStatusText(null);
-      if (versioned.current) {
-        versioned.current = false;
-        setRecount((count) => count + 1);
-      }
+      ended.current?.answered();
       onAnswered();
     },
     onError: (failure) => {
-      // A rate limit says when to try again: count down to it, and Retry waits for it.
-      const limited = failure instanceof ApiError && failure.status === 429;
-      setRetryAt(limited ? Date.now() + (failure.retryAfter ?? 60) * 1000 : null);
+      ended.current?.failed(failure);
       setStatusText(null);
       onAnswered();
     },
   });
-
-  useEffect(() => {
-    if (recount > 0) loadConversation(id).then(setMessages, () => undefined);
-  }, [recount, id, setMessages]);
-
-  /** An edit: the message is sent again in place (useChat drops what followed); the server keeps the old branch. */
-  const edit = useCallback(
-    (message: ChatMessage, text: string) => {
-      setAtBottom(true);
-      setWarning(null);
-      versioned.current = true;
-      const files = message.parts.filter((part): part is FileUIPart => part.type === 'file');
-      const metadata = { createdAt: new Date().toISOString() };
-      void sendMessage({ text, messageId: message.id, metadata, ...(files.length ? { files } : {}) });
-    },
-    [sendMessage],
-  );
-
-  const regenerateAnswer = useCallback(
-    (message: ChatMessage) => {
-      setWarning(null);
-      versioned.current = true;
-      void regenerate({ messageId: message.id });
-    },
-    [regenerate],
-  );
-
-  const showVersionOf = useCallback(
-    (message: ChatMessage, version: number) => {
-      showVersion(id, message.id, version).then(setMessages, (failure: Error) => setWarning(describeError(failure)));
-    },
-    [id, setMessages],
-  );
-
-  // A Retry that could not reach the server (it is still down) keeps the partial answer it would replace.
-  useEffect(() => {
-    const snapshot = beforeRetry.current;
-    if (!error || !snapshot) return;
-    beforeRetry.current = null;
-    const last = messages.at(-1);
-    if (last?.role !== 'assistant' || last.parts.length === 0) setMessages(snapshot);
-  }, [error, messages, setMessages]);
-
-  const waitLeft = useCountdown(error ? retryAt : null);
+  const { messages, sendMessage, setMessages, stop, status, error } = chat;
 
   const busy = status === 'submitted' || status === 'streaming';
   const last = messages.at(-1);
@@ -171,9 +90,7 @@ export function Chat(props: Props) {
     last?.role !== 'assistant' ||
     !last.parts.some((part) => ['text', 'reasoning'].includes(part.type) || part.type.startsWith('tool-'));
   const lastComparison = last?.role === 'assistant' ? last.metadata?.comparisonId : undefined;
-  const waitingForVote = Boolean(lastComparison && unvoted[lastComparison] !== false);
   const thinking = busy && answerShowsNothing && !lastComparison; // a comparison shows its own
-
   const suggested = last?.role === 'assistant' ? suggestionsOf(last) : undefined;
   // The agent's question waits for a reply in its card: a message written below instead skips it, so say so.
   const lastParts = last?.role === 'assistant' ? last.parts : [];
@@ -183,24 +100,25 @@ export function Chat(props: Props) {
   const answeredBy = messages.findLast((message) => message.role === 'assistant' && message.metadata?.profile)
     ?.metadata?.profile;
 
-  useEffect(() => {
-    if (atBottom) endRef.current?.scrollIntoView({ block: 'end' });
-  }, [messages, thinking, atBottom]);
+  const { logRef, endRef, onScroll, follow, atBottom, toEnd } = useFollowBottom(messages, thinking);
+  const startAnswer = useCallback(() => {
+    follow();
+    setWarning(null);
+  }, [follow]);
+  const { edit, regenerateAnswer, showVersionOf, answered } = useVersions(id, chat, startAnswer, setWarning);
+  const waiting = useWaitingAnswers(id, chat, onAnswered);
 
-  // The on-screen keyboard (or a rotated phone) shrinks the viewport: a reader at the newest message stays there.
-  useEffect(() => {
-    const viewport = window.visualViewport;
-    if (!atBottom || !viewport) return;
-    const follow = () => endRef.current?.scrollIntoView({ block: 'end' });
-    viewport.addEventListener('resize', follow);
-    return () => viewport.removeEventListener('resize', follow);
-  }, [atBottom]);
+  /** A new message declines the tool calls that wait for approval (the server does so): the card says why. */
+  const declineWaiting = () => {
+    const answer = messages.at(-1);
+    const declined = answer?.role === 'assistant' ? withWaitingDeclined(answer) : null;
+    if (declined) setMessages([...messages.slice(0, -1), declined]);
+  };
 
   const send = (text: string, extra?: Record<string, string>, files?: FileUIPart[]) => {
     if (hold) return; // the chips and suggested replies wait too
     if (messages.length === 0) onFirstMessage(text || files?.[0]?.filename || '');
-    setAtBottom(true); // one's own message is always followed
-    setWarning(null);
+    startAnswer(); // one's own message is always followed
     declineWaiting();
     const agent = messages.length === 0 && pickedAgent ? { agent: pickedAgent } : {}; // later ones keep it
     const body = { ...(profileId ? { profileId } : {}), ...agent, ...extra };
@@ -209,13 +127,11 @@ export function Chat(props: Props) {
     rememberOutgoing(id, { text, files: files ?? [] }); // until the server has taken it
     void sendMessage(message, { body });
   };
-
-  /** A new message declines the tool calls that wait for approval (the server does so): the card says why. */
-  const declineWaiting = () => {
-    const answer = messages.at(-1);
-    const declined = answer?.role === 'assistant' ? withWaitingDeclined(answer) : null;
-    if (declined) setMessages([...messages.slice(0, -1), declined]);
-  };
+  const { retry, refused, waitLeft, finished, failed } = useRetry(chat, send);
+  const { act, acting } = useServerAction(id, chat, { onNewChat, onAnswered, onWarning: setWarning });
+  useEffect(() => {
+    ended.current = { answered, finished, failed };
+  });
 
   const stopAnswer = () => {
     const answer = messages.at(-1);
@@ -225,88 +141,6 @@ export function Chat(props: Props) {
     void stopAnswers(id);
     void stop();
   };
-
-  /** A suggested action: the page's own (a new chat, a copy), or the server's, whose answer is resumed. */
-  const act = async (answer: ChatMessage, action: SuggestedAction) => {
-    setWarning(null);
-    if (action.handler === 'client') {
-      if (action.action === 'new_chat') onNewChat();
-      else if (action.action === 'copy_answer') {
-        setWarning((await copyText(textOf(answer).trim())) ? 'Copied the answer.' : 'Could not copy the answer.');
-      } else setWarning(`This page cannot do “${action.label}”.`);
-      return;
-    }
-    setActing(true);
-    try {
-      const outcome = await runAction(id, answer.id, action);
-      if (outcome.kind === 'result') {
-        setWarning(outcome.message || `Done: ${action.label}.`);
-        return;
-      }
-      const asked: ChatMessage | null = outcome.userMessageId
-        ? { id: outcome.userMessageId, role: 'user', parts: [{ type: 'text', text: outcome.text ?? '' }] }
-        : null;
-      // A new question goes after the answer; an answer written again replaces it.
-      setMessages(asked ? [...messages, asked] : messages.slice(0, -1));
-      await resumeStream();
-      setMessages(await loadConversation(id)); // also when the answer ended before the stream was asked for
-      onAnswered();
-    } catch (failure) {
-      setWarning(describeError(failure as Error));
-    } finally {
-      setActing(false);
-    }
-  };
-
-  const answerApproval = useCallback(
-    (approvalId: string, approved: boolean, reason?: string, editedInput?: unknown) => {
-      if (editedInput === undefined) {
-        void addToolApprovalResponse({ id: approvalId, approved, reason });
-        return;
-      }
-      // threadline's extension (the AI SDK has none): the approval carries the changed input. It goes back with
-      // the others' answers; once every call that waits has one, the answer goes on.
-      const answer = messages.at(-1);
-      if (!answer) return;
-      const answered = withEditedInput(answer, approvalId, editedInput);
-      setMessages([...messages.slice(0, -1), answered]);
-      if (lastAssistantMessageIsCompleteWithApprovalResponses({ messages: [answered] })) void sendMessage();
-    },
-    [addToolApprovalResponse, messages, setMessages, sendMessage],
-  );
-
-  /** The reply to the agent's question resumes the answer that asked: no new message, the same answer goes on. */
-  const answerQuestion = useCallback(
-    (interruptId: string, value: string) => void sendMessage(undefined, { body: { resume: { interruptId, value } } }),
-    [sendMessage],
-  );
-
-  const onPending = useCallback(
-    (comparisonId: string, pending: boolean) => setUnvoted((current) => ({ ...current, [comparisonId]: pending })),
-    [],
-  );
-  const onVoted = useCallback(() => {
-    loadConversation(id).then(setMessages, () => undefined);
-    onAnswered();
-  }, [id, setMessages, onAnswered]);
-
-
-  const retry = (extra?: Record<string, string>) => {
-    clearError();
-    if (error instanceof ApiError && error.status < 500) {
-      // Refused before the server took it (rate limit, busy, invalid): send the question again.
-      const index = messages.findLastIndex((message) => message.role === 'user');
-      const question = messages[index];
-      const text = question?.parts.map((part) => (part.type === 'text' ? part.text : '')).join('') ?? '';
-      const files = question?.parts.filter((part): part is FileUIPart => part.type === 'file') ?? [];
-      setMessages(messages.slice(0, index));
-      if (text || files.length) send(text, extra, files); // exactly the message that was refused, files too
-    } else {
-      beforeRetry.current = messages;
-      void regenerate();
-    }
-  };
-  const refused = error instanceof ApiError && error.status < 500; // the question never reached the model
 
   const shownProfileId = profileId ?? answeredBy ?? profiles.find((profile) => profile.default)?.id ?? '';
   const shownProfile = profiles.find((profile) => profile.id === shownProfileId);
@@ -336,10 +170,10 @@ export function Chat(props: Props) {
             busy={busy}
             failed={Boolean(error)}
             refused={refused}
-            onApproval={busy ? undefined : answerApproval}
-            onAnswer={busy ? undefined : answerQuestion}
-            onPending={onPending}
-            onVoted={onVoted}
+            onApproval={busy ? undefined : waiting.answerApproval}
+            onAnswer={busy ? undefined : waiting.answerQuestion}
+            onPending={waiting.onPending}
+            onVoted={waiting.onVoted}
             onEdit={busy || acting ? undefined : edit}
             onRegenerate={busy || acting || lastComparison ? undefined : regenerateAnswer}
             onShowVersion={busy || acting ? undefined : showVersionOf}
@@ -366,7 +200,7 @@ export function Chat(props: Props) {
           className="to-bottom"
           aria-label="Scroll to the newest message"
           data-testid="scroll-to-bottom"
-          onClick={() => endRef.current?.scrollIntoView({ block: 'end', behavior: 'smooth' })}
+          onClick={toEnd}
         >
           ↓
         </button>
@@ -390,7 +224,7 @@ export function Chat(props: Props) {
       <Composer
         conversationId={id}
         busy={busy || acting}
-        locked={hold ?? (waitingForVote ? 'Vote above to go on' : undefined)}
+        locked={hold ?? (waiting.waitsForVote(lastComparison) ? 'Vote above to go on' : undefined)}
         onSend={(text, files) => send(text, undefined, files)}
         onStop={stopAnswer}
       />
