@@ -1,14 +1,13 @@
 // The page: a conversation sidebar and the open conversation, whose id lives in the URL (?c=…).
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { User } from 'oidc-client-ts';
+import { useConversations } from './hooks/useConversations';
+import { useUndoableDelete } from './hooks/useUndoableDelete';
 import {
   anonymousConversations,
   type ChatMessage,
   type ConversationSummary,
-  deleteConversation,
-  renameConversation,
   describeError,
-  listConversations,
   listAgents,
   listProfiles,
   loadConversation,
@@ -20,7 +19,7 @@ import { type Account, startAccount } from './lib/auth';
 import { AccountBar, ClaimOffer, SignInScreen } from './components/Account';
 import { Chat } from './components/Chat';
 import { TopBarSlot } from './hooks/useTopBar';
-import { ConfirmDelete, UNDO_SECONDS, UndoDelete } from './components/Deleting';
+import { ConfirmDelete, UndoDelete } from './components/Deleting';
 import { Sidebar } from './components/Sidebar';
 import { MarkdownPreload } from './components/Message';
 
@@ -37,8 +36,6 @@ function showInUrl(id: string | null, replace = false) {
 type Open = { id: string; messages: ChatMessage[] };
 
 export function App() {
-  const [conversations, setConversations] = useState<ConversationSummary[]>([]);
-  const [next, setNext] = useState<string | null>(null); // the list's next page, when there is one
   const [query, setQuery] = useState('');
   const [open, setOpen] = useState<Open | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
@@ -50,6 +47,7 @@ export function App() {
   const [user, setUser] = useState<User | null>(null);
   const [claimable, setClaimable] = useState(0); // anonymous conversations to offer, just after signing in
   const [claims, setClaims] = useState(0); // a claim may bring the open conversation's history: shown afresh
+  const [confirming, setConfirming] = useState<ConversationSummary | null>(null);
 
   // First who is asking: every request after this one carries the signed-in user's token.
   useEffect(() => {
@@ -60,52 +58,9 @@ export function App() {
     });
   }, []);
 
-  // Refreshed after each answer (as many as are listed, up to 100); a failure then says nothing more than the
-  // chat's own banner does.
-  // A conversation deleted but still undoable: not listed, though the server has it until the time is up.
-  const deleting = useRef<{ id: string; timer: ReturnType<typeof setTimeout> } | null>(null);
-  const listed = useRef(0);
-  useEffect(() => {
-    listed.current = conversations.length;
-  }, [conversations]);
-  const refreshList = useCallback(
-    (quiet = false) =>
-      listConversations(query, Math.min(100, Math.max(50, listed.current))).then(
-        (page) => {
-          setConversations(page.conversations.filter((c) => c.id !== deleting.current?.id));
-          setNext(page.next);
-          setLoadError(null); // the server is back: what said it was not goes
-        },
-        (error: Error) => {
-          if (!quiet) setLoadError(describeError(error));
-        },
-      ),
-    [query],
-  );
-
-  const loading = useRef<string | null>(null); // the next page on its way: asked for once
-  const loadMore = useCallback(() => {
-    if (!next || loading.current === next) return;
-    loading.current = next;
-    listConversations(query, 50, next).then(
-      (page) => {
-        setConversations((shown) => [...shown, ...page.conversations.filter((c) => !shown.some((s) => s.id === c.id))]);
-        setNext(page.next);
-      },
-      (error: Error) => setLoadError(describeError(error)),
-    );
-  }, [next, query]);
-
-  /** A new conversation is listed as soon as its first message is sent, titled by it until the server's title. */
-  const listNew = useCallback((id: string, text: string) => {
-    const now = new Date().toISOString();
-    const title = text.trim().split('\n')[0].slice(0, 80) || 'New chat';
-    setConversations((shown) =>
-      shown.some((conversation) => conversation.id === id)
-        ? shown
-        : [{ id, title, createdAt: now, lastMessageAt: now }, ...shown],
-    );
-  }, []);
+  const deletingIdRef = useRef<string | null>(null); // deleted but still undoable: not listed meanwhile
+  const list = useConversations(query, setLoadError, deletingIdRef);
+  const { conversations, refresh: refreshList } = list;
 
   // A promise chain rather than await: a new chat (no id) must not set state within the effect that opens it.
   const openConversation = useCallback((id: string | null, push: boolean) => {
@@ -126,7 +81,7 @@ export function App() {
 
   useEffect(() => {
     if (!account) return;
-    listProfiles().then(setProfiles, () => setProfiles([]));  // without the list, the default is used
+    listProfiles().then(setProfiles, () => setProfiles([])); // without the list, the default is used
     listAgents().then(setAgents, () => setAgents([]));
     void openConversation(idFromUrl(), false);
     const onPopState = () => void openConversation(idFromUrl(), false);
@@ -138,63 +93,16 @@ export function App() {
     if (account) void refreshList(); // at the start, and for each new search
   }, [account, refreshList]);
 
-  // A deletion waits UNDO_SECONDS for an Undo before it reaches the server; leaving the page sends it at once.
-  const [confirming, setConfirming] = useState<ConversationSummary | null>(null);
-  const [deleted, setDeleted] = useState<{ conversation: ConversationSummary; wasOpen: boolean } | null>(null);
-
-  /** The deletion waiting for its time to be up, no longer waiting (its toast gone), or null. */
-  const takeDeleting = useCallback(() => {
-    const pending = deleting.current;
-    if (pending) {
-      clearTimeout(pending.timer);
-      deleting.current = null;
-      setDeleted(null);
-    }
-    return pending;
-  }, []);
-
-  const finishDeleting = useCallback(
-    (keepalive = false) => {
-      const pending = takeDeleting();
-      if (!pending) return;
-      deleteConversation(pending.id, keepalive).catch((error: Error) => {
-        setLoadError(describeError(error));
-        void refreshList(true); // it is still there
-      });
+  const deletion = useUndoableDelete(
+    {
+      isOpen: (id) => open?.id === id,
+      unlist: list.unlist,
+      refresh: refreshList,
+      open: (id) => void openConversation(id, true),
+      onError: setLoadError,
     },
-    [refreshList, takeDeleting],
+    deletingIdRef,
   );
-
-  useEffect(() => {
-    const leaving = () => finishDeleting(true);
-    window.addEventListener('pagehide', leaving);
-    return () => window.removeEventListener('pagehide', leaving);
-  }, [finishDeleting]);
-
-  const onDelete = (conversation: ConversationSummary) => {
-    setConfirming(null);
-    finishDeleting(); // one at a time: an earlier one goes now
-    const wasOpen = open?.id === conversation.id;
-    setConversations((shown) => shown.filter((c) => c.id !== conversation.id));
-    setDeleted({ conversation, wasOpen });
-    deleting.current = { id: conversation.id, timer: setTimeout(() => finishDeleting(), UNDO_SECONDS * 1000) };
-    if (wasOpen) void openConversation(null, true);
-  };
-
-  const undoDelete = () => {
-    if (!deleted || !takeDeleting()) return;
-    void refreshList();
-    if (deleted.wasOpen) void openConversation(deleted.conversation.id, true);
-  };
-
-  const onRename = async (id: string, title: string) => {
-    try {
-      await renameConversation(id, title);
-      await refreshList();
-    } catch (error) {
-      setLoadError(describeError(error as Error));
-    }
-  };
 
   // The browser tab says which conversation is open.
   const openTitle = conversations.find((conversation) => conversation.id === open?.id)?.title;
@@ -238,10 +146,10 @@ export function App() {
       <Sidebar
         open={menuOpen}
         conversations={conversations}
-        more={next !== null}
+        more={list.next !== null}
         query={query}
         onSearch={setQuery}
-        onMore={loadMore}
+        onMore={list.loadMore}
         activeId={open?.id ?? null}
         onNew={startNew}
         onOpen={(id) => {
@@ -249,7 +157,7 @@ export function App() {
           void openConversation(id, true);
         }}
         onDelete={(id) => setConfirming(conversations.find((c) => c.id === id) ?? null)}
-        onRename={(id, title) => void onRename(id, title)}
+        onRename={(id, title) => void list.rename(id, title)}
         onClose={() => {
           setMenuOpen(false);
           document.querySelector<HTMLElement>('[data-testid="menu"]')?.focus(); // back where the drawer was opened
@@ -257,9 +165,16 @@ export function App() {
         footer={signInOffered ? <AccountBar user={user} /> : undefined}
       />
       {confirming && (
-        <ConfirmDelete conversation={confirming} onConfirm={() => onDelete(confirming)} onCancel={() => setConfirming(null)} />
+        <ConfirmDelete
+          conversation={confirming}
+          onConfirm={() => {
+            setConfirming(null);
+            deletion.remove(confirming);
+          }}
+          onCancel={() => setConfirming(null)}
+        />
       )}
-      {deleted && <UndoDelete conversation={deleted.conversation} onUndo={undoDelete} />}
+      {deletion.deleted && <UndoDelete conversation={deletion.deleted.conversation} onUndo={deletion.undo} />}
       <main className="main">
         {(conversations.length > 0 || idFromUrl()) && <MarkdownPreload />}
         {(loadError ?? account.error) && (
@@ -291,11 +206,9 @@ export function App() {
               agentId={conversations.find((conversation) => conversation.id === open.id)?.agentId ?? undefined}
               onFirstMessage={(text) => {
                 showInUrl(open.id, true);
-                if (!query.trim()) listNew(open.id, text);
+                if (!query.trim()) list.listNew(open.id, text);
               }}
-              onTitle={(title) =>
-                setConversations((shown) => shown.map((c) => (c.id === open.id ? { ...c, title } : c)))
-              }
+              onTitle={(title) => list.retitle(open.id, title)}
               onAnswered={() => void refreshList(true)}
               onNewChat={startNew}
               hold={claimable > 0 ? 'Answer the question above first' : undefined}
