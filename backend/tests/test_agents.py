@@ -18,10 +18,15 @@ import pytest
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, serving, stream_some
 from litestar import Litestar, get
 from litestar.testing import AsyncTestClient
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
 from threadline.agent.loading import load_source, load_sources
 from threadline.client import AgentOptions, Client, ThreadlineError
 from threadline.http.app import Threadline
 from threadline.http.identity import COOKIE
+from threadline.storage.conversation_list import PostgresConversations, StorageLimits
+from threadline.storage.fallback import DatabaseHealth
+from threadline.storage.migrations import migrate
 from threadline_testing.ai_sdk import (
     approve_with_chat,
     check_chunks,
@@ -518,3 +523,22 @@ async def test_the_built_in_agent_is_the_one_agent_listed(make_settings):
         assert texts(accepted(raw)["message"])
         refused = await client.post("/api/chat", json=chat_body(new_conversation_id(), "hi", agent="writer"))
         assert refused.status_code == 400
+
+
+async def test_a_conversation_started_while_the_database_was_down_keeps_its_agent(database_url):
+    """Kept in memory until PostgreSQL is back, then recorded with the agent it was started with."""
+    pool = AsyncConnectionPool(database_url, open=False, kwargs={"autocommit": True, "row_factory": dict_row})
+    await pool.open()
+    try:
+        await migrate(pool)
+        health = DatabaseHealth()
+        conversations = PostgresConversations(pool, health, StorageLimits())
+        health.failed("a test", OSError("down"))
+        conversation_id = new_conversation_id()
+        assert await conversations.touch(conversation_id, "u" + "2" * 32, "hello", agent_id="critic") is False
+        health.down_until = 0.0  # back
+        await conversations.save_pending()
+        row = await conversations.get(conversation_id, "u" + "2" * 32)
+        assert row is not None and row.agent_id == "critic"
+    finally:
+        await pool.close()

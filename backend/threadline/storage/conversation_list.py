@@ -37,6 +37,9 @@ class ConversationSummary(msgspec.Struct, rename="camel", frozen=True):
 COLUMNS = "id, title, created_at, last_message_at, profile_id, agent_id"
 
 
+# A conversation started while PostgreSQL was down, to record once it is back: visitor, id, title, agent.
+Pending = tuple[str, str, str, str | None]
+
 ANONYMOUS = r"^[0-9a-f]{32}$"  # an anonymous visitor's id (http/identity.py); users' start with a letter
 
 
@@ -133,7 +136,7 @@ class PostgresConversations:
         self.pool = pool
         self.health = health
         self.limits = limits
-        self.pending: dict[str, tuple[str, str, str]] = {}  # thread → (client id, conversation id, title)
+        self.pending: dict[str, Pending] = {}  # by thread
         self.retries = SaveRetries()
 
     async def touch(
@@ -160,7 +163,7 @@ class PostgresConversations:
                 self.health.failed("recording a conversation", exc, conversation_id=conversation_id)
             except psycopg.Error as exc:
                 raise unstorable(exc) from None
-        self.pending.setdefault(thread_of(client_id, conversation_id), (client_id, conversation_id, title))
+        self.pending.setdefault(thread_of(client_id, conversation_id), (client_id, conversation_id, title, agent_id))
         return False
 
     async def _touch(
@@ -192,8 +195,9 @@ class PostgresConversations:
         async def save(thread_id: str) -> None:
             async with self.pool.connection() as conn:
                 await conn.execute(
-                    "INSERT INTO conversations (client_id, id, title, turns) VALUES (%s, %s, %s, 1) "
-                    "ON CONFLICT (client_id, id) DO UPDATE SET last_message_at = now()",
+                    "INSERT INTO conversations (client_id, id, title, turns, agent_id) VALUES (%s, %s, %s, 1, %s) "
+                    "ON CONFLICT (client_id, id) DO UPDATE SET last_message_at = now(), "
+                    "agent_id = coalesce(conversations.agent_id, EXCLUDED.agent_id)",
                     self.pending[thread_id],
                 )
             del self.pending[thread_id]
@@ -289,7 +293,7 @@ class MemoryConversations:
         self.limits = limits
         self.rows: dict[tuple[str, str], tuple[int, ConversationSummary]] = {}
         self.counts: dict[str, int] = {}  # conversations per visitor, so a limit check does not scan every row
-        self.pending: dict[str, tuple[str, str, str]] = {}  # never anything: memory cannot go away
+        self.pending: dict[str, Pending] = {}  # never anything: memory cannot go away
         self.retries = SaveRetries()
         self.words: dict[tuple[str, str], list[str]] = {}  # what finds each conversation, lower case
 
@@ -386,7 +390,7 @@ class MemoryConversations:
 class Conversations(Protocol):
     """A visitor's conversations, in PostgreSQL or in memory."""
 
-    pending: dict[str, tuple[str, str, str]]
+    pending: dict[str, Pending]
     retries: SaveRetries
 
     async def touch(
