@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
+import psycopg
 import pytest
 from helpers import chat, chat_body, last_text, new_conversation_id, saved_answer, serving, stream_some
 from langchain_core.tools import tool
@@ -158,6 +159,18 @@ async def test_a_stop_request_reaches_an_answer_running_in_another_process(two_s
     assert answer["metadata"]["interrupted"] == "cancelled" and last_text(answer).startswith(shown)
 
 
+async def no_answer_runs(database_url: str, thread_id: str, seconds: float = 10.0) -> None:
+    """Until no process holds a running answer in the thread (an answer lets go once its writes are done)."""
+    deadline = time.monotonic() + seconds
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        while (await (await conn.execute(RUNNING, (thread_id,))).fetchone())[0]:
+            assert time.monotonic() < deadline, "the answer never let go of its conversation"
+            await asyncio.sleep(0.05)
+
+
+RUNNING = "SELECT count(*) FROM active_turns WHERE thread_id = %s"
+
+
 async def test_deleting_a_conversation_while_another_process_streams_its_answer_leaves_nothing(
     two_servers, database_url
 ):
@@ -166,10 +179,10 @@ async def test_deleting_a_conversation_while_another_process_streams_its_answer_
         _response, chunks, _ = await stream_some(a, conversation_id, deltas=3)
         deleted = await b.delete(f"/api/conversations/{conversation_id}")
         rest = [chunk async for chunk in chunks]
-        await asyncio.sleep(0.5)  # time for any late write to land, were there one
+        client_id = b.headers["x-threadline-client"].split(".")[0]
+        await no_answer_runs(database_url, thread_of(client_id, conversation_id))  # its last writes are done
         gone = await b.get(f"/api/conversations/{conversation_id}")
         listed = [row["id"] for row in (await b.get("/api/conversations")).json()]
-        client_id = b.headers["x-threadline-client"].split(".")[0]
         rows, _ = await thread_footprint(database_url, thread_of(client_id, conversation_id))
         _, _, fresh = await chat(b, conversation_id, "hello again")
     assert deleted.status_code == 204

@@ -90,6 +90,9 @@ def client_id_of(client) -> str:
     return client.cookies["threadline_client"].split(".")[0]
 
 
+WAITING_FOR_A_LOCK = "SELECT count(*) FROM pg_locks WHERE NOT granted"
+
+
 async def test_builtin_rpc_endpoint_speaks_json_rpc_and_checks_the_jwt(make_settings):
     async with running(make_settings(mcp_secret=SECRET)) as client:
         for headers, reason in [
@@ -151,7 +154,9 @@ async def test_a_tool_reading_its_own_conversation_waits_for_the_answers_checkpo
             async with await psycopg.AsyncConnection.connect(settings.database_url) as blocker:
                 await blocker.execute("LOCK TABLE checkpoint_blobs IN EXCLUSIVE MODE")  # writes wait, reads don't
                 answer = asyncio.create_task(chat(client, conversation_id, "search this conversation for pineapple"))
-                await asyncio.sleep(0.5)
+                while not (await (await blocker.execute(WAITING_FOR_A_LOCK)).fetchone())[0]:
+                    assert not answer.done(), "the answer's write waits for the lock"
+                    await asyncio.sleep(0.05)
                 assert not answer.done()
             _, _, chunks = await answer  # leaving the block ended the transaction and its lock
     output = next(chunk for chunk in chunks if chunk["type"] == "tool-output-available")["output"]

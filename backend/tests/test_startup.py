@@ -29,9 +29,15 @@ def serve(database_url: str, data_dir, port: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "threadline", "serve"], env=env)
 
 
-def wait_for_another_session(conn: psycopg.Connection, server: subprocess.Popen[bytes]) -> None:
-    """Until the server starting up has opened its connection pool (and so waits for the lock)."""
-    while not conn.execute(OTHER_SESSIONS).fetchone()[0]:  # type: ignore[index]
+ASKED_FOR_THE_LOCK = OTHER_SESSIONS + " AND query LIKE '%pg_try_advisory_lock%'"
+
+
+def wait_for_another_session(
+    conn: psycopg.Connection, server: subprocess.Popen[bytes], which: str = OTHER_SESSIONS
+) -> None:
+    """Until the server starting up has opened its connection pool (and so waits for the lock); with
+    ASKED_FOR_THE_LOCK, until it has asked for the lock too."""
+    while not conn.execute(which).fetchone()[0]:  # type: ignore[index]
         assert server.poll() is None, "still starting"
         time.sleep(0.1)
 
@@ -44,8 +50,7 @@ def test_a_process_waiting_for_the_migration_lock_does_not_hold_up_the_process_t
         port = free_port()
         second = serve(url, tmp_path / "data", port)
         try:
-            wait_for_another_session(first, second)
-            time.sleep(1)  # it asks for the lock
+            wait_for_another_session(first, second, ASKED_FOR_THE_LOCK)
             first.execute("CREATE TABLE probe (id int)")  # the migration goes on after the second started waiting
             first.execute("SET statement_timeout = '10s'")
             first.execute("CREATE INDEX CONCURRENTLY probe_id ON probe (id)")  # timed out before the fix
