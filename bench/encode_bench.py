@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.wires.registry import WIRES
 
 ANSWER = [

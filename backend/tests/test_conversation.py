@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from threadline import events as ev
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
-from threadline.answers import events as ev
 from threadline.answers.runner import TurnTranslator, graph_events
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import (

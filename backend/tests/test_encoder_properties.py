@@ -6,7 +6,7 @@ import json
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.wires.ui_message_stream import DONE, encode_event
 from threadline_testing.ai_sdk import read_with_ai
 

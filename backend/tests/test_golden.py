@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.wires.registry import SEED_004, WIRES
 from threadline.wires.seed_001 import GeneralChatEncoder
 from threadline.wires.seed_002 import ChatResponseEncoder

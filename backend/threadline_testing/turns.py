@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from threadline.agent.graph import TurnRequest
-from threadline.answers.events import timestamp
+from threadline.events import timestamp
 
 
 def turn_request(text: str, *, regenerate: bool = False, created_at: str | None = None) -> TurnRequest:

@@ -37,7 +37,6 @@ from langgraph.types import Command, Send, interrupt
 from threadline.agent.attachments import FileReader
 from threadline.agent.compression import Compressor, ContextState
 from threadline.agent.suggestions import Suggester
-from threadline.answers.events import timestamp
 from threadline.conversations.approvals import NOT_INTERACTIVE, SUPERSEDED, ApprovalResponse, ask, denial, waits
 from threadline.conversations.state import (
     AnswerRecord,
@@ -51,6 +50,7 @@ from threadline.conversations.state import (
 )
 from threadline.conversations.versions import Fork, answer_key, branch, merge_forks
 from threadline.current_answer import current_turn
+from threadline.events import timestamp
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]  # the compiled conversation graph (ChatState in and out)
 LIMIT_TOOL_RESULT = "Not run: this answer reached its limit of model calls."

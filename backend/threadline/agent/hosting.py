@@ -33,10 +33,10 @@ from threadline.agent.loading import AgentGraph
 from threadline.agent.own_context import CURRENT, OwnContext
 from threadline.agent.suggestions import Suggester
 from threadline.agent.transcript import after_run, agent_input
-from threadline.answers.events import plain
 from threadline.conversations.approvals import is_denied
 from threadline.conversations.state import AnswerRecord, Usage
 from threadline.current_answer import TurnContext, current_turn
+from threadline.events import plain
 
 STRUCTURED = "structured_response"  # create_agent's state key for a `response_format` agent's typed answer
 

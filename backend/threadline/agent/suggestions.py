@@ -18,8 +18,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 
 from threadline.agent.actions import ActionRegistry
-from threadline.answers.events import SuggestedAction, SuggestedValue, Suggestions
 from threadline.conversations.state import text_and_reasoning
+from threadline.events import SuggestedAction, SuggestedValue, Suggestions
 
 log = logging.getLogger(__name__)
 

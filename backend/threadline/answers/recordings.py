@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import psycopg
 from psycopg.rows import DictRow
 
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.storage.fallback import CONNECTION_ERRORS
 from threadline.storage.saver import Pool
 from threadline.wires.ui_message_stream import DONE, encode_event

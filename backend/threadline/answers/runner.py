@@ -24,11 +24,11 @@ from langchain_core.messages import (
 )
 from langgraph.types import Command, StreamMode
 
+from threadline import events as ev
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.hosting import STRUCTURED
 from threadline.agent.tool_inputs import ToolInfo
-from threadline.answers import events as ev
 from threadline.conversations.approvals import NOT_INTERACTIVE, ApprovalResponse, Waiting, check, waiting_of
 from threadline.conversations.state import (
     AnswerRecord,

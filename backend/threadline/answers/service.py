@@ -21,12 +21,12 @@ from typing import Any
 import msgspec
 from langchain_core.messages import HumanMessage
 
+from threadline import events as ev
 from threadline.agent.attachments import kind_of
 from threadline.agent.graph import TurnRequest
 from threadline.agent.graphs import BUILT_IN, GraphSwitch
 from threadline.agent.profiles import Profile
 from threadline.agent.titles import title_for
-from threadline.answers import events as ev
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
 from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup

@@ -19,10 +19,10 @@ import msgspec
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from threadline import events as ev
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.tool_inputs import ToolInfo
-from threadline.answers import events as ev
 from threadline.answers.failures import TIMEOUT, Failure, classify
 from threadline.answers.runner import TurnTranslator, graph_events
 from threadline.conversations.closing import STOPPED, close_turn, forget_turn, keep_shown

@@ -20,7 +20,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
-from threadline.answers.events import plain
+from threadline.events import plain
 
 SUPERSEDED = "superseded by a new message"
 CANCELLED = "the answer was stopped"

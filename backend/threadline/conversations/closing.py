@@ -9,7 +9,6 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from threadline.answers.events import timestamp
 from threadline.conversations.approvals import CANCELLED, denial
 from threadline.conversations.state import (
     AnswerRecord,
@@ -20,6 +19,7 @@ from threadline.conversations.state import (
     unanswered_calls,
     usage_since,
 )
+from threadline.events import timestamp
 
 STOPPED = "cancelled"  # what a record's `interrupted` says of an answer a person stopped
 

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.conversations.approvals import Question, Waiting
 from threadline.conversations.feedback import Feedback
 from threadline.conversations.state import (

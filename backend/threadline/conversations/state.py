@@ -26,7 +26,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.conversations.approvals import Question, Waiting, is_denied, waiting_of
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from litestar.response import Stream
 
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.answers.turn import Turn
 from threadline.http.errors import AnyRequest, ApiError
 from threadline.http.schemas import ErrorDetail

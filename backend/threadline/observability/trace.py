@@ -16,7 +16,7 @@ from typing import Any, Literal
 import msgspec
 from langchain_core.messages import AIMessage, BaseMessage
 
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.conversations.feedback import Feedback
 from threadline.conversations.state import split_content
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.wires.ui_message_stream import start_metadata, suggestions_data
 
 MEDIA_TYPE = "text/plain; charset=utf-8"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
 
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.wires.ui_message_stream import chunk_json
 
 MEDIA_TYPE = "application/x-ndjson"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.wires import data_stream, ndjson, seed_001, seed_002, seed_004, ui_message_stream
 
 Encode = Callable[[AsyncIterable[list[ev.Event]]], AsyncIterator[bytes]]

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.wires.sse import as_text, sse_events
 
 MEDIA_TYPE = "text/event-stream"

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from threadline.answers import events as ev
+from threadline import events as ev
 
 MEDIA_TYPE = "text/event-stream"
 HEADERS = {"cache-control": "no-cache", "connection": "keep-alive", "x-accel-buffering": "no"}

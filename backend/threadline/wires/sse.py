@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from threadline.answers import events as ev
+from threadline import events as ev
 
 json_of = msgspec.json.Encoder().encode
 

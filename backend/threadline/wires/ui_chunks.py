@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from threadline.answers.events import (
+from threadline.events import (
     Event,
     File,
     ReasoningDelta,
@@ -24,8 +24,8 @@ from threadline.answers.events import (
     ToolInputDelta,
     ToolInputStart,
 )
-from threadline.answers.events import StepFinish as FinishStep
-from threadline.answers.events import StepStart as StartStep
+from threadline.events import StepFinish as FinishStep
+from threadline.events import StepStart as StartStep
 
 Chunk = Event  # the tagged base: `type` on the wire is each chunk's tag
 

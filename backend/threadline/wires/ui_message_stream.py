@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from threadline.answers import events as ev
+from threadline import events as ev
 from threadline.wires import ui_chunks as ui
 
 MEDIA_TYPE = "text/event-stream"
