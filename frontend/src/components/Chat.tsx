@@ -1,24 +1,23 @@
 // One conversation: useChat on /api/chat, sending only the new message (the server keeps the history); what
 // it does besides sending lives in hooks (following the bottom, versions, retry, what waits, server actions).
-import { useChat } from '@ai-sdk/react';
-import { type FileUIPart, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { FileUIPart } from 'ai';
+import { useCallback, useEffect, useState } from 'react';
+import { useConversationChat } from '../hooks/useConversationChat';
 import { useFollowBottom } from '../hooks/useFollowBottom';
 import { useRetry } from '../hooks/useRetry';
 import { useServerAction } from '../hooks/useServerAction';
 import { useVersions } from '../hooks/useVersions';
 import { useWaitingAnswers } from '../hooks/useWaitingAnswers';
-import { type Agent, type ChatMessage, type Profile, stopAnswers, suggestionsOf, type ToolProgress } from '../lib/api';
-import { forgetOutgoing, rememberOutgoing, restoreOutgoing } from '../lib/drafts';
-import { chatTransport, textOf, withWaitingDeclined } from '../lib/messages';
+import { type Agent, type ChatMessage, type Profile, stopAnswers } from '../lib/api';
+import { rememberOutgoing, restoreOutgoing } from '../lib/drafts';
+import { answerState, textOf, withWaitingDeclined } from '../lib/messages';
 import { ChatHeader } from './ChatHeader';
+import { ChatNotices } from './ChatNotices';
 import { Composer } from './Composer';
 import { ErrorBanner } from './ErrorBanner';
 import { Messages } from './Messages';
 import { Suggestions } from './Suggestions';
 import { Welcome } from './Welcome';
-
-type Ended = { answered: () => void; finished: (isError: boolean) => void; failed: (failure: Error) => void };
 
 type Props = {
   id: string;
@@ -38,68 +37,25 @@ export function Chat(props: Props) {
   const { id, initialMessages, profiles, agents, onFirstMessage, onTitle, onAnswered, onNewChat, hold, title } = props;
   const [profileId, setProfileId] = useState<string | null>(null); // null: the default one
   const [pickedAgent, setPickedAgent] = useState<string | null>(null); // a new conversation's; null: the default
-  const [statusText, setStatusText] = useState<string | null>(null);
   const [warning, setWarning] = useState<string | null>(null);
-  const [progress, setProgress] = useState<Record<string, ToolProgress>>({});
   const [stopped, setStopped] = useState<Set<string>>(new Set());
   // A message the server never took before the page went away is back in the box: say so once.
   const [unsentBack] = useState(() => {
     const lastQuestion = initialMessages.findLast((message) => message.role === 'user');
     return restoreOutgoing(id, lastQuestion ? textOf(lastQuestion) : undefined);
   });
-  const transport = useMemo(() => chatTransport(), []);
-  // What the hooks below do when an answer ends: they need useChat's helpers, which useChat's callbacks precede.
-  const ended = useRef<Ended | null>(null);
-
-  const chat = useChat<ChatMessage>({
-    id,
-    messages: initialMessages,
-    transport,
-    // An answer still being written (a reload, another tab) is picked up from GET /api/chat/{id}/stream.
-    resume: initialMessages.length > 0,
-    // Once every call that waits has an answer, the responses go back and the server resumes the answer.
-    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-    onData: (part) => {
-      if (part.type === 'data-status') setStatusText(part.data.text);
-      if (part.type === 'data-warning') setWarning(part.data.message);
-      if (part.type === 'data-title') onTitle(part.data.title);
-      if (part.type === 'data-tool-progress') {
-        const report: ToolProgress = part.data;
-        setProgress((current) => ({ ...current, [report.toolCallId]: report }));
-      }
-    },
-    onFinish: ({ isError }) => {
-      ended.current?.finished(isError);
-      if (!isError) forgetOutgoing(id);
-      setStatusText(null);
-      ended.current?.answered();
-      onAnswered();
-    },
-    onError: (failure) => {
-      ended.current?.failed(failure);
-      setStatusText(null);
-      onAnswered();
-    },
+  const { chat, statusText, progress, endedRef } = useConversationChat(id, initialMessages, {
+    onTitle,
+    onAnswered,
+    onWarning: setWarning,
   });
   const { messages, sendMessage, setMessages, stop, status, error } = chat;
 
   const busy = status === 'submitted' || status === 'streaming';
-  const last = messages.at(-1);
-  // Reasoning shows its own "Thinking…": one indicator at a time.
-  const answerShowsNothing =
-    last?.role !== 'assistant' ||
-    !last.parts.some((part) => ['text', 'reasoning'].includes(part.type) || part.type.startsWith('tool-'));
-  const lastComparison = last?.role === 'assistant' ? last.metadata?.comparisonId : undefined;
-  const thinking = busy && answerShowsNothing && !lastComparison; // a comparison shows its own
-  const suggested = last?.role === 'assistant' ? suggestionsOf(last) : undefined;
-  // The agent's question waits for a reply in its card: a message written below instead skips it, so say so.
-  const lastParts = last?.role === 'assistant' ? last.parts : [];
-  const asked = lastParts.findLastIndex((part) => part.type === 'data-interrupt');
-  const questionWaits = !busy && asked >= 0 && lastParts.slice(asked + 1).every((part) => part.type === 'step-start');
-  // The profile the conversation went on with: the next message goes to it unless another is picked.
-  const answeredBy = messages.findLast((message) => message.role === 'assistant' && message.metadata?.profile)
-    ?.metadata?.profile;
-
+  const { answer: last, comparison: lastComparison, thinking, suggested, questionWaits, answeredBy } = answerState(
+    messages,
+    busy,
+  );
   const { logRef, endRef, onScroll, follow, atBottom, toEnd } = useFollowBottom(messages, thinking);
   const startAnswer = useCallback(() => {
     follow();
@@ -130,7 +86,7 @@ export function Chat(props: Props) {
   const { retry, refused, waitLeft, finished, failed } = useRetry(chat, send);
   const { act, acting } = useServerAction(id, chat, { onNewChat, onAnswered, onWarning: setWarning });
   useEffect(() => {
-    ended.current = { answered, finished, failed };
+    endedRef.current = { answered, finished, failed };
   });
 
   const stopAnswer = () => {
@@ -179,7 +135,7 @@ export function Chat(props: Props) {
             onShowVersion={busy || acting ? undefined : showVersionOf}
           />
         )}
-        {!busy && !acting && last?.role === 'assistant' && !lastComparison && suggested && (
+        {!busy && !acting && last && !lastComparison && suggested && (
           <Suggestions
             suggestions={suggested}
             onReply={(value) => send(value)}
@@ -205,21 +161,11 @@ export function Chat(props: Props) {
           ↓
         </button>
       )}
-      {unsentBack && messages.length === initialMessages.length && !warning && (
-        <div className="notice" role="status" data-testid="notice">
-          Your last message was not sent: it is back in the message box.
-        </div>
-      )}
-      {warning && (
-        <div className="notice" role="status" data-testid="notice">
-          {warning}
-        </div>
-      )}
-      {questionWaits && !error && (
-        <div className="notice" role="status" data-testid="question-waits">
-          The agent waits for your reply to its question above; a message sent here skips the question.
-        </div>
-      )}
+      <ChatNotices
+        unsentBack={unsentBack && messages.length === initialMessages.length}
+        warning={warning}
+        questionWaits={questionWaits && !error}
+      />
       {error && <ErrorBanner error={error} waitLeft={waitLeft} onRetry={retry} />}
       <Composer
         conversationId={id}

@@ -1,7 +1,7 @@
 // What the page reads off and writes into useChat's messages: the transport that sends only the new one,
 // an answer's text, and the decline of calls that wait when a new message goes out.
 import { DefaultChatTransport } from 'ai';
-import { type ChatMessage, chatFetch } from './api';
+import { type ChatMessage, chatFetch, suggestionsOf } from './api';
 
 /** POST /api/chat with only the new message: the server keeps the history. Events mode: the page shows
  * statuses, reasoning and tool arguments as they are generated. `body` carries the profile picked for a new
@@ -55,4 +55,27 @@ export function withEditedInput(answer: ChatMessage, approvalId: string, editedI
       : part,
   );
   return { ...answer, parts } as ChatMessage;
+}
+
+/** What the newest answer is doing, as the page shows it while `busy` (an answer streams). */
+export function answerState(messages: ChatMessage[], busy: boolean) {
+  const last = messages.at(-1);
+  const answer = last?.role === 'assistant' ? last : undefined;
+  // Reasoning shows its own "Thinking…": one indicator at a time.
+  const showsNothing =
+    !answer || !answer.parts.some((part) => ['text', 'reasoning'].includes(part.type) || part.type.startsWith('tool-'));
+  const comparison = answer?.metadata?.comparisonId;
+  // The agent's question waits for a reply in its card: a message written below instead skips it, so say so.
+  const parts = answer?.parts ?? [];
+  const asked = parts.findLastIndex((part) => part.type === 'data-interrupt');
+  return {
+    answer,
+    comparison,
+    thinking: busy && showsNothing && !comparison, // a comparison shows its own
+    suggested: answer ? suggestionsOf(answer) : undefined,
+    questionWaits: !busy && asked >= 0 && parts.slice(asked + 1).every((part) => part.type === 'step-start'),
+    // The profile the conversation went on with: the next message goes to it unless another is picked.
+    answeredBy: messages.findLast((message) => message.role === 'assistant' && message.metadata?.profile)?.metadata
+      ?.profile,
+  };
 }

@@ -1,0 +1,25 @@
+// What the page says under a conversation, above the message box: a message that came back unsent, a note of
+// the page's or the server's, and that the agent's question waits for its reply.
+type Props = { unsentBack: boolean; warning: string | null; questionWaits: boolean };
+
+export function ChatNotices({ unsentBack, warning, questionWaits }: Props) {
+  return (
+    <>
+      {unsentBack && !warning && (
+        <div className="notice" role="status" data-testid="notice">
+          Your last message was not sent: it is back in the message box.
+        </div>
+      )}
+      {warning && (
+        <div className="notice" role="status" data-testid="notice">
+          {warning}
+        </div>
+      )}
+      {questionWaits && (
+        <div className="notice" role="status" data-testid="question-waits">
+          The agent waits for your reply to its question above; a message sent here skips the question.
+        </div>
+      )}
+    </>
+  );
+}
