@@ -1,83 +1,35 @@
 // The page: a conversation sidebar and the open conversation, whose id lives in the URL (?c=…).
-import { useCallback, useEffect, useRef, useState } from 'react';
-import type { User } from 'oidc-client-ts';
+import { useEffect, useRef, useState } from 'react';
+import { useAccount } from './hooks/useAccount';
 import { useConversations } from './hooks/useConversations';
+import { idFromUrl, showInUrl, useOpenConversation } from './hooks/useOpenConversation';
+import { TopBarSlot } from './hooks/useTopBar';
 import { useUndoableDelete } from './hooks/useUndoableDelete';
-import {
-  anonymousConversations,
-  type ChatMessage,
-  type ConversationSummary,
-  describeError,
-  listAgents,
-  listProfiles,
-  loadConversation,
-  newConversationId,
-  type Agent,
-  type Profile,
-} from './lib/api';
-import { type Account, startAccount } from './lib/auth';
+import { type Agent, type ConversationSummary, listAgents, listProfiles, type Profile } from './lib/api';
 import { AccountBar, ClaimOffer, SignInScreen } from './components/Account';
 import { Chat } from './components/Chat';
-import { TopBarSlot } from './hooks/useTopBar';
 import { ConfirmDelete, UndoDelete } from './components/Deleting';
-import { Sidebar } from './components/Sidebar';
 import { MarkdownPreload } from './components/Message';
-
-function idFromUrl(): string | null {
-  return new URLSearchParams(window.location.search).get('c');
-}
-
-function showInUrl(id: string | null, replace = false) {
-  const url = id ? `?c=${encodeURIComponent(id)}` : window.location.pathname;
-  if (replace) window.history.replaceState(null, '', url);
-  else window.history.pushState(null, '', url);
-}
-
-type Open = { id: string; messages: ChatMessage[] };
+import { Sidebar } from './components/Sidebar';
+import { TopBar } from './components/TopBar';
 
 export function App() {
   const [query, setQuery] = useState('');
-  const [open, setOpen] = useState<Open | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [profiles, setProfiles] = useState<Profile[]>([]);
   const [agents, setAgents] = useState<Agent[]>([]);
   const [topBarSlot, setTopBarSlot] = useState<HTMLElement | null>(null); // where a phone shows the chat's header
   const [menuOpen, setMenuOpen] = useState(false); // the sidebar, on a narrow screen
-  const [account, setAccount] = useState<Account | null>(null); // null until the sign-in state is known
-  const [user, setUser] = useState<User | null>(null);
-  const [claimable, setClaimable] = useState(0); // anonymous conversations to offer, just after signing in
   const [claims, setClaims] = useState(0); // a claim may bring the open conversation's history: shown afresh
   const [confirming, setConfirming] = useState<ConversationSummary | null>(null);
 
-  // First who is asking: every request after this one carries the signed-in user's token.
-  useEffect(() => {
-    startAccount(setUser).then(async (started) => {
-      setUser(started.user);
-      if (started.justSignedIn && started.user) setClaimable(await anonymousConversations());
-      setAccount(started);
-    });
-  }, []);
+  const { account, user, claimable, setClaimable } = useAccount();
 
   const deletingIdRef = useRef<string | null>(null); // deleted but still undoable: not listed meanwhile
   const list = useConversations(query, setLoadError, deletingIdRef);
   const { conversations, refresh: refreshList } = list;
 
-  // A promise chain rather than await: a new chat (no id) must not set state within the effect that opens it.
-  const openConversation = useCallback((id: string | null, push: boolean) => {
-    const target = id ?? newConversationId();
-    const loaded: Promise<ChatMessage[]> = id ? loadConversation(id) : Promise.resolve([]);
-    return loaded.then(
-      (messages) => {
-        setLoadError(null);
-        setOpen({ id: target, messages });
-        if (push) showInUrl(id ? target : null);
-      },
-      (error: Error) => {
-        setLoadError(describeError(error));
-        setOpen({ id: target, messages: [] });
-      },
-    );
-  }, []);
+  const { open, openConversation } = useOpenConversation(setLoadError);
 
   useEffect(() => {
     if (!account) return;
@@ -123,24 +75,8 @@ export function App() {
 
   return (
     <div className="layout">
-      {/* On a narrow screen the sidebar is a drawer behind this bar's menu button. */}
-      <header className="topbar">
-        <button
-          type="button"
-          className="menu"
-          data-testid="menu"
-          aria-label="Conversations"
-          aria-expanded={menuOpen}
-          onClick={() => setMenuOpen(!menuOpen)}
-        >
-          ☰
-        </button>
-        <span className="brand">threadline</span>
-        <div className="topbar-slot" ref={setTopBarSlot} />
-        <button type="button" className="new-chat" onClick={startNew}>
-          + New chat
-        </button>
-      </header>
+      {/* On a narrow screen the sidebar is a drawer behind the top bar's menu button. */}
+      <TopBar menuOpen={menuOpen} onMenu={() => setMenuOpen(!menuOpen)} onNew={startNew} slot={setTopBarSlot} />
       {/* A click beside the open menu closes it; from the keyboard, its button does. */}
       {menuOpen && <div className="backdrop" onClick={() => setMenuOpen(false)} />}
       <Sidebar
