@@ -24,6 +24,7 @@ from threadline.agent.profiles import Profile
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
 from threadline.answers.service import AnswerService
+from threadline.chores import hourly
 from threadline.conversations.attachments import FileLimits, checked_file, kept
 from threadline.conversations.claims import Claimed
 from threadline.conversations.closing import recover_turn
@@ -105,7 +106,7 @@ class Services:
                 await self.storage.checkpointer.adelete_thread(branch_of(thread_id, comparison_id, side))
         return True
 
-    async def keep_expiring(self, every: float = 3600.0) -> None:
+    async def keep_expiring(self) -> None:
         """Hourly, delete the conversations idle past their retention (CHAT_CONVERSATION_RETENTION_DAYS, and
         CHAT_ANONYMOUS_RETENTION_DAYS for anonymous visitors')."""
         policies = [
@@ -116,13 +117,12 @@ class Services:
             )
             if days > 0
         ]
-        while policies:
-            try:
-                if expired := await self.expire(policies):
-                    log.info("deleted %d conversations past their retention", expired)
-            except Exception:
-                log.warning("could not delete expired conversations; will retry", exc_info=True)
-            await asyncio.sleep(every)
+        if policies:
+            await hourly(
+                lambda: self.expire(policies),
+                "deleted %d conversations past their retention",
+                "could not delete expired conversations; will retry",
+            )
 
     async def expire(self, policies: list[tuple[float, bool]]) -> int:
         """Delete the conversations idle for longer than a policy's days; how many went."""

@@ -8,13 +8,13 @@ byte, so watching costs the answer nothing before its first token.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
 
+from threadline.chores import hourly
 from threadline.observability import metrics
 from threadline.observability.otel import AnswerSpans
 from threadline.observability.trace import ToolCall, TraceRecorder
@@ -97,16 +97,14 @@ class Observability:
         finally:
             self.traces.live.running.pop(trace.trace_id, None)
 
-    async def keep_pruning(self, every: float = 3600.0) -> None:
+    async def keep_pruning(self) -> None:
         """Drop the documents of traces older than the retention period, hourly."""
-        while self.retention_days > 0:
-            try:
-                dropped = await self.traces.drop_older_than(self.retention_days)
-                if dropped:
-                    log.info("dropped %d traces older than %g days", dropped, self.retention_days)
-            except Exception:
-                log.warning("could not drop old traces; will retry", exc_info=True)
-            await asyncio.sleep(every)
+        if self.retention_days > 0:
+            await hourly(
+                lambda: self.traces.drop_older_than(self.retention_days),
+                f"dropped %d traces older than {self.retention_days:g} days",
+                "could not drop old traces; will retry",
+            )
 
     def close(self) -> None:
         """Send what the exporters still hold before the process ends (blocking: at most their timeouts)."""

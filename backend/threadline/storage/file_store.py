@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import psycopg
 from psycopg.rows import DictRow
 
+from threadline.chores import hourly
 from threadline.refusals import Refused
 from threadline.storage.saver import Pool
 
@@ -69,15 +70,13 @@ UNSENT_FOR = 24 * 3600.0  # an upload no message used is kept this long, then de
 log = logging.getLogger(__name__)
 
 
-async def keep_dropping_unused(files: FileStore, every: float = 3600.0) -> None:
+async def keep_dropping_unused(files: FileStore) -> None:
     """Hourly, delete the uploads no message used within a day."""
-    while True:
-        try:
-            if dropped := await files.drop_unused(UNSENT_FOR):
-                log.info("deleted %d uploaded files no message used", dropped)
-        except Exception:
-            log.warning("could not delete unused uploads; will retry", exc_info=True)
-        await asyncio.sleep(every)
+    await hourly(
+        lambda: files.drop_unused(UNSENT_FOR),
+        "deleted %d uploaded files no message used",
+        "could not delete unused uploads; will retry",
+    )
 
 
 class S3Blobs:
