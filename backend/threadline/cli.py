@@ -143,7 +143,8 @@ def uvicorn_config(settings: Settings, app: Any, **options: Any) -> Any:
 def watched_folders(settings: Settings) -> list[str]:
     """What `--reload` watches: the current folder, and the folder of a team's agent named by its path."""
     folders = [os.getcwd()]
-    where = (settings.graph or "").rpartition(":")[0] if ":" in (settings.graph or "") else settings.graph or ""
+    graph = settings.graph or ""
+    where = graph.rpartition(":")[0] or graph  # `file.py:name`, `langgraph.json[:id]`, `module:name`
     if where.endswith((".py", ".json")):
         folders.append(str(Path(where).resolve().parent))
     return folders
@@ -251,10 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         from threadline.client.chat_cli import run
 
         return run(args.url, args.conversation, args.token)
-    given = {"THREADLINE_GRAPH": args.graph, "THREADLINE_HOST": getattr(args, "host", None)}
-    options = {
-        name: value for name, value in (given | {"THREADLINE_PORT": getattr(args, "port", None)}).items() if value
-    }
+    flags = {"THREADLINE_GRAPH": "graph", "THREADLINE_HOST": "host", "THREADLINE_PORT": "port"}
+    options = {name: value for name, flag in flags.items() if (value := getattr(args, flag, None))}
     if args.command == "serve":
         return serve(options, max(1, args.workers), args.reload)
     return {"check": check, "migrate": migrate}[args.command](options)

@@ -134,8 +134,7 @@ class AnswerService:
         the visitor already has one running, when the conversation's A/B comparison waits for a vote, or when
         a storage limit is reached."""
         profile = await self.profile_for(client_id, conversation_id, options.profile_id)
-        if options.agent_id is None:
-            options = replace(options, agent_id=await self.agent_for(client_id, conversation_id, None))
+        options = await self._with_agent(options, client_id, conversation_id)
         if self.several_profiles and not options.comparison_id:  # a comparison needs two profiles
             await self._refuse_while_unvoted(client_id, conversation_id)
         thread_id = thread_of(client_id, conversation_id)
@@ -239,8 +238,7 @@ class AnswerService:
         record = conversation.records.get(question.id, {})
         profile = self.graphs.profiles.get(record.get("profile", "")) or self.graphs.default
         message = NewMessage(question.text, question.id, record.get("assistant_id") or new_id())
-        agent_id = options.agent_id or await self.agent_for(client_id, conversation_id, None)
-        options = replace(options, resumable=True, agent_id=agent_id)
+        options = replace(await self._with_agent(options, client_id, conversation_id), resumable=True)
         turn = self._turn(conversation.thread_id, conversation_id, client_id, message, profile, options, resume=resume)
         turn.request["declined"] = declined
         await self._begin(turn, self._at_once(options), new_turn=False)
@@ -294,8 +292,9 @@ class AnswerService:
         await self.storage.conversations.touch(conversation_id, client_id, message.text)  # B counts as a turn too
         branch = branch_of(thread_id, comparison_id, "B")
         await copy_conversation(self.graphs.current, thread_id, branch)
-        agent_id = options.agent_id or await self.agent_for(client_id, conversation_id, None)
-        options = replace(options, comparison_id=comparison_id, resumable=True, agent_id=agent_id)
+        options = replace(
+            await self._with_agent(options, client_id, conversation_id), comparison_id=comparison_id, resumable=True
+        )
         try:
             first = await self.start(client_id, conversation_id, message, replace(options, profile_id=pair[0].id))
         except BaseException:
@@ -384,6 +383,12 @@ class AnswerService:
         if kept is not None and requested not in (None, kept):
             raise Refused("CONFLICT", f"This conversation goes on with agent {kept!r}: start a new one for another.")
         return kept or requested or self.graphs.default_agent
+
+    async def _with_agent(self, options: AnswerOptions, client_id: str, conversation_id: str) -> AnswerOptions:
+        """`options` with the conversation's agent, when the route has not chosen it already."""
+        if options.agent_id is not None:
+            return options
+        return replace(options, agent_id=await self.agent_for(client_id, conversation_id, None))
 
     def keep(self, chore: Coroutine[Any, Any, None]) -> None:
         """Run work an answer leaves behind to its end, awaited at shutdown."""

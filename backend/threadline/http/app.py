@@ -152,7 +152,7 @@ def cors_config(origins: tuple[str, ...]) -> CORSConfig | None:
         allow_credentials=True,
         allow_headers=["content-type", "authorization", HEADER],  # a signed-in user's bearer token too
         expose_headers=["x-conversation-id", "retry-after", HEADER],
-        allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],  # every method of the API (test_cors.py)
+        allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],  # every method of the API (test_behind_proxies.py)
     )
 
 
