@@ -51,6 +51,7 @@ def test_a_new_message_while_a_tool_waits_for_approval_says_on_the_card_that_it_
     chat.ask("delete conversation nothing-here")
     card = chat.tool_cards.last
     expect(card.get_by_test_id("tool-state")).to_have_text("Needs your approval")
+    chat.wait_until_answered()  # the card shows before the stream has closed; Enter does nothing until then
     chat.ask("never mind, hello")
     expect(card.get_by_test_id("tool-state")).to_have_text("Declined")
     expect(card).to_contain_text(re.compile("superseded by a new message"))
