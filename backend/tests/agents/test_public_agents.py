@@ -396,23 +396,32 @@ def slowly(script):
     """`script`, but "count slowly" is answered word by word, 50 ms apart (3 s): an answer to reload or stop mid-way."""
 
     def answer(call: Call) -> Reply | None:
-        if (
-            call.users[-1] == "count slowly"
-            and call.last_result is None
-            and "transfer_to_math_expert" not in call.tools
-        ):
+        if call.users[-1] == "count slowly" and call.last_result is None and not call.structured:
             return Reply(text=COUNTING, pace=0.05)
         return script(call)
 
     return answer
 
 
-@pytest.mark.parametrize(("graph", "provider"), [("deep_agent:graph", "anthropic"), ("swarm:app", "openai")])
-def test_a_public_agents_answer_resumes_after_a_reload_and_a_stop_keeps_what_it_said(
-    make_settings, request, graph, provider
+REACT_TEMPLATE = str(SOURCES / "react-agent" / "langgraph.json")
+
+
+@pytest.mark.parametrize(
+    ("graph", "provider", "script"),
+    [
+        (REACT_TEMPLATE, "anthropic", react_script),
+        ("quickstart:agent", "anthropic", quickstart_script),
+        ("deep_agent:graph", "anthropic", deep_script),
+        ("supervisor:app", "openai", team_script),
+        ("swarm:app", "openai", team_script),
+    ],
+    ids=["react-template", "quickstart", "deepagents", "supervisor", "swarm"],
+)
+def test_a_public_agents_answer_resumes_after_a_reload_a_stop_keeps_what_it_said_and_ai4_reads_it(
+    make_settings, request, graph, provider, script
 ):
     standin = request.getfixturevalue(provider)
-    standin.script = slowly(deep_script if provider == "anthropic" else team_script)
+    standin.script = slowly(script)
     with serving(make_settings(graph=graph)) as base_url:
         asyncio.run(reload_then_stop(base_url))
 
@@ -436,6 +445,9 @@ async def reload_then_stop(base_url: str) -> None:
         answer = await saved_answer(client, conversation_id)
         assert answer["metadata"]["interrupted"] == "cancelled" and texts(answer).startswith(shown)
         assert len(texts(answer)) < len(COUNTING)
+        body = chat_body(conversation_id, "count slowly")
+        response = await client.post("/api/chat?protocol=data-stream", json=body)
+        assert read_with_ai4(response.content)["message"]["content"] == COUNTING, "the third answer, read by ai 4"
 
 
 async def count_slowly(client: httpx.AsyncClient, conversation_id: str) -> httpx.Response:
@@ -510,3 +522,16 @@ async def test_the_email_assistants_draft_is_kept_while_it_asks_and_after_a_new_
     assert draft["input"] == parts(asking, "tool-write_email")[0]["input"]
     assert parts(history[1], "data-interrupt") == parts(asking, "data-interrupt")
     assert [m["role"] for m in history] == ["user", "assistant"] * (2 if then == "a new message" else 1)
+
+
+async def test_the_email_assistants_question_reaches_an_ai4_client_with_its_draft(make_settings, openai):
+    openai.script = email_script
+    async with running(make_settings(graph="email_assistant.email_assistant_hitl:email_assistant")) as client:
+        body = chat_body(new_conversation_id(), "Triage this e-mail", input={"email_input": EMAIL})
+        response = await client.post("/api/chat?protocol=data-stream", json=body)
+    read = read_with_ai4(response.content)
+    (draft,) = read["message"]["toolInvocations"]
+    assert draft["toolName"] == "write_email" and draft["args"]["to"] == "alice.smith@company.com"
+    data = [item for line in response.text.splitlines() if line.startswith("2:") for item in json.loads(line[2:])]
+    (question,) = [item for item in data if "action_request" in json.dumps(item)]
+    assert "write_email" in json.dumps(question), "the question goes out as a `2` data part"
