@@ -4,6 +4,7 @@ and replayed responses, two calls in one step, a restart in between, a new messa
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 import pytest
@@ -129,8 +130,14 @@ def test_forged_replayed_and_strangers_responses_are_refused_and_nothing_runs(se
     assert replay.status_code == 409 and replay.json()["error"]["code"] == "CONFLICT"
 
 
-def test_an_approval_survives_a_restart(make_settings):
-    settings = make_settings()
+BUILT_IN_AS_HOSTED = str(Path(__file__).resolve().parents[2] / "examples" / "builtin.py") + ":graph"
+
+
+@pytest.mark.parametrize("graph", [None, BUILT_IN_AS_HOSTED], ids=["built-in", "hosted create_agent"])
+def test_an_approval_survives_a_restart(make_settings, graph):
+    """A hosted agent's run that waits is saved when it stops to ask (its steps before are not checkpointed
+    one by one: agent/hosting.py), and goes on in a new process."""
+    settings = make_settings(graph=graph)
     with serving(settings) as base_url:
         client, _cookie = visitor(base_url)
         victim = conversation(client)

@@ -70,7 +70,12 @@ def host_graph(
         threadline_context = CURRENT.set(ours)  # what threadline_context() gives the agent's code
         try:
             own_input = state.get("agent_input") or {}
-            result = await agent.ainvoke({**carried, **own_input, "messages": given}, config, context=context)
+            # Checkpointed when it ends or stops to ask ("exit"), not step by step: the transcript is this graph's,
+            # and a stopped or killed run is closed from it (conversations/closing.py), so its own steps in
+            # between were never read back; a run that asks resumes from what it saved (6 fewer checkpoints).
+            result = await agent.ainvoke(
+                {**carried, **own_input, "messages": given}, config, context=context, durability="exit"
+            )
         except GraphBubbleUp:
             raise  # an interrupt, or a Command for a parent graph: LangGraph's control flow
         except Exception as error:
