@@ -25,9 +25,9 @@ from stream_bench import database_url
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.conversations.stores import open_storage
 from threadline.gc_tuning import tune_for_serving
 from threadline.settings import Settings
-from threadline.storage.database import open_storage
 
 
 class WriteCounter:

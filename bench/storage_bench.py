@@ -24,8 +24,8 @@ from tempfile import TemporaryDirectory
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.conversations.stores import open_storage
 from threadline.settings import Settings
-from threadline.storage.database import open_storage
 from threadline_testing.database import fresh_database, thread_footprint
 from threadline_testing.turns import turn_request
 

@@ -13,10 +13,10 @@ import httpx
 import psycopg
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, serving, stream_some
-from threadline.conversations.state import thread_of
 from threadline.http.client_address import ClientAddress
 from threadline.mcp.config import McpServerConfig
 from threadline.storage.fallback import SaveRetries
+from threadline.storage.threads import thread_of
 from threadline_testing.database import thread_footprint
 from threadline_testing.ports import free_port
 

@@ -194,7 +194,7 @@ def migrate(options: dict[str, str]) -> int:
     if settings.memory_backend == "memory":
         print("threadline: CHAT_MEMORY_BACKEND=memory keeps nothing to migrate", file=sys.stderr)
         return 2
-    from threadline.storage.database import open_storage
+    from threadline.conversations.stores import open_storage
 
     async def run() -> None:
         async with open_storage(settings):

@@ -27,10 +27,10 @@ from psycopg.rows import DictRow
 from threadline.answers.recordings import RESUME_CHANNEL
 from threadline.answers.turn import Stop, Turn
 from threadline.conversations.claims import VISITOR_LOCK
-from threadline.conversations.state import branches_of
 from threadline.refusals import Refused, busy, too_many_answers
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth
 from threadline.storage.saver import Pool
+from threadline.storage.threads import branches_of
 
 log = logging.getLogger(__name__)
 

@@ -40,18 +40,17 @@ from threadline.conversations.state import (
     FileRef,
     answer_messages,
     answer_text,
-    branch_of,
     copy_conversation,
     load,
     replace_answer,
-    thread_of,
 )
+from threadline.conversations.stores import Storage
 from threadline.observability.answers import Observability
 from threadline.refusals import Refused, invalid, not_found
 from threadline.settings import MultitaskStrategy, OnDisconnect, Settings, StreamMode
 from threadline.storage.conversation_list import ConversationSummary, title_from
-from threadline.storage.database import Storage
 from threadline.storage.file_store import StoredFile, file_of
+from threadline.storage.threads import branch_of, thread_of
 
 log = logging.getLogger(__name__)
 

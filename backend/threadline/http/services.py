@@ -28,7 +28,8 @@ from threadline.chores import hourly
 from threadline.conversations.attachments import FileLimits, checked_file, kept
 from threadline.conversations.claims import Claimed
 from threadline.conversations.closing import recover_turn
-from threadline.conversations.state import FileRef, branch_of, thread_of
+from threadline.conversations.state import FileRef
+from threadline.conversations.stores import Storage, open_storage
 from threadline.http.client_address import ClientAddress
 from threadline.http.rate_limit import RateLimit
 from threadline.mcp.tool import KeepFile
@@ -38,9 +39,9 @@ from threadline.observability.otel import AnswerSpans
 from threadline.refusals import busy
 from threadline.settings import Settings
 from threadline.storage.conversation_list import Conversations
-from threadline.storage.database import Storage, open_storage
 from threadline.storage.fallback import FallbackCheckpointer
 from threadline.storage.file_store import keep_dropping_unused
+from threadline.storage.threads import branch_of, thread_of
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider

@@ -12,10 +12,10 @@ from typing import Protocol
 import msgspec
 import psycopg
 
-from threadline.conversations.state import thread_of
 from threadline.refusals import Refused
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, SaveRetries, save_each
 from threadline.storage.saver import Pool
+from threadline.storage.threads import thread_of
 
 log = logging.getLogger(__name__)
 

@@ -19,13 +19,14 @@ from litestar.params import JSONBody
 from threadline.agent.actions import ActionCall, ActionResult, ContinueConversation
 from threadline.answers.service import AnswerOptions, NewMessage, new_id
 from threadline.answers.turn import Turn
-from threadline.conversations.state import Conversation, answer_text, load, thread_of
+from threadline.conversations.state import Conversation, answer_text, load
 from threadline.http.dependencies import Allowance, AppServices
 from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.http.messages import storable
 from threadline.http.schemas import ErrorDetail, Id
 from threadline.http.services import Services
 from threadline.http.streams import choose_wire, stream_answer
+from threadline.storage.threads import thread_of
 from threadline.wires.registry import UI_MESSAGE_STREAM
 
 log = logging.getLogger(__name__)

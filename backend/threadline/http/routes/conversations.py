@@ -15,13 +15,14 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
 
 from threadline.conversations.history import ui_messages
-from threadline.conversations.state import load, thread_of
+from threadline.conversations.state import load
 from threadline.http.dependencies import AppServices, ConversationId, OwnedConversation
 from threadline.http.errors import AnyRequest, error_responses, json_only, not_found
 from threadline.http.messages import invalid, storable
 from threadline.http.schemas import ID_PATTERN, ConversationDetail, Id
 from threadline.http.services import Services
 from threadline.storage.conversation_list import ConversationSummary, Page
+from threadline.storage.threads import thread_of
 
 MAX_TITLE_CHARS = 120
 

@@ -10,12 +10,13 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
 
 from threadline.conversations.feedback import Feedback, RatedAnswer, Rating
-from threadline.conversations.state import load, thread_of
+from threadline.conversations.state import load
 from threadline.http.dependencies import AppServices
 from threadline.http.errors import error_responses, json_only, not_found
 from threadline.http.messages import storable
 from threadline.http.schemas import ID_PATTERN
 from threadline.http.services import Services
+from threadline.storage.threads import thread_of
 
 MAX_COMMENT_CHARS = 2_000
 MessageId = Parameter(pattern=ID_PATTERN, description="The assistant message's id")
