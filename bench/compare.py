@@ -18,7 +18,8 @@ toUIMessageStreamResponse, bench/peers/aisdk_server.mjs), on the Node 22 that be
 (ai@7 declares node >= 22; the machine's Node 20 runs it slower); bare Litestar writing pre-built chunks
 (bench/peers/bare_server.py); threadline with its real graph, tools, traces, the demo model (without
 its suggestion call, so every peer sends the same answer) and PostgreSQL (plus, at concurrency 1, with
-everything kept in memory, to price PostgreSQL); and the equal-work peer, LangGraph with
+everything kept in memory, to price PostgreSQL; and the same agent as a team would host it, examples/builtin.py's
+`create_agent` with two middleware, at concurrency 1 and 64); and the equal-work peer, LangGraph with
 AsyncPostgresSaver and the same demo model behind a minimal Litestar route
 (bench/peers/langgraph_postgres.py).
 """
@@ -75,6 +76,10 @@ def peers(data_dir: str) -> list[Peer]:
         *equal_work_peer(threadline_env.get("DATABASE_URL")),
     ]
 
+
+HOSTED = "threadline, hosted create_agent"
+# The built-in agent written as a team's own: `create_agent` with two middleware (approvals, a call limit).
+HOSTED_AGENT = {"THREADLINE_GRAPH": str(ROOT / "examples" / "builtin.py") + ":graph"}
 
 NODE_MAJOR = 22  # what ai@7 declares (engines: node >= 22): an older Node runs it slower, flattering the ratios
 
@@ -226,16 +231,19 @@ def main() -> None:
         everyone = peers(data_dir)
         rounds: dict[str, dict[str, list[dict]]] = {peer.name: {} for peer in everyone}
         rounds["threadline, in memory"] = {}
+        rounds[HOSTED] = {}
         for round_number in range(args.rounds):
             order = everyone[round_number % len(everyone) :] + everyone[: round_number % len(everyone)]
             for scenario in ("c1", "c64", "paced", "open"):
                 for peer in order:
                     print(f"round {round_number + 1}: {peer.name}, {scenario}", file=sys.stderr, flush=True)
                     rounds[peer.name].setdefault(scenario, []).append(measure(peer, scenario, data_dir))
-            memory = next(peer for peer in everyone if peer.name == "threadline")
+            ours = next(peer for peer in everyone if peer.name == "threadline")
             rounds["threadline, in memory"].setdefault("c1", []).append(
-                measure(memory, "c1", data_dir, {"CHAT_MEMORY_BACKEND": "memory"})
+                measure(ours, "c1", data_dir, {"CHAT_MEMORY_BACKEND": "memory"})
             )
+            for scenario in ("c1", "c64"):
+                rounds[HOSTED].setdefault(scenario, []).append(measure(ours, scenario, data_dir, HOSTED_AGENT))
     results = {
         name: {scenario: median_of(values) for scenario, values in scenarios.items()}
         for name, scenarios in rounds.items()
