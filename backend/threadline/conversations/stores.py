@@ -2,9 +2,10 @@
 
 `open_storage` opens the database (starting the embedded one without DATABASE_URL), applies the
 migrations, and puts every store in one `Storage`: LangGraph's checkpointer keeps each conversation's
-messages (only its latest checkpoint, see answers/turn.py), the conversation list (conversation_list.py),
+messages (only its latest checkpoint, see answers/turn.py), the conversation list (storage/conversation_list.py),
 traces, feedback and comparisons keep the rest; LangGraph's store keeps what agents remember across a user's
-conversations; conversations/claims.py moves an anonymous visitor's to a user.
+conversations; claims.py moves an anonymous visitor's to a user. It sits above storage/ because it gathers
+the stores of this package's concerns (feedback, comparisons, shares, claims) with storage's own.
 """
 
 from __future__ import annotations
