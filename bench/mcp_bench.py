@@ -28,9 +28,9 @@ from pathlib import Path
 
 import httpx
 from threadline.http.app import create_app
-from threadline.mcp.config import McpServerConfig
 from threadline.mcp.tokens import Caller, McpTokens
 from threadline.settings import Settings
+from threadline.settings.mcp_servers import McpServerConfig
 from threadline_testing.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]

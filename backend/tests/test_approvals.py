@@ -12,9 +12,9 @@ from helpers import chat, chat_body, last_text, new_conversation_id, running, se
 from mcp import types
 from threadline.client import Client
 from threadline.http.identity import COOKIE
-from threadline.mcp.config import McpServerConfig
 from threadline.mcp.toolbox import needs_approval
 from threadline.settings import load_settings
+from threadline.settings.mcp_servers import McpServerConfig
 from threadline_testing.ai_sdk import approve_with_chat, read_with_ai
 from threadline_testing.sse import parse_sse
 

@@ -26,8 +26,8 @@ from threadline.agent.compression import IMAGE_TOKENS, tokens
 from threadline.client import Client, ThreadlineError
 from threadline.conversations.state import question
 from threadline.http.identity import HEADER
-from threadline.mcp.config import McpServerConfig
 from threadline.settings import load_settings
+from threadline.settings.mcp_servers import McpServerConfig
 from threadline_testing import standins
 from threadline_testing.ai_sdk import read_with_ai, send_files_with_chat
 from threadline_testing.ports import free_port

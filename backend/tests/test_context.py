@@ -8,7 +8,7 @@ import itertools
 from helpers import chat, new_conversation_id, running, text_of
 from threadline.agent.compression import SUMMARIZE, THRESHOLD
 from threadline.agent.graph import SUMMARIZING
-from threadline.agent.profiles import Profile
+from threadline.settings.profiles import Profile
 from threadline_testing import standins
 
 LIMIT = 4_000

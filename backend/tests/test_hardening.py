@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, serving, stream_some
 from threadline.http.client_address import ClientAddress
-from threadline.mcp.config import McpServerConfig
+from threadline.settings.mcp_servers import McpServerConfig
 from threadline.storage.fallback import SaveRetries
 from threadline.storage.threads import thread_of
 from threadline_testing.database import thread_footprint

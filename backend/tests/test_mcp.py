@@ -20,8 +20,8 @@ from helpers import chat, running, serving, text_of
 from jsonrpc_standin import TOKEN, start_jsonrpc_standin
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from threadline.mcp.config import DEFAULT_SERVERS, McpServerConfig
 from threadline.mcp.tokens import Caller, McpTokens
+from threadline.settings.mcp_servers import DEFAULT_SERVERS, McpServerConfig
 from threadline_testing.ai_sdk import read_with_ai
 from threadline_testing.ports import free_port
 

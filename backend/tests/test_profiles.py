@@ -8,9 +8,9 @@ import json
 import msgspec
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, text_of
-from threadline.agent.profiles import DEMO_STARTERS, GENERAL_STARTERS
 from threadline.http.identity import COOKIE
 from threadline.settings import SettingsError, load_settings
+from threadline.settings.profiles import DEMO_STARTERS, GENERAL_STARTERS
 from threadline_testing import standins
 from threadline_testing.ai_sdk import read_with_ai
 from threadline_testing.sse import events_of

@@ -36,10 +36,10 @@ from threadline.agent.loading import (
 from threadline.agent.models import build_chat_model, profiles_of
 from threadline.agent.own_context import ContextProblem, OwnContext, own_schema
 from threadline.agent.own_input import InputCheck
-from threadline.agent.profiles import Profile, default_of
 from threadline.agent.suggestions import Suggester
 from threadline.agent.tool_inputs import ToolInfo, tool_infos
 from threadline.settings import Settings
+from threadline.settings.profiles import Profile, default_of
 
 log = logging.getLogger(__name__)
 

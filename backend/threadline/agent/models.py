@@ -10,8 +10,8 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from threadline.agent.demo_model import DemoChatModel
-from threadline.agent.profiles import DEFAULT_BASE_URLS, OPENAI_COMPATIBLE, Profile
 from threadline.settings import Settings
+from threadline.settings.profiles import DEFAULT_BASE_URLS, OPENAI_COMPATIBLE, Profile
 
 PROVIDER_OF_SETTING = {"gemini": "google", "openai": "openai", "demo": "demo"}
 ANTHROPIC_MAX_TOKENS = 4_096  # the Messages API needs one; a profile's max_tokens overrides it

@@ -25,7 +25,6 @@ from threadline import events as ev
 from threadline.agent.attachments import kind_of
 from threadline.agent.graph import TurnRequest
 from threadline.agent.graphs import BUILT_IN, GraphSwitch
-from threadline.agent.profiles import Profile
 from threadline.agent.titles import title_for
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
@@ -48,6 +47,7 @@ from threadline.conversations.stores import Storage
 from threadline.observability.answers import Observability
 from threadline.refusals import Refused, invalid, not_found
 from threadline.settings import MultitaskStrategy, OnDisconnect, Settings, StreamMode
+from threadline.settings.profiles import Profile
 from threadline.storage.conversation_list import ConversationSummary, title_from
 from threadline.storage.file_store import StoredFile, file_of
 from threadline.storage.threads import branch_of, thread_of

@@ -27,7 +27,6 @@ from litestar.types import ControllerRouterHandler
 from threadline import __version__
 from threadline.agent.graphs import load_agents
 from threadline.agent.loading import AgentSource, PublicAgent, ServedAgent
-from threadline.agent.profiles import PublicProfile
 from threadline.current_answer import current_turn
 from threadline.http.bearer import BearerTokens
 from threadline.http.client_address import ForwardedScheme
@@ -57,6 +56,7 @@ from threadline.mcp.server import build_server, builtin_routes
 from threadline.mcp.tokens import Caller, McpTokens, tokens_for
 from threadline.observability.otel import tracer_provider as tracer_provider_for
 from threadline.settings import Settings, load_settings
+from threadline.settings.profiles import PublicProfile
 
 if TYPE_CHECKING:
     from litestar.plugins import PluginProtocol

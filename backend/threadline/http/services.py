@@ -20,7 +20,6 @@ from threadline.agent.graph import Graph
 from threadline.agent.graphs import GraphSwitch
 from threadline.agent.loading import ServedAgent
 from threadline.agent.models import profiles_of
-from threadline.agent.profiles import Profile
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Recordings
 from threadline.answers.service import AnswerService
@@ -38,6 +37,7 @@ from threadline.observability.answers import Observability
 from threadline.observability.otel import AnswerSpans
 from threadline.refusals import busy
 from threadline.settings import Settings
+from threadline.settings.profiles import Profile
 from threadline.storage.conversation_list import Conversations
 from threadline.storage.fallback import FallbackCheckpointer
 from threadline.storage.file_store import keep_dropping_unused

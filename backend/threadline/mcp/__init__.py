@@ -1,5 +1,5 @@
-"""Tools over MCP: the connections to configured servers (`config`, `jsonrpc`, `standard`, `tool`,
-`toolbox`, `calls`), and threadline's own MCP server (`server`) with its tokens (`tokens`) and its
-offline tools (`builtin_tools`)."""
+"""Tools over MCP: the connections to configured servers (`jsonrpc`, `standard`, `tool`, `toolbox`, `calls`;
+the servers themselves are settings: `settings.mcp_servers`), and threadline's own MCP server (`server`) with
+its tokens (`tokens`) and its offline tools (`builtin_tools`)."""
 
-__all__ = ["builtin_tools", "calls", "config", "jsonrpc", "server", "standard", "tokens", "tool", "toolbox"]
+__all__ = ["builtin_tools", "calls", "jsonrpc", "server", "standard", "tokens", "tool", "toolbox"]

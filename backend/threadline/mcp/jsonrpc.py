@@ -18,7 +18,7 @@ from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 
 from threadline import __version__
 from threadline.mcp.calls import McpCallError, bounded
-from threadline.mcp.config import redacted
+from threadline.settings.mcp_servers import redacted
 
 
 class HttpMcpTransport:

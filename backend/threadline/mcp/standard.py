@@ -22,7 +22,7 @@ from mcp.shared.session import ProgressFnT
 
 from threadline import __version__
 from threadline.mcp.calls import McpCallError, bounded
-from threadline.mcp.config import McpServerConfig
+from threadline.settings.mcp_servers import McpServerConfig
 
 log = logging.getLogger(__name__)
 CLIENT_INFO = types.Implementation(name="threadline", version=__version__)

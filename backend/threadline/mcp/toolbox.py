@@ -19,10 +19,10 @@ import httpx
 from langchain_core.tools import BaseTool
 from mcp import types
 
-from threadline.mcp.config import BUILTIN, McpServerConfig, redacted
 from threadline.mcp.jsonrpc import HttpMcpTransport, JsonRpcConnection
 from threadline.mcp.standard import StandardConnection, transport_for
 from threadline.mcp.tool import KeepFile, McpTool
+from threadline.settings.mcp_servers import BUILTIN, McpServerConfig, redacted
 
 log = logging.getLogger(__name__)
 

@@ -3,6 +3,8 @@
 Each setting is declared once, as a field of `Settings`: its type (a `Literal` for a closed set), its
 default, its bounds and its environment variable with a line of help, in `Annotated[…, env(…)]`. The
 reader, the errors and the configuration reference in the docs (`reference_rows`) all come from there.
+The two settings that are documents of their own are parsed beside it: `profiles` (CHAT_PROFILES) and
+`mcp_servers` (MCP_SERVERS).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from threadline.agent.profiles import Profile, ProfileError, parse_profiles
-from threadline.mcp.config import DEFAULT_SERVERS, McpConfigError, McpServerConfig, parse_servers
+from threadline.settings.mcp_servers import DEFAULT_SERVERS, McpConfigError, McpServerConfig, parse_servers
+from threadline.settings.profiles import Profile, ProfileError, parse_profiles
 
 Provider = Literal["gemini", "openai", "demo"]
 MemoryBackend = Literal["postgres", "memory"]
@@ -34,7 +36,7 @@ LogFormat = Literal["text", "json"]
 DEFAULT_MODEL_NAMES = {"gemini": "gemini-2.5-flash", "openai": "gpt-4o-mini", "demo": "demo"}
 # In an installed wheel (`tasks.py wheel` puts the page there), found as the package's data.
 PACKAGED_PAGE = Path(str(importlib.resources.files("threadline") / "page"))
-CHECKOUT_PAGE = Path(__file__).resolve().parents[2] / "frontend" / "dist"  # built by `tasks.py serve`
+CHECKOUT_PAGE = Path(__file__).resolve().parents[3] / "frontend" / "dist"  # built by `tasks.py serve`
 DEFAULT_FRONTEND_DIR = PACKAGED_PAGE if (PACKAGED_PAGE / "index.html").exists() else CHECKOUT_PAGE
 DEFAULT_TRUSTED_PROXIES = ("127.0.0.1/32", "::1/128")
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you have when they help, and answer concisely."
