@@ -207,6 +207,7 @@ def migrate(options: dict[str, str]) -> int:
 
 
 def mcp_token(client_id: str | None, conversation_id: str | None, ttl: float) -> int:
+    from threadline.http.identity import load_secret
     from threadline.mcp.tokens import Caller, tokens_for
 
     try:  # only the secrets matter here, so a missing model key must not stop it
@@ -214,7 +215,7 @@ def mcp_token(client_id: str | None, conversation_id: str | None, ttl: float) ->
     except SettingsError as error:
         print(f"threadline: {error}", file=sys.stderr)
         return 2
-    tokens = tokens_for(settings.mcp_secret, settings.client_id_secret, settings.data_dir)
+    tokens = tokens_for(settings.mcp_secret, lambda: load_secret(settings.client_id_secret, settings.data_dir))
     print(tokens.mint(Caller(client_id=client_id, conversation_id=conversation_id), ttl=ttl))
     return 0
 

@@ -282,8 +282,8 @@ class Threadline(InitPluginProtocol):
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         settings, tracer_provider = self.settings, self.tracer_provider
-        signer = Signer(load_secret(settings.client_id_secret, settings.data_dir))
-        tokens = tokens_for(settings.mcp_secret, settings.client_id_secret, settings.data_dir)
+        secret = load_secret(settings.client_id_secret, settings.data_dir)
+        signer, tokens = Signer(secret), tokens_for(settings.mcp_secret, lambda: secret)
         limits = Limits.of(settings)
         state = State({"limits": limits, "signer": signer})
         mcp_server = build_server(lambda: state.services)

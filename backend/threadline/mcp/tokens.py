@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from pathlib import Path
+from collections.abc import Callable
 
 import jwt
 import msgspec
@@ -35,13 +35,11 @@ def derive_secret(threadline_secret: bytes) -> bytes:
     return hmac.new(threadline_secret, b"threadline mcp tokens", hashlib.sha256).digest()
 
 
-def tokens_for(mcp_secret: str | None, client_id_secret: str | None, data_dir: Path) -> McpTokens:
-    """MCP_JWT_SECRET when set, else a key derived from the secret that signs visitors' ids."""
-    from threadline.http.identity import load_secret
-
+def tokens_for(mcp_secret: str | None, visitor_ids_secret: Callable[[], bytes]) -> McpTokens:
+    """MCP_JWT_SECRET when set, else a key derived from the secret that signs visitors' ids (read only then)."""
     if mcp_secret:
         return McpTokens(mcp_secret.encode())
-    return McpTokens(derive_secret(load_secret(client_id_secret, data_dir)))
+    return McpTokens(derive_secret(visitor_ids_secret()))
 
 
 class McpTokens:
