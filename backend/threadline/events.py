@@ -213,7 +213,7 @@ class Error(Event, tag="error", frozen=True):
     retryable: bool = False
 
 
-AnyEvent = (
+AnyEvent = (  # every event, so a recorded answer (answers/recordings.py) reads back as the events it was
     Start
     | StepStart
     | StepFinish
@@ -226,8 +226,14 @@ AnyEvent = (
     | ToolInputStart
     | ToolInputDelta
     | ToolInputAvailable
+    | ToolInputError
     | ToolOutput
     | ToolOutputError
+    | ToolOutputDenied
+    | File
+    | SourceUrl
+    | ToolApprovalRequest
+    | MessageMetadata
     | ToolProgress
     | Status
     | Warning

@@ -1,10 +1,11 @@
 """Resumable streams: each running answer's events are kept, so a reader that comes later (a reloaded
-page, a second device, another process) replays its UI Message Stream from the first chunk and follows it.
+page, a second device, another process) replays its events from the first and follows it; the route encodes
+them for its wire (the UI Message Stream, which `useChat` resumes).
 
 Keeping costs a list append per event: nothing is encoded or written unless a reader asks. A reader in
 the process that runs the answer follows it in memory. A reader in another process asks for it with a
-NOTIFY on `threadline_resume`; the process running the answer then writes it to PostgreSQL
-(`stream_chunks`), every FLUSH_EVERY seconds, all answers asked for in one statement, and the reader polls
+NOTIFY on `threadline_resume`; the process running the answer then writes its events, as JSON, to PostgreSQL
+(`recorded_events`), every FLUSH_EVERY seconds, all answers asked for in one statement, and the reader polls
 for rows. Rows are deleted KEEP_AFTER_END seconds after their answer ended. With the in-memory backend
 there is no table, and only this process can resume its answers.
 
@@ -16,18 +17,17 @@ the partial and a finish marked `server-stopped`, as the answer's closed turn is
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
+import msgspec
 import psycopg
 from psycopg.rows import DictRow
 
 from threadline import events as ev
 from threadline.storage.fallback import CONNECTION_ERRORS
 from threadline.storage.saver import Pool
-from threadline.wires.ui_message_stream import DONE, encode_event
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +39,13 @@ RESUME_CHANNEL = "threadline_resume"  # NOTIFY: please write out this thread's r
 STALE_AFTER = 3600.0  # seconds after which rows an ended process left behind are removed
 ALIVE_EVERY = 1.0  # seconds of silence after which a reader looks whether the answer's process still runs it
 LiveCheck = Callable[[psycopg.AsyncConnection[DictRow], str], Awaitable[bool]]
+Batches = AsyncIterator[list[ev.Event]]  # what a reader follows, batch by batch, until the answer ends
+_encode_events = msgspec.json.Encoder().encode
+_decode_events = msgspec.json.Decoder(list[ev.AnyEvent]).decode
 
 
 class Recording:
-    """One answer's events as they were sent, encoded only for a reader."""
+    """One answer's events as they were sent."""
 
     def __init__(self, recordings: Recordings, thread_id: str, message_id: str) -> None:
         self.recordings = recordings
@@ -70,21 +73,16 @@ class Recording:
         if self.shared:
             self.recordings.changed(self)
 
-    def encoded(self, start: int, stop: int) -> bytes:
-        """The stream's bytes for events[start:stop], and its end once the answer has ended."""
-        data = b"".join([encode_event(event) for event in self.events[start:stop]])
-        return data + DONE if self.ended and stop == len(self.events) else data
-
-    async def follow(self) -> AsyncIterator[bytes]:
+    async def follow(self) -> Batches:
         """Everything recorded so far, then each new batch until the answer ends."""
         sent = 0
         while True:
             ended, known = self.ended, len(self.events)
-            if sent < known or ended:
-                yield self.encoded(sent, known)
+            if sent < known:
+                yield self.events[sent:known]
                 sent = known
-                if ended:
-                    return
+            elif ended:
+                return
             else:
                 self._changed.clear()
                 await self._changed.wait()
@@ -139,7 +137,7 @@ class Recordings:
         for recording in self.unwritten:
             known = len(recording.events)
             if known > recording.written or recording.ended:
-                data = recording.encoded(recording.written, known)
+                data = _encode_events(recording.events[recording.written : known])
                 rows.append((recording.thread_id, recording.message_id, recording.written, data, recording.ended))
                 recording.written = known
             if recording.ended:
@@ -154,19 +152,19 @@ class Recordings:
             if rows:
                 async with conn.cursor() as cursor:
                     await cursor.executemany(
-                        "INSERT INTO stream_chunks (thread_id, message_id, seq, data, ended) "
+                        "INSERT INTO recorded_events (thread_id, message_id, seq, data, ended) "
                         "VALUES (%s, %s, %s, %s, %s)",
                         rows,
                     )
             if expired:  # and rows an ended process left behind
                 await conn.execute(
-                    "DELETE FROM stream_chunks WHERE (thread_id, message_id) IN "
+                    "DELETE FROM recorded_events WHERE (thread_id, message_id) IN "
                     "(SELECT * FROM unnest(%s::text[], %s::text[])) OR created_at < now() - make_interval(secs => %s)",
                     ([thread for thread, _ in expired], [message for _, message in expired], STALE_AFTER),
                 )
 
-    async def resume(self, thread_id: str) -> AsyncIterator[bytes] | None:
-        """The answer running in this conversation, from its first chunk; None when none is running."""
+    async def resume(self, thread_id: str) -> Batches | None:
+        """The answer running in this conversation, from its first event; None when none is running."""
         if (recording := self.running.get(thread_id)) is not None:
             return recording.follow()
         if self.pool is None:
@@ -180,7 +178,7 @@ class Recordings:
             await asyncio.sleep(POLL_EVERY)
             async with self.pool.connection() as conn:
                 cursor = await conn.execute(
-                    "SELECT message_id, bool_or(ended) AS ended FROM stream_chunks WHERE thread_id = %s "
+                    "SELECT message_id, bool_or(ended) AS ended FROM recorded_events WHERE thread_id = %s "
                     "GROUP BY message_id ORDER BY max(created_at) DESC LIMIT 1",
                     (thread_id,),
                 )
@@ -189,16 +187,16 @@ class Recordings:
                 return self._poll(thread_id, row["message_id"])
         return None
 
-    async def _poll(self, thread_id: str, message_id: str) -> AsyncIterator[bytes]:
+    async def _poll(self, thread_id: str, message_id: str) -> Batches:
         """Another process's recording: its rows so far, then new ones as they are written; ended for it when
         that process is gone (after one more read, for what it wrote just before its answer ended)."""
         assert self.pool is not None, "polled only with a database"
-        seq, quiet, gone, sent = -1, 0.0, False, list[bytes]()
+        seq, quiet, gone, sent = -1, 0.0, False, list[ev.Event]()
         while True:
             async with self.pool.connection() as conn:
                 cursor = await conn.execute(
-                    "SELECT seq, data, ended FROM stream_chunks WHERE thread_id = %s AND message_id = %s AND seq > %s "
-                    "ORDER BY seq",
+                    "SELECT seq, data, ended FROM recorded_events WHERE thread_id = %s AND message_id = %s "
+                    "AND seq > %s ORDER BY seq",
                     (thread_id, message_id, seq),
                 )
                 rows = await cursor.fetchall()
@@ -210,26 +208,27 @@ class Recordings:
                         return
                     gone = not await self.runs_in_a_live_process(conn, thread_id)
             for row in rows:
-                seq = row["seq"]
-                sent.append(bytes(row["data"]))
-                yield sent[-1]
+                seq, batch = row["seq"], list[ev.Event](_decode_events(row["data"]))
+                sent += batch
+                if batch:
+                    yield batch
                 if row["ended"]:
                     return
             await asyncio.sleep(POLL_EVERY)
 
 
-def ending(sent: list[bytes]) -> bytes:
-    """The end of a replayed stream whose answer's process died: its open text and reasoning parts closed,
-    and a finish marked `server-stopped`, as the answer's closed turn is stored."""
+def ending(sent: list[ev.Event]) -> list[ev.Event]:
+    """The end of a replayed answer whose process died: its open text and reasoning parts closed, and a finish
+    marked `server-stopped`, as the answer's closed turn is stored."""
     open_parts: dict[str, ev.Event] = {}
-    for line in b"".join(sent).split(b"\n\n"):
-        if not line.startswith(b"data: {"):
-            continue
-        chunk = json.loads(line.removeprefix(b"data: "))
-        kind, part_id = chunk.get("type"), chunk.get("id", "")
-        if kind in ("text-start", "reasoning-start"):
-            open_parts[part_id] = ev.TextEnd(id=part_id) if kind == "text-start" else ev.ReasoningEnd(id=part_id)
-        elif kind in ("text-end", "reasoning-end"):
-            open_parts.pop(part_id, None)
-    finish = ev.Finish(finish_reason="other", finished_at=ev.timestamp(), interrupted="server-stopped")
-    return b"".join(encode_event(event) for event in [*open_parts.values(), finish]) + DONE
+    for event in sent:
+        if isinstance(event, ev.TextStart):
+            open_parts[event.id] = ev.TextEnd(id=event.id)
+        elif isinstance(event, ev.ReasoningStart):
+            open_parts[event.id] = ev.ReasoningEnd(id=event.id)
+        elif isinstance(event, ev.TextEnd | ev.ReasoningEnd):
+            open_parts.pop(event.id, None)
+    return [
+        *open_parts.values(),
+        ev.Finish(finish_reason="other", finished_at=ev.timestamp(), interrupted="server-stopped"),
+    ]

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Coroutine, Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
@@ -27,7 +27,7 @@ from threadline.agent.graph import TurnRequest
 from threadline.agent.graphs import BUILT_IN, GraphSwitch
 from threadline.agent.titles import title_for
 from threadline.answers.active import ActiveTurns
-from threadline.answers.recordings import Recordings
+from threadline.answers.recordings import Batches, Recordings
 from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup
 from threadline.conversations import approvals, versions
 from threadline.conversations.approvals import SUPERSEDED, ApprovalResponse
@@ -257,8 +257,8 @@ class AnswerService:
             return
         raise Refused("CONFLICT", "No answer is streaming in this conversation: it has already finished.")
 
-    async def replay(self, client_id: str, conversation_id: str) -> AsyncIterator[bytes] | None:
-        """The running answer's UI Message Stream from its first chunk, then live; None when none runs."""
+    async def replay(self, client_id: str, conversation_id: str) -> Batches | None:
+        """The running answer's events from its first, then live; None when none runs."""
         await self.owned(client_id, conversation_id)
         return await self.recordings.resume(thread_of(client_id, conversation_id))
 

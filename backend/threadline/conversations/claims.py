@@ -43,7 +43,7 @@ def claimed_by_another() -> Refused:
 # take turns on this lock, so a claim never moves a conversation whose answer is starting.
 VISITOR_LOCK = "hashtext('active:' || %(client)s)"
 # Rows keyed by the thread (owner and conversation id), moved by rewriting the owner part.
-THREAD_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "stream_chunks")
+THREAD_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "recorded_events")
 # Rows keyed by owner, moved with their conversation.
 OWNED_TABLES = ("traces", "feedback", "comparisons", "file_uses", "shares")
 # The files those conversations use become the user's too (kept by the anonymous id only if it still uses them).

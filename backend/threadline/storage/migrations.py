@@ -164,6 +164,19 @@ MIGRATIONS = [
         "CREATE INDEX active_turns_client ON active_turns (client_id)",
     ],
     ["ALTER TABLE conversations ADD COLUMN agent_id text"],  # the agent it keeps, of several (agent/graphs.py)
+    [  # a running answer's canonical events, batch by batch, for readers that resume it (answers/recordings.py);
+        # stream_chunks held UI Message Stream bytes: left to processes of the version before, while they run
+        """CREATE TABLE recorded_events (
+            thread_id text NOT NULL,
+            message_id text NOT NULL,
+            seq integer NOT NULL,
+            data bytea NOT NULL,
+            ended boolean NOT NULL DEFAULT false,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (thread_id, message_id, seq)
+        )""",
+        "CREATE INDEX recorded_events_by_age ON recorded_events (created_at)",
+    ],
 ]
 
 

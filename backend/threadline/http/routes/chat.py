@@ -212,4 +212,5 @@ class ChatController(Controller):
         replay = await services.answers.replay(client_id, conversation_id)
         if replay is None:
             return Response(None, status_code=204)
-        return Stream(replay, media_type=UI_MESSAGE_STREAM.media_type, headers=UI_MESSAGE_STREAM.headers)
+        wire = UI_MESSAGE_STREAM  # what `useChat` resumes
+        return Stream(wire.encode(replay), media_type=wire.media_type, headers=wire.headers)
