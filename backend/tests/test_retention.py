@@ -52,7 +52,7 @@ async def test_idle_conversations_go_with_the_files_only_they_use(make_settings,
             await idle_for(services, anonymous, conversation_id, 8)
         await idle_for(services, USER, users, 8)
 
-        assert await services.expire(policies) == 2, "the anonymous visitor's two, not the user's"
+        assert await services.conversation_service.expire(policies) == 2, "the anonymous visitor's two, not the user's"
         listed = [row["id"] for row in (await client.get("/api/conversations", headers=visitor)).json()]
         assert listed == [recent]
         assert (await client.get(photo["url"], headers=visitor)).status_code == 200, "a kept conversation uses it"
@@ -60,6 +60,6 @@ async def test_idle_conversations_go_with_the_files_only_they_use(make_settings,
 
         await idle_for(services, anonymous, recent, 8)
         await idle_for(services, USER, users, 31)
-        assert await services.expire(policies) == 2
+        assert await services.conversation_service.expire(policies) == 2
         assert (await client.get(photo["url"], headers=visitor)).status_code == 404, "no conversation uses it"
         assert await services.storage.conversations.get(users, USER) is None

@@ -21,11 +21,10 @@ from threadline.agent.graphs import GraphSwitch
 from threadline.agent.loading import ServedAgent
 from threadline.agent.models import profiles_of
 from threadline.answers.active import ActiveTurns
+from threadline.answers.conversation_service import ConversationService, Retention
 from threadline.answers.recordings import Recordings
 from threadline.answers.service import AnswerService
-from threadline.chores import hourly
 from threadline.conversations.attachments import FileLimits, checked_file, kept
-from threadline.conversations.claims import Claimed
 from threadline.conversations.closing import recover_turn
 from threadline.conversations.state import FileRef
 from threadline.conversations.stores import Storage, open_storage
@@ -35,13 +34,10 @@ from threadline.mcp.tool import KeepFile
 from threadline.mcp.toolbox import McpToolbox
 from threadline.observability.answers import Observability
 from threadline.observability.otel import AnswerSpans
-from threadline.refusals import busy
 from threadline.settings import Settings
 from threadline.settings.profiles import Profile
 from threadline.storage.conversation_list import Conversations
-from threadline.storage.fallback import FallbackCheckpointer
 from threadline.storage.file_store import keep_dropping_unused
-from threadline.storage.threads import branch_of, thread_of
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -86,66 +82,9 @@ class Services:
     graphs: GraphSwitch
     toolbox: McpToolbox
     answers: AnswerService
+    conversation_service: ConversationService  # deleting and claiming whole conversations
     limits: Limits
     observability: Observability
-
-    async def delete_conversation(self, client_id: str, conversation_id: str) -> bool:
-        """Delete a visitor's conversation and all that belongs to it; False when they have none by that id.
-        An answer still streaming is stopped first (in whichever process runs it) and its last writes are
-        awaited, so nothing it saves can bring the conversation back."""
-        thread_id = thread_of(client_id, conversation_id)
-        await self.answers.active.cancel(thread_id, client_id)
-        if not await self.conversations.delete(conversation_id, client_id):
-            return False
-        await self.storage.checkpointer.adelete_thread(thread_id)
-        await self.observability.traces.delete_conversation(client_id, conversation_id)
-        await self.storage.feedback.delete_conversation(client_id, conversation_id)
-        await self.storage.shares.delete_conversation(client_id, conversation_id)
-        await self.storage.files.delete_conversation(client_id, conversation_id)
-        for comparison_id in await self.storage.comparisons.delete_conversation(client_id, conversation_id):
-            for side in "AB":
-                await self.storage.checkpointer.adelete_thread(branch_of(thread_id, comparison_id, side))
-        return True
-
-    async def keep_expiring(self) -> None:
-        """Hourly, delete the conversations idle past their retention (CHAT_CONVERSATION_RETENTION_DAYS, and
-        CHAT_ANONYMOUS_RETENTION_DAYS for anonymous visitors')."""
-        policies = [
-            (days, anonymous_only)
-            for days, anonymous_only in (
-                (self.settings.conversation_retention_days, False),
-                (self.settings.anonymous_retention_days, True),
-            )
-            if days > 0
-        ]
-        if policies:
-            await hourly(
-                lambda: self.expire(policies),
-                "deleted %d conversations past their retention",
-                "could not delete expired conversations; will retry",
-            )
-
-    async def expire(self, policies: list[tuple[float, bool]]) -> int:
-        """Delete the conversations idle for longer than a policy's days; how many went."""
-        expired = 0
-        for days, anonymous_only in policies:
-            while idle := await self.conversations.idle(days, anonymous_only):
-                deleted = [await self.delete_conversation(client, conversation) for client, conversation in idle]
-                expired += sum(deleted)
-                if not any(deleted):
-                    break  # gone meanwhile (deleted by its visitor): the next batch would be the same
-        return expired
-
-    async def claim(self, anonymous_id: str, principal: str) -> Claimed:
-        """Give a signed-in user the conversations of their anonymous identity (conversations/claims.py), once no
-        answer of that identity runs; this process forgets what it kept of their old threads."""
-        if await self.answers.active.running_answer(anonymous_id) is not None:
-            raise busy()
-        claimed = await self.storage.claims.claim(anonymous_id, principal)
-        if isinstance(checkpointer := self.storage.checkpointer, FallbackCheckpointer):
-            for conversation_id in claimed.conversations:
-                await checkpointer.forget(thread_of(anonymous_id, conversation_id))
-        return claimed
 
     @property
     def graph(self) -> Graph:
@@ -230,6 +169,8 @@ async def running_services(
         )
         await toolbox.start()
         answers = answer_service(settings, storage, graphs, tracer_provider)
+        retention = Retention(settings.conversation_retention_days, settings.anonymous_retention_days)
+        conversation_service = ConversationService(storage, answers.active, answers.observability.traces, retention)
         services = Services(
             settings=settings,
             model_label=graphs.default.model_label,
@@ -237,6 +178,7 @@ async def running_services(
             graphs=graphs,
             toolbox=toolbox,
             answers=answers,
+            conversation_service=conversation_service,
             limits=limits,
             observability=answers.observability,
         )
@@ -244,7 +186,7 @@ async def running_services(
             asyncio.create_task(storage.keep_saving()),
             asyncio.create_task(services.observability.keep_pruning()),
             asyncio.create_task(keep_dropping_unused(storage.files)),
-            asyncio.create_task(services.keep_expiring()),
+            asyncio.create_task(conversation_service.keep_expiring()),
         ]
         if storage.pool is not None:
             background.append(asyncio.create_task(answers.active.listen()))

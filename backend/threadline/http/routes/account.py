@@ -74,7 +74,7 @@ class AccountController(Controller):
         anonymous_id = signer.verify(data.anonymous_token or anonymous_token_of(request.scope))
         if anonymous_id is None:
             raise Refused("FORBIDDEN", "That is not an anonymous identity this server issued.")
-        claimed = await services.claim(anonymous_id, client_id)
+        claimed = await services.conversation_service.claim(anonymous_id, client_id)
         if claimed.skipped:  # those conversations are still the anonymous identity's: it is kept
             return Response(claimed)
         fresh = signer.sign(secrets.token_hex(16))

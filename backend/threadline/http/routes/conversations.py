@@ -167,7 +167,7 @@ class ConversationController(Controller):
     ) -> None:
         """An answer still streaming is stopped first (in whichever process runs it) and its last writes are
         awaited, so nothing it saves can bring the conversation back."""
-        if not await services.delete_conversation(client_id, conversation_id):
+        if not await services.conversation_service.delete(client_id, conversation_id):
             raise not_found()
 
 

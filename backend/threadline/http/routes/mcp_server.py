@@ -100,7 +100,7 @@ def build_server(services: Callable[[], Services]) -> FastMCP:
             raise ToolError("no visitor: this token does not name whose conversation to delete")
         if conversation_id == caller.conversation_id:
             raise ToolError("this is the conversation we are in: delete it from the conversation list instead")
-        if not await services().delete_conversation(caller.client_id, conversation_id):
+        if not await services().conversation_service.delete(caller.client_id, conversation_id):
             raise ToolError(f"no conversation with the id {conversation_id!r}")
         return f"Deleted the conversation {conversation_id}."
 
