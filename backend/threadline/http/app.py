@@ -35,6 +35,7 @@ from threadline.http.dependencies import AppServices, chat_allowance, owned_conv
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http.host_identity import Identify
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
+from threadline.http.limits import Limits
 from threadline.http.operators import metrics_guard
 from threadline.http.page_assets import asset_route
 from threadline.http.routes.account import AccountController, sign_in
@@ -52,7 +53,7 @@ from threadline.http.routes.shares import ShareController, SharedController
 from threadline.http.routes.traces import TraceController
 from threadline.http.schemas import MAX_BODY_BYTES
 from threadline.http.security_headers import SecurityHeaders
-from threadline.http.services import Limits, Services, running_services
+from threadline.http.services import Services, running_services
 from threadline.mcp.tokens import Caller, McpTokens, tokens_for
 from threadline.observability.otel import tracer_provider as tracer_provider_for
 from threadline.settings import Settings, load_settings

@@ -28,8 +28,7 @@ from threadline.conversations.attachments import FileLimits, checked_file, kept
 from threadline.conversations.closing import recover_turn
 from threadline.conversations.state import FileRef
 from threadline.conversations.stores import Storage, open_storage
-from threadline.http.client_address import ClientAddress
-from threadline.http.rate_limit import RateLimit
+from threadline.http.limits import Limits
 from threadline.mcp.tool import KeepFile
 from threadline.mcp.toolbox import McpToolbox
 from threadline.observability.answers import Observability
@@ -43,35 +42,6 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What exists before the services start: the rate limits and how a caller's address is read."""
-
-    chat: RateLimit
-    api: RateLimit
-    client_address: ClientAddress
-    chat_stream_per_visitor: RateLimit
-    chat_by_role: tuple[tuple[str, RateLimit], ...] = ()  # AUTH_ROLE_RATE_LIMITS, in the order they are tried
-    # FILE_BYTES_PER_DAY: bytes of new files per client address (per user when signed in), whatever the id.
-    file_bytes: RateLimit | None = None
-
-    @classmethod
-    def of(cls, settings: Settings) -> Limits:
-        return cls(
-            chat=RateLimit(settings.rate_limit, settings.rate_limit_storage),
-            api=RateLimit(settings.api_rate_limit, settings.rate_limit_storage, namespace="api"),
-            client_address=ClientAddress(settings.trusted_proxies),
-            chat_stream_per_visitor=RateLimit(
-                settings.chat_stream_rate_limit, settings.rate_limit_storage, namespace="chat-stream"
-            ),
-            chat_by_role=tuple(
-                (role, RateLimit(limit, settings.rate_limit_storage, namespace=f"chat-role-{role}"))
-                for role, limit in settings.role_rate_limits
-            ),
-            file_bytes=RateLimit(f"{settings.file_bytes_per_day}/day", settings.rate_limit_storage, "file-bytes"),
-        )
 
 
 @dataclass(frozen=True)
