@@ -31,7 +31,7 @@ from threadline.current_answer import current_turn
 from threadline.http.bearer import BearerTokens
 from threadline.http.client_address import ForwardedScheme
 from threadline.http.connection_limits import RequestLimits
-from threadline.http.dependencies import AppServices, chat_allowance, owned_conversation
+from threadline.http.dependencies import AppServices, chat_allowance, limits_of, owned_conversation
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http.host_identity import Identify
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
@@ -197,6 +197,7 @@ DEPENDENCIES = {  # what handlers declare by name
     "services": Provide(services_of, sync_to_thread=False),
     "conversation": Provide(owned_conversation),
     "allowance": Provide(chat_allowance, sync_to_thread=False),
+    "limits": Provide(limits_of, sync_to_thread=False),
 }
 
 
@@ -306,7 +307,9 @@ class Threadline(InitPluginProtocol):
             async with (
                 provider,
                 mcp_server.session_manager.run(),
-                running_services(settings, limits, builtin_http, builtin_token, tracer_provider, agents) as services,
+                running_services(
+                    settings, limits.chat.description, builtin_http, builtin_token, tracer_provider, agents
+                ) as services,
             ):
                 app.state.services = state.services = services
                 yield

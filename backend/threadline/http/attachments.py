@@ -8,6 +8,8 @@ import re
 from collections.abc import Sequence
 
 from threadline.conversations.attachments import CheckedFile, FileLimits, checked_file, data_url_bytes, too_large
+from threadline.http.dependencies import ChatAllowance
+from threadline.http.rate_limit import RateLimit
 from threadline.http.schemas import UIMessagePart
 from threadline.http.services import Services
 from threadline.refusals import Refused, invalid, not_found
@@ -16,10 +18,9 @@ from threadline.storage.file_store import StoredFile
 FILE_URL = re.compile(r"^/api/files/([0-9a-f]{32})(?!\n)$")
 
 
-async def spend_file_bytes(services: Services, key: str, size: int) -> None:
-    """Count new files' bytes against FILE_BYTES_PER_DAY for `key` (the caller's address, or a signed-in
+async def spend_file_bytes(services: Services, limit: RateLimit | None, key: str, size: int) -> None:
+    """Count new files' bytes against FILE_BYTES_PER_DAY (`limit`) for `key` (the caller's address, or a signed-in
     user): an anonymous id is free to make, so a visitor's own quota alone does not bound an address."""
-    limit = services.limits.file_bytes
     if size and limit is not None and (wait := await limit.hit(key, size)) is not None:
         most = services.settings.file_bytes_per_day
         raise Refused(
@@ -30,7 +31,7 @@ async def spend_file_bytes(services: Services, key: str, size: int) -> None:
 
 
 async def attached_files(
-    services: Services, owner: str, parts: Sequence[UIMessagePart], key: str
+    services: Services, owner: str, parts: Sequence[UIMessagePart], allowance: ChatAllowance
 ) -> tuple[StoredFile | CheckedFile, ...]:
     """The message's files: the caller's uploads, and new files checked but not yet stored; refused when any
     one is refused, or when the new ones would take `key` (see `spend_file_bytes`) over its daily bytes."""
@@ -57,5 +58,6 @@ async def attached_files(
     total = sum(item.size if isinstance(item, StoredFile) else len(item.data) for item in found)
     if total > limits.max_message_bytes:
         raise too_large(f"The files of one message may have {limits.max_message_bytes:,} bytes at most.")
-    await spend_file_bytes(services, key, sum(len(item.data) for item in found if isinstance(item, CheckedFile)))
+    new_bytes = sum(len(item.data) for item in found if isinstance(item, CheckedFile))
+    await spend_file_bytes(services, allowance.limits.file_bytes, allowance.key, new_bytes)
     return tuple(found)

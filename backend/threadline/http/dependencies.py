@@ -15,6 +15,7 @@ from litestar.params import Parameter, SkipValidation
 
 from threadline.http.bearer import User
 from threadline.http.errors import AnyRequest
+from threadline.http.limits import Limits
 from threadline.http.rate_limit import RateLimit
 from threadline.http.schemas import ID_PATTERN
 from threadline.http.services import Services
@@ -22,6 +23,7 @@ from threadline.storage.conversation_list import ConversationSummary
 
 # Injected as they are: msgspec has nothing to validate in the services themselves.
 AppServices: TypeAlias = SkipValidation[Services]
+AppLimits: TypeAlias = SkipValidation[Limits]
 OwnedConversation: TypeAlias = SkipValidation[ConversationSummary]
 ConversationId = Parameter(pattern=ID_PATTERN, description="The conversation id (yours: ids are scoped per visitor)")
 
@@ -39,26 +41,33 @@ class ChatAllowance:
 
     limit: RateLimit
     key: str
+    limits: Limits  # the app's others: FILE_BYTES_PER_DAY is counted against the same key
 
     async def spend(self) -> None:
         await self.limit.check(self.key)
 
 
-def limit_key(request: AnyRequest, services: AppServices) -> str:
+def limits_of(request: AnyRequest) -> Limits:
+    """The rate limits, made with the app (before its services start), for handlers that declare `limits`."""
+    limits: Limits = request.app.state.limits
+    return limits
+
+
+def limit_key(request: AnyRequest, limits: AppLimits) -> str:
     """Whose limits a request counts against: the signed-in user (http/bearer.py), else the client address."""
     user = request.scope.get("state", {}).get("user")
-    return str(user.principal) if user else services.limits.client_address.of(request.scope)
+    return str(user.principal) if user else limits.client_address.of(request.scope)
 
 
-def chat_allowance(request: AnyRequest, services: AppServices) -> ChatAllowance:
+def chat_allowance(request: AnyRequest, services: AppServices, limits: AppLimits) -> ChatAllowance:
     """A signed-in user's limit is their role's (AUTH_ROLE_RATE_LIMITS), when one of theirs is listed."""
     user: User | None = request.scope.get("state", {}).get("user")
-    if user is not None and services.limits.chat_by_role:
+    if user is not None and limits.chat_by_role:
         roles = user.roles(services.settings.auth_roles_claim)
-        for role, limit in services.limits.chat_by_role:
+        for role, limit in limits.chat_by_role:
             if role in roles:
-                return ChatAllowance(limit, user.principal)
-    return ChatAllowance(services.limits.chat, limit_key(request, services))
+                return ChatAllowance(limit, user.principal, limits)
+    return ChatAllowance(limits.chat, limit_key(request, limits), limits)
 
 
 Allowance: TypeAlias = SkipValidation[ChatAllowance]

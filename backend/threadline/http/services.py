@@ -28,7 +28,6 @@ from threadline.conversations.attachments import FileLimits, checked_file, kept
 from threadline.conversations.closing import recover_turn
 from threadline.conversations.state import FileRef
 from threadline.conversations.stores import Storage, open_storage
-from threadline.http.limits import Limits
 from threadline.mcp.tool import KeepFile
 from threadline.mcp.toolbox import McpToolbox
 from threadline.observability.answers import Observability
@@ -53,7 +52,6 @@ class Services:
     toolbox: McpToolbox
     answers: AnswerService
     conversation_service: ConversationService  # deleting and claiming whole conversations
-    limits: Limits
     observability: Observability
 
     @property
@@ -117,15 +115,16 @@ def answer_service(
 @asynccontextmanager
 async def running_services(
     settings: Settings,
-    limits: Limits,
+    chat_limit: str,
     builtin_http: httpx.AsyncClient,
     builtin_token: Callable[[], str],
     tracer_provider: TracerProvider | None = None,
     agents: Sequence[ServedAgent] = (),
 ) -> AsyncIterator[Services]:
     """Start everything an answer needs, in order (storage → model → tools → graph), and stop it again;
-    `builtin_http` reaches this server's own MCP endpoint, with tokens from `builtin_token`; answers' spans
-    go to `tracer_provider` when there is one; `agents` are a team's own (agent/loading.py), else the built-in."""
+    `chat_limit` says in the log what the chat's rate limit is; `builtin_http` reaches this server's own MCP
+    endpoint, with tokens from `builtin_token`; answers' spans go to `tracer_provider` when there is one;
+    `agents` are a team's own (agent/loading.py), else the built-in."""
     async with open_storage(settings) as storage:
         files = FileReader(storage.files.read, settings.file_prompt_bytes)
         graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agents, files, storage.store)
@@ -149,7 +148,6 @@ async def running_services(
             toolbox=toolbox,
             answers=answers,
             conversation_service=conversation_service,
-            limits=limits,
             observability=answers.observability,
         )
         background = [
@@ -165,7 +163,7 @@ async def running_services(
             services.model_label,
             storage.description,
             settings.stream_mode,
-            limits.chat.description,
+            chat_limit,
         )
         try:
             yield services

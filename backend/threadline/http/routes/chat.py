@@ -17,7 +17,7 @@ from litestar.response import Stream
 from threadline.answers.service import AnswerOptions, NewMessage, new_id
 from threadline.conversations.approvals import ApprovalResponse
 from threadline.http.attachments import attached_files
-from threadline.http.dependencies import Allowance, AppServices, ConversationId
+from threadline.http.dependencies import Allowance, AppServices, ChatAllowance, ConversationId
 from threadline.http.errors import AnyRequest, error_responses, json_only, too_large_body
 from threadline.http.messages import checked_text, invalid, small_value
 from threadline.http.schemas import (
@@ -62,7 +62,7 @@ def approval_responses(message: UIMessageIn) -> dict[str, tuple[str, ApprovalRes
 
 
 async def new_message(
-    services: Services, client_id: str, data: ChatRequest, key: str, edited: str | None = None
+    services: Services, client_id: str, data: ChatRequest, allowance: ChatAllowance, edited: str | None = None
 ) -> NewMessage:
     """The request's new user message: its last, which must be the user's; its text may be empty when it
     carries files, which are stored once everything else about it is found valid. An edit keeps the id of
@@ -72,7 +72,7 @@ async def new_message(
         raise invalid("messages", "the last message must have role 'user'")
     with_files = any(part.type == "file" for part in last.parts)
     text = checked_text(last.text, "messages") if last.text.strip() or not with_files else ""
-    files = await attached_files(services, client_id, last.parts, key)
+    files = await attached_files(services, client_id, last.parts, allowance)
     return NewMessage(text, edited or last.id or new_id(), files=files)
 
 
@@ -155,18 +155,18 @@ class ChatController(Controller):
         elif data.trigger == "regenerate-message":
             turn = await answers.regenerate(client_id, conversation_id, options, data.message_id)
         elif data.message_id is not None and data.messages[-1].role == "user":  # useChat's edit of a message
-            message = await new_message(services, client_id, data, allowance.key, data.message_id)
+            message = await new_message(services, client_id, data, allowance, data.message_id)
             turn = await answers.edit(client_id, conversation_id, message, options)
         elif data.messages[-1].role == "assistant":
             responses = approval_responses(data.messages[-1])
             turn = await answers.answer_approvals(client_id, conversation_id, responses, options)
         elif (pair := answers.comparison_pair(data.compare_profiles)) is not None:
             compared = AnswerOptions(options.stream_mode, agent_id=options.agent_id, context=options.context)
-            message = await new_message(services, client_id, data, allowance.key)
+            message = await new_message(services, client_id, data, allowance)
             turn = await answers.compare(client_id, conversation_id, message, pair, compared)
         else:
             turn = await answers.start(
-                client_id, conversation_id, await new_message(services, client_id, data, allowance.key), options
+                client_id, conversation_id, await new_message(services, client_id, data, allowance), options
             )
         return await stream_answer(turn, wire, conversation_id)
 

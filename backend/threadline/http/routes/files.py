@@ -15,7 +15,7 @@ from litestar.params import Parameter, QueryParameter
 
 from threadline.conversations.attachments import FileLimits, checked_file
 from threadline.http.attachments import spend_file_bytes
-from threadline.http.dependencies import AppServices, limit_key
+from threadline.http.dependencies import AppLimits, AppServices, limit_key
 from threadline.http.errors import error_responses
 from threadline.http.schemas import MAX_FILES_BODY_BYTES
 from threadline.http.services import Services
@@ -52,6 +52,7 @@ class FileController(Controller):
         self,
         request: Request,  # type: ignore[type-arg]
         services: AppServices,
+        limits: AppLimits,
         client_id: NamedDependency[str],
         filename: Annotated[str | None, QueryParameter(max_length=1000)] = None,
     ) -> Uploaded:
@@ -61,7 +62,7 @@ class FileController(Controller):
         checked = await checked_file(
             data, request.headers.get("content-type", ""), filename, FileLimits.of(services.settings), "body"
         )
-        await spend_file_bytes(services, limit_key(request, services), len(checked.data))
+        await spend_file_bytes(services, limits.file_bytes, limit_key(request, limits), len(checked.data))
         stored = await services.storage.files.save(
             client_id, checked.data, checked.media_type, checked.filename, services.settings.file_quota_bytes
         )

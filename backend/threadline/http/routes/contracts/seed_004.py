@@ -57,7 +57,7 @@ async def start(
     """Its own checks and ids (UUIDs), its per-visitor limit on top of the chat's, and one stream at a time."""
     text, conversation_id = _message(data), _conversation_id(data)
     await allowance.spend()
-    await services.limits.chat_stream_per_visitor.check(client_id)
+    await allowance.limits.chat_stream_per_visitor.check(client_id)
     if conversation_id is not None:
         await services.answers.owned(client_id, conversation_id)
     conversation_id = conversation_id or str(uuid.uuid4())
