@@ -53,9 +53,9 @@ from threadline.http.routes.shares import ShareController, SharedController
 from threadline.http.routes.traces import TraceController
 from threadline.http.schemas import MAX_BODY_BYTES
 from threadline.http.security_headers import SecurityHeaders
-from threadline.http.services import Services, running_services
 from threadline.mcp.tokens import Caller, McpTokens, tokens_for
 from threadline.observability.otel import tracer_provider as tracer_provider_for
+from threadline.runtime import Services, running_services
 from threadline.settings import Settings, load_settings
 from threadline.settings.profiles import PublicProfile
 

@@ -11,8 +11,8 @@ from threadline.conversations.attachments import CheckedFile, FileLimits, checke
 from threadline.http.dependencies import ChatAllowance
 from threadline.http.rate_limit import RateLimit
 from threadline.http.schemas import UIMessagePart
-from threadline.http.services import Services
 from threadline.refusals import Refused, invalid, not_found
+from threadline.runtime import Services
 from threadline.storage.file_store import StoredFile
 
 FILE_URL = re.compile(r"^/api/files/([0-9a-f]{32})(?!\n)$")

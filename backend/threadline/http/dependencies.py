@@ -18,7 +18,7 @@ from threadline.http.errors import AnyRequest
 from threadline.http.limits import Limits
 from threadline.http.rate_limit import RateLimit
 from threadline.http.schemas import ID_PATTERN
-from threadline.http.services import Services
+from threadline.runtime import Services
 from threadline.storage.conversation_list import ConversationSummary
 
 # Injected as they are: msgspec has nothing to validate in the services themselves.

@@ -24,8 +24,8 @@ from threadline.http.dependencies import Allowance, AppServices
 from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.http.messages import storable
 from threadline.http.schemas import ErrorDetail, Id
-from threadline.http.services import Services
 from threadline.http.streams import choose_wire, stream_answer
+from threadline.runtime import Services
 from threadline.storage.threads import thread_of
 from threadline.wires.registry import UI_MESSAGE_STREAM
 

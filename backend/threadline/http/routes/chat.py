@@ -28,8 +28,8 @@ from threadline.http.schemas import (
     ChatRequest,
     UIMessageIn,
 )
-from threadline.http.services import Services
 from threadline.http.streams import choose_wire, stream_answer
+from threadline.runtime import Services
 from threadline.wires.registry import UI_MESSAGE_STREAM
 
 # A file part's data URL, as it appears in the raw body: a JSON string cannot hold an unescaped quote, so

@@ -20,7 +20,7 @@ from threadline.http.dependencies import AppServices, ConversationId, OwnedConve
 from threadline.http.errors import AnyRequest, error_responses, json_only, not_found
 from threadline.http.messages import invalid, storable
 from threadline.http.schemas import ID_PATTERN, ConversationDetail, Id
-from threadline.http.services import Services
+from threadline.runtime import Services
 from threadline.storage.conversation_list import ConversationSummary, Page
 from threadline.storage.threads import thread_of
 

@@ -15,7 +15,7 @@ from threadline.http.dependencies import AppServices
 from threadline.http.errors import error_responses, json_only, not_found
 from threadline.http.messages import storable
 from threadline.http.schemas import ID_PATTERN
-from threadline.http.services import Services
+from threadline.runtime import Services
 from threadline.storage.threads import thread_of
 
 MAX_COMMENT_CHARS = 2_000

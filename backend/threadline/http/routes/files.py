@@ -18,8 +18,8 @@ from threadline.http.attachments import spend_file_bytes
 from threadline.http.dependencies import AppLimits, AppServices, limit_key
 from threadline.http.errors import error_responses
 from threadline.http.schemas import MAX_FILES_BODY_BYTES
-from threadline.http.services import Services
 from threadline.refusals import not_found
+from threadline.runtime import Services
 from threadline.storage.file_store import StoredFile
 
 FileId = Parameter(pattern=r"^[0-9a-f]{32}(?!\n)$", description="The file's id (the start of its SHA-256)")

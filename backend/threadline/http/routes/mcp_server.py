@@ -28,9 +28,9 @@ from mcp.types import ToolAnnotations
 from threadline import __version__
 from threadline.conversations.state import load
 from threadline.http.errors import AnyRequest
-from threadline.http.services import Services
 from threadline.mcp.builtin_tools import calculate, time_in
 from threadline.mcp.tokens import Caller, InvalidToken, McpTokens
+from threadline.runtime import Services
 from threadline.storage.conversation_list import Page
 from threadline.storage.threads import thread_of
 

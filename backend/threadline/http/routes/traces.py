@@ -10,8 +10,8 @@ from litestar.params import Parameter
 from threadline.http.dependencies import AppServices
 from threadline.http.errors import error_responses, not_found
 from threadline.http.schemas import ID_PATTERN
-from threadline.http.services import Services
 from threadline.observability.trace import Trace
+from threadline.runtime import Services
 
 TraceId = Parameter(pattern=ID_PATTERN, description="An answer's `traceId` (in its `start` and `finish` metadata)")
 MessageId = Parameter(pattern=ID_PATTERN, description="An assistant message's id")

@@ -20,8 +20,8 @@ from threadline.http.dependencies import Allowance, AppServices, ChatAllowance
 from threadline.http.errors import error_responses, json_only
 from threadline.http.messages import checked_text
 from threadline.http.openapi import SseOperation
-from threadline.http.services import Services
 from threadline.http.streams import stream_answer
+from threadline.runtime import Services
 from threadline.settings import StreamMode
 from threadline.wires.registry import Wire
 

@@ -21,7 +21,7 @@ from threadline.http.dependencies import AppServices
 from threadline.http.errors import AnyRequest, error_responses, json_only
 from threadline.http.routes.contracts.common import Contract, contract_route, plain_start
 from threadline.http.schemas import ID_PATTERN, Id
-from threadline.http.services import Services
+from threadline.runtime import Services
 from threadline.storage.threads import thread_of
 from threadline.wires.registry import seed_002_wire
 from threadline.wires.seed_002 import AnySeed002Event

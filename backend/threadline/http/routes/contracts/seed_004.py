@@ -19,8 +19,8 @@ from threadline.http.errors import ApiError
 from threadline.http.messages import empty_message, storable
 from threadline.http.routes.contracts.common import Contract, contract_route
 from threadline.http.schemas import MAX_MESSAGE_CHARS, ChatStreamRequest, ErrorDetail
-from threadline.http.services import Services
 from threadline.refusals import Refused
+from threadline.runtime import Services
 from threadline.wires.registry import SEED_004
 from threadline.wires.seed_004 import AnySeed004Event
 

@@ -1,7 +1,8 @@
-"""The app's services, built once when the server starts and handed to handlers by dependency injection.
+"""The composition root: the app's services, built once when the server starts, in dependency order.
 
 `running_services` opens storage, builds the model and the graph, connects the tool servers and starts
-the background loops; `Services` is what handlers declare (`services: Services`) to reach them.
+the background loops; `Services` is what the HTTP handlers declare (`services: Services`) to reach them.
+Nothing here knows HTTP: the app (http/app.py) starts it in its lifespan.
 """
 
 from __future__ import annotations
