@@ -108,7 +108,6 @@ def answer_service(
         recover=lambda thread_id, why: recover_turn(graphs.current, thread_id, why),
     )
     recordings = Recordings(storage.pool, active_turns.runs_in_a_live_process)
-    active_turns.on_resume = recordings.share
     observability = observability_of(settings, storage, tracer_provider)
     return AnswerService(settings, graphs, storage, active_turns, recordings, observability)
 
@@ -158,7 +157,7 @@ async def running_services(
             asyncio.create_task(conversation_service.keep_expiring()),
         ]
         if storage.pool is not None:
-            background.append(asyncio.create_task(answers.active.listen()))
+            background.append(asyncio.create_task(answers.active.listen(on_resume=answers.recordings.share)))
         log.info(
             "threadline ready: model %s, storage %s, stream mode %s, rate limit %s per client address",
             services.model_label,

@@ -72,7 +72,6 @@ class ActiveTurns:
         self.tasks: dict[str, asyncio.Task[None]] = {}  # each answer's task, until it has also pruned its checkpoints
         self.session: str | None = None  # the LISTEN connection's session: it lives as long as this process
         # Called with a thread whose running answer a reader in another process wants (answers/recordings.py).
-        self.on_resume: Callable[[str], None] | None = None
 
     def claim(self, turn: Turn, most: int) -> None:
         """Hold the conversation's one running answer for `turn` in this process: refused (CONFLICT) when one
@@ -295,9 +294,10 @@ class ActiveTurns:
             turn.stop(Stop.SHUTDOWN)
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
 
-    async def listen(self) -> None:
-        """Hold this process's session, clear what dead processes left, and stop answers another process was
-        asked to stop; reconnects when the database returns."""
+    async def listen(self, on_resume: Callable[[str], None]) -> None:
+        """Hold this process's session, clear what dead processes left, stop answers another process was asked to
+        stop, and pass on another process's request to resume a conversation's answer (`on_resume(thread_id)`);
+        reconnects when the database returns."""
         assert self.pool is not None and self.database_url is not None, "listening needs the database"
         while True:
             try:
@@ -315,8 +315,7 @@ class ActiveTurns:
                         await self.clear_stale(pooled)
                     async for notice in conn.notifies():
                         if notice.channel == RESUME_CHANNEL:
-                            if self.on_resume is not None:
-                                self.on_resume(notice.payload)
+                            on_resume(notice.payload)
                         elif (turn := self.by_thread.get(notice.payload)) is not None:
                             turn.stop(Stop.CANCELLED)
             except (psycopg.Error, OSError) as exc:
