@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -112,6 +112,21 @@ def answer_service(
     return AnswerService(settings, graphs, storage, active_turns, recordings, observability)
 
 
+def chores(services: Services) -> list[Coroutine[Any, Any, None]]:
+    """What runs beside the answers while the server does: saving what waited for the database, pruning traces,
+    dropping unused files, expiring conversations, and (on PostgreSQL) listening to the other processes."""
+    storage, answers = services.storage, services.answers
+    chores = [
+        storage.keep_saving(),
+        services.observability.keep_pruning(),
+        keep_dropping_unused(storage.files),
+        services.conversation_service.keep_expiring(),
+    ]
+    if storage.pool is not None:
+        chores.append(answers.active.listen(on_resume=answers.recordings.share))
+    return chores
+
+
 @asynccontextmanager
 async def running_services(
     settings: Settings,
@@ -150,14 +165,7 @@ async def running_services(
             conversation_service=conversation_service,
             observability=answers.observability,
         )
-        background = [
-            asyncio.create_task(storage.keep_saving()),
-            asyncio.create_task(services.observability.keep_pruning()),
-            asyncio.create_task(keep_dropping_unused(storage.files)),
-            asyncio.create_task(conversation_service.keep_expiring()),
-        ]
-        if storage.pool is not None:
-            background.append(asyncio.create_task(answers.active.listen(on_resume=answers.recordings.share)))
+        background = [asyncio.create_task(chore) for chore in chores(services)]
         log.info(
             "threadline ready: model %s, storage %s, stream mode %s, rate limit %s per client address",
             services.model_label,
