@@ -20,7 +20,7 @@ from helpers import chat_body, new_conversation_id
 from PIL import Image
 from threadline_testing.ports import free_port
 from threadline_testing.processes import start_threadline
-from threadline_testing.proxy import FAIL_TIMEOUT, nginx, nginx_binary
+from threadline_testing.proxy import nginx, nginx_binary, wait_until_routed_to
 
 pytestmark = pytest.mark.skipif(nginx_binary() is None, reason="no nginx (python3 tasks.py test installs it)")
 
@@ -118,7 +118,7 @@ def test_two_processes_behind_nginx(database_url, tmp_path):
 
             # A rolling restart: the first process is back; the second, asked to stop mid-answer, finishes it.
             processes[0] = start_threadline(database_url, tmp_path / "p0", ports[0], **ENV)
-            time.sleep(FAIL_TIMEOUT + 0.5)  # nginx tries the process it saw fail again only after this
+            wait_until_routed_to(proxy, ports[0])  # nginx tries the process it saw fail again after FAIL_TIMEOUT
             direct = client_at(f"http://127.0.0.1:{ports[1]}", visitor.cookies)
             conversation_id = new_conversation_id()
             with direct.stream("POST", "/api/chat", json=chat_body(conversation_id, "count to 100")) as answer:

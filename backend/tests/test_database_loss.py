@@ -27,14 +27,15 @@ def stop(server) -> None:
 
 
 def start(server) -> None:
-    for attempt in range(3):  # pg_ctl start can lose a race with the previous shutdown's cleanup
+    deadline = time.monotonic() + 10
+    while True:  # pg_ctl start can lose a race with the previous shutdown's cleanup: tried again until it is done
         try:
             server.ensure_postgres_running()
             return
         except subprocess.CalledProcessError:
-            if attempt == 2:
+            if time.monotonic() > deadline:
                 raise
-            time.sleep(1)
+            time.sleep(0.1)
 
 
 async def wait_for(condition, seconds: float = 20.0):

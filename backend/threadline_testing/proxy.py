@@ -32,6 +32,7 @@ http {{
     }}
     server {{
         listen 127.0.0.1:{port};
+        add_header X-Upstream $upstream_addr always;  # which process answered, for tests that wait for one
         include {rules};
     }}
 }}
@@ -72,3 +73,11 @@ def nginx(upstreams: list[int], directory: Path) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def wait_until_routed_to(base_url: str, upstream: int, seconds: float = 10.0) -> None:
+    """Until nginx sends a request to the process on `upstream` again (after `FAIL_TIMEOUT`, once it saw it fail)."""
+    deadline = time.monotonic() + seconds
+    while httpx.get(f"{base_url}/health/live", timeout=5).headers.get("x-upstream") != f"127.0.0.1:{upstream}":
+        assert time.monotonic() < deadline, f"nginx sent nothing to {upstream} in {seconds} s"
+        time.sleep(0.05)
