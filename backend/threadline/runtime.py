@@ -54,6 +54,7 @@ class Services:
     answers: AnswerService
     conversation_service: ConversationService  # deleting and claiming whole conversations
     observability: Observability
+    file_limits: FileLimits  # what an attached, uploaded or tool-made file may be, from the FILE_* settings
 
     @property
     def graph(self) -> Graph:
@@ -68,9 +69,8 @@ class Services:
         return self.storage.conversations
 
 
-def tool_files(settings: Settings, storage: Storage) -> KeepFile:
+def tool_files(settings: Settings, limits: FileLimits, storage: Storage) -> KeepFile:
     """How a file a tool returns is kept: checked and stored like an upload, used by its conversation."""
-    limits = FileLimits.of(settings)
 
     async def keep(owner: str, conversation_id: str, data: bytes, media_type: str, name: str) -> FileRef:
         checked = await checked_file(data, media_type, name, limits, "tool result")
@@ -141,11 +141,12 @@ async def running_services(
     endpoint, with tokens from `builtin_token`; answers' spans go to `tracer_provider` when there is one;
     `agents` are a team's own (agent/loading.py), else the built-in."""
     async with open_storage(settings) as storage:
+        file_limits = FileLimits.of(settings)
         files = FileReader(storage.files.read, settings.file_prompt_bytes)
         graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agents, files, storage.store)
         toolbox = McpToolbox(
             settings.mcp_servers,
-            keep_file=tool_files(settings, storage),
+            keep_file=tool_files(settings, file_limits, storage),
             timeout=settings.mcp_tool_timeout,
             on_change=graphs.use_tools,
             builtin_http=builtin_http,
@@ -164,6 +165,7 @@ async def running_services(
             answers=answers,
             conversation_service=conversation_service,
             observability=answers.observability,
+            file_limits=file_limits,
         )
         background = [asyncio.create_task(chore) for chore in chores(services)]
         log.info(

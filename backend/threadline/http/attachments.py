@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from threadline.conversations.attachments import CheckedFile, FileLimits, checked_file, data_url_bytes, too_large
+from threadline.conversations.attachments import CheckedFile, checked_file, data_url_bytes, too_large
 from threadline.http.dependencies import ChatAllowance
 from threadline.http.rate_limit import RateLimit
 from threadline.http.schemas import UIMessagePart
@@ -38,7 +38,7 @@ async def attached_files(
     indexed = [(index, part) for index, part in enumerate(parts) if part.type == "file"]
     if not indexed:
         return ()
-    limits = FileLimits.of(services.settings)
+    limits = services.file_limits
     if len(indexed) > limits.max_count:
         raise too_large(f"A message may carry {limits.max_count} files at most (this one has {len(indexed)}).")
     found: list[StoredFile | CheckedFile] = []

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from threadline.settings import MultitaskStrategy, OnDisconnect, StreamMode
+from threadline.settings import MOST_FILE_BYTES, MultitaskStrategy, OnDisconnect, StreamMode
 
 # `(?!\n)$`: in Python's regex `$` alone also matches before a final newline, and an id ends up in headers.
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}(?!\n)$"
@@ -17,9 +17,10 @@ MAX_BODY_BYTES = 1_048_576  # 1 MB
 # What a value the client chooses freely may take, as JSON: the answer to an agent's question
 # (`resume.value`) and an approval's changed tool input (`editedInput`).
 MAX_VALUE_BYTES = 65_536
-# A message with files (as data URLs, a third larger than the files) or a file upload: FILE_MAX_MESSAGE_BYTES
-# and FILE_MAX_BYTES are at most 30 MB, so their bodies fit; their own limits are checked on the bytes.
-MAX_FILES_BODY_BYTES = 41 * 1_048_576
+# A message with files (as data URLs, a third larger than the files) or a file upload: the body holds the most
+# files' bytes a setting allows (MOST_FILE_BYTES) in base64, and a message's 1 MB; their own limits are checked
+# on the bytes.
+MAX_FILES_BODY_BYTES = -(-MOST_FILE_BYTES // 3) * 4 + MAX_BODY_BYTES
 
 
 class ApprovalIn(msgspec.Struct):

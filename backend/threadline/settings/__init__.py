@@ -203,6 +203,9 @@ def seconds(maximum: float = 3600.0, minimum: float = 0.1) -> Any:
     return msgspec.Meta(ge=minimum, le=maximum)
 
 
+MOST_FILE_BYTES = 30 * 1024 * 1024  # the most FILE_MAX_BYTES and FILE_MAX_MESSAGE_BYTES may be: bounds a request's body
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     model_provider: Annotated[
         Provider,
@@ -544,14 +547,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         "application/json",
     )
     file_max_bytes: Annotated[
-        int, msgspec.Meta(ge=1, le=30 * 1024 * 1024), env("FILE_MAX_BYTES", help="bytes per attached file")
+        int, msgspec.Meta(ge=1, le=MOST_FILE_BYTES), env("FILE_MAX_BYTES", help="bytes per attached file")
     ] = 10 * 1024 * 1024
     file_max_count: Annotated[
         int, msgspec.Meta(ge=0, le=100), env("FILE_MAX_COUNT", help="files per message (0: no attachments)")
     ] = 4
     file_max_message_bytes: Annotated[
         int,
-        msgspec.Meta(ge=1, le=30 * 1024 * 1024),
+        msgspec.Meta(ge=1, le=MOST_FILE_BYTES),
         env("FILE_MAX_MESSAGE_BYTES", help="bytes of all files in one message"),
     ] = 20 * 1024 * 1024
     file_bytes_per_day: Annotated[

@@ -13,7 +13,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import Parameter, QueryParameter
 
-from threadline.conversations.attachments import FileLimits, checked_file
+from threadline.conversations.attachments import checked_file
 from threadline.http.attachments import spend_file_bytes
 from threadline.http.dependencies import AppLimits, AppServices, limit_key
 from threadline.http.errors import error_responses
@@ -60,7 +60,7 @@ class FileController(Controller):
         `url` as a `file` part's url. A file no message uses is not kept for good."""
         data = await request.body()
         checked = await checked_file(
-            data, request.headers.get("content-type", ""), filename, FileLimits.of(services.settings), "body"
+            data, request.headers.get("content-type", ""), filename, services.file_limits, "body"
         )
         await spend_file_bytes(services, limits.file_bytes, limit_key(request, limits), len(checked.data))
         stored = await services.storage.files.save(
