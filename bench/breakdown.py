@@ -8,11 +8,13 @@ median (min–max) over rounds. The steps between rows price a layer:
 
 - bare Litestar: HTTP and 200 pre-built chunks, the floor;
 - LangGraph + Postgres: the equal-work peer (bench/peers/langgraph_postgres.py);
-- threadline in memory, without traces or suggestions: identity, rate limit, the running answer, the
-  three-node graph with its tools bound, the translator and encoder;
+- threadline in memory, without recordings, traces, a title or suggestions: identity, rate limit, the running
+  answer, the three-node graph with its tools bound, the translator and encoder;
+- + recordings for resume: each answer's events kept for a reader that comes later (CHAT_RESUMABLE);
 - + traces: the answer's trace kept (in memory);
 - + PostgreSQL: the same on PostgreSQL: conversation row, running-answer row, checkpoints, the trace row;
-- + suggestions: the demo model's suggestion call after the answer, threadline's default.
+- + a generated title: a new conversation's title written by its model (every answer here starts one);
+- + suggestions: the demo model's suggestion call after the answer; with it, threadline's defaults.
 
 PostgreSQL's work is counted as transactions per answer, read from `pg_stat_database` of a database of
 the run's own: each autocommit statement counts once, even inside a pipeline that shares one round trip.
@@ -48,17 +50,30 @@ def ladder(data_dir: str, url: str) -> list[Peer]:
         "API_RATE_LIMIT": "1000000/minute",
         "DATABASE_URL": url,
     }
-    memory = {**common, "CHAT_MEMORY_BACKEND": "memory", "CHAT_PROFILES": NO_SUGGESTIONS}
-    return [
+    # Each step turns one thing back on, in this order, so its row minus the one above prices it.
+    off = {
+        "CHAT_MEMORY_BACKEND": "memory",
+        "CHAT_RESUMABLE": "false",
+        "CHAT_TRACE_RETENTION_DAYS": "0",
+        "CHAT_GENERATED_TITLES": "false",
+        "CHAT_PROFILES": NO_SUGGESTIONS,
+    }
+    steps = [
+        ("+ recordings for resume", "CHAT_RESUMABLE"),
+        ("+ traces", "CHAT_TRACE_RETENTION_DAYS"),
+        ("+ PostgreSQL", "CHAT_MEMORY_BACKEND"),
+        ("+ a generated title", "CHAT_GENERATED_TITLES"),
+        ("+ suggestions (all of it: the default)", "CHAT_PROFILES"),
+    ]
+    rows = [
         Peer("bare Litestar", [sys.executable, str(BENCH / "peers" / "bare_server.py")]),
         Peer(PEER, [sys.executable, str(BENCH / "peers" / "langgraph_postgres.py")], common),
-        Peer(
-            "threadline in memory, no traces or suggestions", threadline, {**memory, "CHAT_TRACE_RETENTION_DAYS": "0"}
-        ),
-        Peer("+ traces", threadline, memory),
-        Peer("+ PostgreSQL", threadline, {**common, "CHAT_PROFILES": NO_SUGGESTIONS}),
-        Peer("+ suggestions (the default)", threadline, common),
+        Peer("threadline in memory: no recordings, traces, title or suggestions", threadline, {**common, **off}),
     ]
+    for name, setting in steps:
+        del off[setting]
+        rows.append(Peer(name, threadline, {**common, **off}))
+    return rows
 
 
 def transactions(url: str) -> float:
