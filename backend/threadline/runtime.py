@@ -34,6 +34,7 @@ from threadline.mcp.toolbox import McpToolbox
 from threadline.observability.answers import Observability
 from threadline.observability.otel import AnswerSpans
 from threadline.settings import Settings
+from threadline.settings.answers import AnswerSettings
 from threadline.settings.profiles import Profile
 from threadline.storage.conversation_list import Conversations
 from threadline.storage.file_store import keep_dropping_unused
@@ -109,7 +110,7 @@ def answer_service(
     )
     recordings = Recordings(storage.pool, active_turns.runs_in_a_live_process)
     observability = observability_of(settings, storage, tracer_provider)
-    return AnswerService(settings, graphs, storage, active_turns, recordings, observability)
+    return AnswerService(AnswerSettings.of(settings), graphs, storage, active_turns, recordings, observability)
 
 
 def chores(services: Services) -> list[Coroutine[Any, Any, None]]:

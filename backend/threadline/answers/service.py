@@ -46,7 +46,8 @@ from threadline.conversations.state import (
 from threadline.conversations.stores import Storage
 from threadline.observability.answers import Observability
 from threadline.refusals import Refused, invalid, not_found
-from threadline.settings import MultitaskStrategy, OnDisconnect, Settings, StreamMode
+from threadline.settings import MultitaskStrategy, OnDisconnect, StreamMode
+from threadline.settings.answers import AnswerSettings
 from threadline.settings.profiles import Profile
 from threadline.storage.conversation_list import ConversationSummary, title_from
 from threadline.storage.file_store import StoredFile, file_of
@@ -104,7 +105,7 @@ class AnswerOptions:
 
 @dataclass
 class AnswerService:
-    settings: Settings
+    settings: AnswerSettings
     graphs: GraphSwitch
     storage: Storage
     active: ActiveTurns

@@ -33,7 +33,8 @@ from threadline.conversations.state import (
 from threadline.current_answer import current_turn
 from threadline.observability.answers import Observability
 from threadline.observability.trace import Status
-from threadline.settings import DEFAULTS, Settings, StreamMode
+from threadline.settings import DEFAULTS, StreamMode
+from threadline.settings.answers import AnswerSettings
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ class Timeouts:
     total: float = DEFAULTS.total_timeout
 
     @classmethod
-    def of(cls, settings: Settings) -> Timeouts:
+    def of(cls, settings: AnswerSettings) -> Timeouts:
         return cls(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout)
 
 

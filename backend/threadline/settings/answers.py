@@ -1,0 +1,34 @@
+"""The answers' section of the settings: what the answer service decides with, and nothing else of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from threadline.settings import OnDisconnect, Settings
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    first_token_timeout: float  # CHAT_FIRST_TOKEN_TIMEOUT
+    idle_timeout: float  # CHAT_IDLE_TIMEOUT
+    total_timeout: float  # CHAT_TOTAL_TIMEOUT
+    resumable: bool  # CHAT_RESUMABLE: answers are recorded for readers that come later
+    on_disconnect: OnDisconnect  # CHAT_ON_DISCONNECT, unless a request says
+    answers_per_visitor: int  # CHAT_ANSWERS_PER_VISITOR
+    ab_profiles: tuple[str, ...]  # CHAT_AB_PROFILES
+    generated_titles: bool  # CHAT_GENERATED_TITLES
+    file_quota_bytes: int  # FILE_QUOTA_BYTES: a message's new files are stored within it
+
+    @classmethod
+    def of(cls, settings: Settings) -> AnswerSettings:
+        return cls(
+            settings.first_token_timeout,
+            settings.idle_timeout,
+            settings.total_timeout,
+            settings.resumable,
+            settings.on_disconnect,
+            settings.answers_per_visitor,
+            settings.ab_profiles,
+            settings.generated_titles,
+            settings.file_quota_bytes,
+        )
