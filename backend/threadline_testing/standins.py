@@ -45,6 +45,7 @@ class Reply:
     fault: str = ""
     raw_arguments: str | None = None  # sent instead of the tool's arguments as JSON
     pace: float = 0.0  # seconds between the words of the text: an answer a test can stop or reload mid-way
+    # With `tool` too (OpenAI's format only), the text comes first, then the call.
 
 
 # The reply to threadline's suggestion request: one valid suggestion of each kind among invalid ones.
@@ -220,6 +221,9 @@ def _openai_app(standin: StandIn) -> Litestar:
                 for word in _words(THOUGHT):
                     yield chunk({field: word})
             if reply.tool:
+                for word in _words(reply.text) if reply.text else ():  # what the model says before its call
+                    yield chunk({"content": word})
+                    await asyncio.sleep(reply.pace)
                 name, args = reply.tool
                 arguments = reply.raw_arguments or json.dumps(args)
                 yield chunk(

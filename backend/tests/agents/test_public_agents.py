@@ -426,18 +426,38 @@ def test_a_public_agents_answer_resumes_after_a_reload_a_stop_keeps_what_it_said
         asyncio.run(reload_then_stop(base_url))
 
 
-async def reload_then_stop(base_url: str) -> None:
+SLOW_EMAIL = EMAIL | {"subject": "count slowly"}
+
+
+def slow_email_script(call: Call) -> Reply | None:
+    """The email assistant's response agent says what it will do, word by word, before it calls `Done`."""
+    if not call.structured and "count slowly" in call.users[-1] and not call.results:
+        return Reply(text=COUNTING, tool=("Done", {"done": True}), pace=0.05)
+    return email_script(call)
+
+
+def test_the_email_assistants_answer_resumes_after_a_reload_a_stop_keeps_what_it_said_and_ai4_reads_it(
+    make_settings, openai
+):
+    """Its own input on every message (`input.email_input`), as a `useChat` page sends it."""
+    openai.script = slow_email_script
+    graph = "email_assistant.email_assistant_hitl:email_assistant"
+    with serving(make_settings(graph=graph)) as base_url:
+        asyncio.run(reload_then_stop(base_url, input={"email_input": SLOW_EMAIL}))
+
+
+async def reload_then_stop(base_url: str, **extra) -> None:
     async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
         await client.get("/api/conversations")
         cookie, conversation_id = f"{COOKIE}={client.cookies[COOKIE]}", new_conversation_id()
-        response = await count_slowly(client, conversation_id)
+        response = await count_slowly(client, conversation_id, **extra)
         _, _reading = await first_deltas(response, 3)  # kept: a dropped reader would close the stream
         async with httpx.AsyncClient(base_url=base_url, headers={"cookie": cookie}, timeout=30) as reloaded:
             replayed = await reloaded.get(f"/api/chat/{conversation_id}/stream")  # what useChat asks after a reload
         assert replayed.status_code == 200
         assert texts(accepted(replayed.content)["message"]) == COUNTING, "the whole answer, from its start"
         await response.aclose()
-        response = await count_slowly(client, conversation_id)
+        response = await count_slowly(client, conversation_id, **extra)
         shown, _reading = await first_deltas(response, 3)
         stop = await client.post("/api/cancel_stream", json={"conversation_id": conversation_id})
         assert stop.status_code == 200
@@ -445,13 +465,13 @@ async def reload_then_stop(base_url: str) -> None:
         answer = await saved_answer(client, conversation_id)
         assert answer["metadata"]["interrupted"] == "cancelled" and texts(answer).startswith(shown)
         assert len(texts(answer)) < len(COUNTING)
-        body = chat_body(conversation_id, "count slowly")
+        body = chat_body(conversation_id, "count slowly", **extra)
         response = await client.post("/api/chat?protocol=data-stream", json=body)
         assert read_with_ai4(response.content)["message"]["content"] == COUNTING, "the third answer, read by ai 4"
 
 
-async def count_slowly(client: httpx.AsyncClient, conversation_id: str) -> httpx.Response:
-    request = client.build_request("POST", "/api/chat", json=chat_body(conversation_id, "count slowly"))
+async def count_slowly(client: httpx.AsyncClient, conversation_id: str, **extra) -> httpx.Response:
+    request = client.build_request("POST", "/api/chat", json=chat_body(conversation_id, "count slowly", **extra))
     response = await client.send(request, stream=True)
     assert response.status_code == 200
     return response
