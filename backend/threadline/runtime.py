@@ -35,6 +35,7 @@ from threadline.observability.answers import Observability
 from threadline.observability.otel import AnswerSpans
 from threadline.settings import Settings
 from threadline.settings.answers import AnswerSettings
+from threadline.settings.models import ModelSettings
 from threadline.settings.profiles import Profile
 from threadline.storage.conversation_list import Conversations
 from threadline.storage.file_store import keep_dropping_unused
@@ -144,7 +145,8 @@ async def running_services(
     async with open_storage(settings) as storage:
         file_limits = FileLimits.of(settings)
         files = FileReader(storage.files.read, settings.file_prompt_bytes)
-        graphs = GraphSwitch(profiles_of(settings), storage.checkpointer, settings, agents, files, storage.store)
+        profiles = profiles_of(ModelSettings.of(settings))
+        graphs = GraphSwitch(profiles, storage.checkpointer, settings, agents, files, storage.store)
         toolbox = McpToolbox(
             settings.mcp_servers,
             keep_file=tool_files(settings, file_limits, storage),

@@ -39,6 +39,7 @@ from threadline.agent.own_input import InputCheck
 from threadline.agent.suggestions import Suggester
 from threadline.agent.tool_inputs import ToolInfo, tool_infos
 from threadline.settings import Settings
+from threadline.settings.models import ModelSettings
 from threadline.settings.profiles import Profile, default_of
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,9 @@ def load_agents(settings: Settings, graph: AgentSource | None = None) -> tuple[S
         sources = load_sources(settings.graph)
     else:
         return ()
-    profile = default_of(profiles_of(settings))
-    context = AgentContext(model=build_chat_model(profile, settings), profile=profile.id)
+    models = ModelSettings.of(settings)
+    profile = default_of(profiles_of(models))
+    context = AgentContext(model=build_chat_model(profile, models), profile=profile.id)
     served = []
     for agent in sources:
         try:
@@ -116,7 +118,8 @@ class GraphSwitch:
         self.profiles = {profile.id: profile for profile in profiles}
         self.files = files or FileReader()  # attached files, for the model calls
         self.default = default_of(profiles)
-        self.models = {profile.id: build_chat_model(profile, settings) for profile in profiles}
+        models = ModelSettings.of(settings)
+        self.models = {profile.id: build_chat_model(profile, models) for profile in profiles}
         self.actions = load_actions(settings.actions, [profile.id for profile in profiles])
         self.checkpointer = checkpointer
         self.store = store or InMemoryStore()  # the agents' long-term memory (runtime.store), across conversations

@@ -10,14 +10,14 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from threadline.agent.demo_model import DemoChatModel
-from threadline.settings import Settings
+from threadline.settings.models import ModelSettings
 from threadline.settings.profiles import DEFAULT_BASE_URLS, OPENAI_COMPATIBLE, Profile
 
 PROVIDER_OF_SETTING = {"gemini": "google", "openai": "openai", "demo": "demo"}
 ANTHROPIC_MAX_TOKENS = 4_096  # the Messages API needs one; a profile's max_tokens overrides it
 
 
-def profiles_of(settings: Settings) -> tuple[Profile, ...]:
+def profiles_of(settings: ModelSettings) -> tuple[Profile, ...]:
     """CHAT_PROFILES, or the one profile the CHAT_MODEL_* variables describe."""
     if settings.profiles:
         return settings.profiles
@@ -33,7 +33,7 @@ def is_openai(base_url: str | None) -> bool:
     return host == "api.openai.com" or host.endswith(".openai.azure.com")
 
 
-def build_chat_model(profile: Profile, settings: Settings) -> BaseChatModel:
+def build_chat_model(profile: Profile, settings: ModelSettings) -> BaseChatModel:
     """The profile's model; keys and addresses the profile leaves out come from the CHAT_MODEL_* settings.
 
     Few retries everywhere: a user is waiting, and the first-token timeout bounds the attempt anyway."""
@@ -47,7 +47,7 @@ def build_chat_model(profile: Profile, settings: Settings) -> BaseChatModel:
     return _openai_compatible(profile, settings, sampling)
 
 
-def _gemini(profile: Profile, settings: Settings, sampling: dict[str, Any]) -> BaseChatModel:
+def _gemini(profile: Profile, settings: ModelSettings, sampling: dict[str, Any]) -> BaseChatModel:
     from langchain_google_genai import ChatGoogleGenerativeAI
 
     if profile.enable_thinking:
@@ -81,7 +81,7 @@ def _claude(profile: Profile, sampling: dict[str, Any]) -> BaseChatModel:
     )
 
 
-def _openai_compatible(profile: Profile, settings: Settings, sampling: dict[str, Any]) -> BaseChatModel:
+def _openai_compatible(profile: Profile, settings: ModelSettings, sampling: dict[str, Any]) -> BaseChatModel:
     assert profile.provider in OPENAI_COMPATIBLE, profile.provider
     base_url = profile.base_url or DEFAULT_BASE_URLS.get(profile.provider)
     if profile.provider == "openai" and base_url is None:
