@@ -71,12 +71,13 @@ class Services:
         return self.storage.conversations
 
 
-def tool_files(settings: Settings, limits: FileLimits, storage: Storage) -> KeepFile:
-    """How a file a tool returns is kept: checked and stored like an upload, used by its conversation."""
+def tool_files(limits: FileLimits, quota_bytes: int, storage: Storage) -> KeepFile:
+    """How a file a tool returns is kept: checked and stored like an upload (within the owner's FILE_QUOTA_BYTES),
+    used by its conversation."""
 
     async def keep(owner: str, conversation_id: str, data: bytes, media_type: str, name: str) -> FileRef:
         checked = await checked_file(data, media_type, name, limits, "tool result")
-        file = await kept(storage.files, owner, checked, settings.file_quota_bytes)
+        file = await kept(storage.files, owner, checked, quota_bytes)
         await storage.files.use(owner, [file["id"]], conversation_id)
         return file
 
@@ -149,7 +150,7 @@ async def running_services(
         graphs = GraphSwitch(profiles, storage.checkpointer, settings, agents, files, storage.store)
         toolbox = McpToolbox(
             settings.mcp_servers,
-            keep_file=tool_files(settings, file_limits, storage),
+            keep_file=tool_files(file_limits, settings.file_quota_bytes, storage),
             timeout=settings.mcp_tool_timeout,
             on_change=graphs.use_tools,
             builtin_http=builtin_http,
@@ -158,7 +159,7 @@ async def running_services(
         await toolbox.start()
         answers = answer_service(settings, storage, graphs, tracer_provider)
         retention = Retention(settings.conversation_retention_days, settings.anonymous_retention_days)
-        conversation_service = ConversationService(storage, answers.active, answers.observability.traces, retention)
+        conversation_service = ConversationService(storage, answers.active, retention)
         services = Services(
             settings=settings,
             model_label=graphs.default.model_label,

@@ -10,7 +10,6 @@ from threadline.answers.active import ActiveTurns
 from threadline.chores import hourly
 from threadline.conversations.claims import Claimed
 from threadline.conversations.stores import Storage
-from threadline.observability.trace_store import TraceStore
 from threadline.refusals import busy
 from threadline.storage.fallback import FallbackCheckpointer
 from threadline.storage.threads import branch_of, thread_of
@@ -29,7 +28,6 @@ class Retention:
 class ConversationService:
     storage: Storage
     active: ActiveTurns
-    traces: TraceStore
     retention: Retention = Retention()
 
     async def delete(self, client_id: str, conversation_id: str) -> bool:
@@ -41,7 +39,7 @@ class ConversationService:
         if not await storage.conversations.delete(conversation_id, client_id):
             return False
         await storage.checkpointer.adelete_thread(thread_id)
-        await self.traces.delete_conversation(client_id, conversation_id)
+        await storage.traces.delete_conversation(client_id, conversation_id)
         await storage.feedback.delete_conversation(client_id, conversation_id)
         await storage.shares.delete_conversation(client_id, conversation_id)
         await storage.files.delete_conversation(client_id, conversation_id)

@@ -122,7 +122,7 @@ class MetricsController(PrometheusController):
 
 async def limit_every_request(request: AnyRequest) -> None:
     """A generous limit on every endpoint (API_RATE_LIMIT), besides the chat's own (CHAT_RATE_LIMIT)."""
-    limits: Limits = request.app.state.limits
+    limits = limits_of(request)
     user = request.scope.get("state", {}).get("user")
     await limits.api.check(user.principal if user else limits.client_address.of(request.scope))
 
