@@ -458,8 +458,9 @@ class AnswerService:
             created = await conversations.touch(
                 turn.conversation_id, turn.client_id, title, new_turn=counted, profile_id=profile_id, agent_id=agent_id
             )
-            if new_turn and self.graphs.hosted:  # the built-in graph's input node does this
-                # What a hosted agent left waiting is declined by the new message, and saved.
+            if new_turn and not created and self.graphs.hosted:  # the built-in graph's input node does this
+                # What a hosted agent left waiting is declined by the new message, and saved (a new
+                # conversation has nothing waiting: no read).
                 await decline_waiting(turn.graph, turn.thread_id, SUPERSEDED)
             await self._store(turn.client_id, new_files)
         except BaseException:
