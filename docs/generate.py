@@ -34,7 +34,8 @@ CONFIGURATION = """# Configuration
 Read once from the environment at start-up; a bad value stops the server with one line naming the
 variable and what it accepts. Each setting is declared once, in `threadline.settings.Settings`. Every
 variable is also `THREADLINE_<NAME>`, which is read first, so that threadline inside a host app never takes
-the app's own `LOG_LEVEL` or `DATABASE_URL`; the plain names remain as aliases.
+the app's own `LOG_LEVEL` or `DATABASE_URL`; the plain names remain as aliases. The settings come in
+sections, one per concern, as the server hands them to its services.
 
 {table}
 With Docker: `docker compose up --build` runs the app with its own PostgreSQL (see `docker-compose.yml`).
@@ -71,7 +72,10 @@ def api_schema() -> str:
 
 
 def pages() -> dict[Path, str]:
-    configuration = table(("variable", "default", "meaning"), settings.reference_rows())
+    configuration = "\n".join(
+        f"## {section}\n\n" + table(("variable", "default", "meaning"), settings.reference_rows(section))
+        for section in settings.SECTIONS
+    )
     errors = table(("status", "code", "when"), error_codes.reference_rows())
     return {
         DOCS / "reference" / "configuration.md": CONFIGURATION.format(table=configuration),

@@ -11,6 +11,7 @@ from pathlib import Path
 from threadline.http.error_codes import ERROR_CODES
 from threadline.http.errors import STATUS_OF
 from threadline.refusals import RefusalCode
+from threadline.settings import SECTIONS, VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "\n".join(path.read_text() for path in (ROOT / "backend" / "threadline").rglob("*.py"))
@@ -35,3 +36,8 @@ def test_every_error_the_server_answers_is_in_the_table():
     assert answered <= LISTED, answered - LISTED
     codes = set(re.findall(r'ErrorInfo\(\s*"([A-Z_]+)"', SOURCE))
     assert codes <= {code for _, code in LISTED}, codes - {code for _, code in LISTED}
+
+
+def test_every_setting_is_in_one_section_of_the_configuration_page():
+    placed = [field for fields in SECTIONS.values() for field in fields]
+    assert sorted(placed) == sorted(VARIABLES), (set(VARIABLES) ^ set(placed)) or "a setting is in two sections"

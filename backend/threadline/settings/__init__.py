@@ -915,10 +915,101 @@ def _check_together(values: dict[str, Any]) -> None:
         raise SettingsError("OPENAI_API_KEY or OPENAI_BASE_URL is required when CHAT_MODEL_PROVIDER=openai")
 
 
-def reference_rows() -> list[tuple[str, str, str]]:
-    """The configuration reference, one row per setting: its variable(s), its default and its help."""
+# The settings by concern, in the configuration reference's order: every field of `Settings` in one section.
+# A service is handed the section struct it needs (settings/answers.py, models.py, agents.py, storage.py).
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "Models and profiles": (
+        "model_provider",
+        "model_name",
+        "profiles",
+        "google_api_key",
+        "gemini_base_url",
+        "openai_api_key",
+        "openai_base_url",
+        "demo_token_delay_ms",
+    ),
+    "Agents": (
+        "graph",
+        "graph_context",
+        "request_context",
+        "system_prompt",
+        "max_model_calls",
+        "actions",
+        "starters",
+    ),
+    "Answers": (
+        "stream_mode",
+        "resumable",
+        "on_disconnect",
+        "multitask_strategy",
+        "first_token_timeout",
+        "idle_timeout",
+        "total_timeout",
+        "answers_per_visitor",
+        "generated_titles",
+        "ab_profiles",
+    ),
+    "Storage": (
+        "memory_backend",
+        "database_url",
+        "data_dir",
+        "max_turns_per_conversation",
+        "max_conversations_per_visitor",
+        "conversation_retention_days",
+        "anonymous_retention_days",
+    ),
+    "Files": (
+        "file_types",
+        "file_max_bytes",
+        "file_max_count",
+        "file_max_message_bytes",
+        "file_bytes_per_day",
+        "file_prompt_bytes",
+        "file_check_seconds",
+        "file_quota_bytes",
+        "file_store_url",
+    ),
+    "Accounts and sign-in": (
+        "client_id_secret",
+        "auth_issuer",
+        "auth_audience",
+        "auth_jwks_url",
+        "auth_client_id",
+        "auth_scopes",
+        "auth_roles_claim",
+        "auth_admin_role",
+        "auth_anonymous",
+        "admin_token",
+        "metrics_public",
+    ),
+    "Limits": (
+        "rate_limit",
+        "role_rate_limits",
+        "chat_stream_rate_limit",
+        "api_rate_limit",
+        "rate_limit_storage",
+        "max_connections",
+        "header_timeout",
+        "body_timeout",
+    ),
+    "MCP tools": ("mcp_servers", "mcp_tool_timeout", "mcp_secret", "tool_output_preview"),
+    "Observability": (
+        "trace_retention_days",
+        "otlp_traces_endpoint",
+        "langfuse_public_key",
+        "langfuse_secret_key",
+        "langfuse_host",
+        "log_level",
+        "log_format",
+    ),
+    "Server": ("host", "port", "frontend_dir", "cors_origins", "trusted_proxies", "shutdown_grace"),
+}
+
+
+def reference_rows(section: str) -> list[tuple[str, str, str]]:
+    """One section of the configuration reference, a row per setting: its variable(s), its default and its help."""
     rows = []
-    for variable in VARIABLES.values():
+    for variable in (VARIABLES[field] for field in SECTIONS[section]):
         names = " or ".join(f"`{name}`" for name in variable.env.names)
         default = getattr(DEFAULTS, variable.field)
         shown = variable.env.default or ("—" if default in (None, ()) else f"`{_plain(default)}`")
