@@ -10,7 +10,7 @@
     python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
                              default), compare, breakdown, capacity, load, encode, mcp, layers,
                              checkpoint, storage, ab-storage, observability, context, resume,
-                             accounts, attachments or search
+                             accounts, attachments, search or workers
 
 Dependencies come from the lock files (requirements.lock, which uv compiles from pyproject.toml with
 every extra and group, and the package-lock.json files of conformance/, frontend/ and bench/) and are
@@ -263,6 +263,7 @@ BENCHMARKS = {
     "accounts": "accounts_bench.py",
     "attachments": "attachments_bench.py",
     "search": "search_bench.py",
+    "workers": "workers_bench.py",
 }
 
 
