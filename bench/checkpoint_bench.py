@@ -28,6 +28,7 @@ from threadline.answers.runner import TurnTranslator, graph_events
 from threadline.conversations.stores import open_storage
 from threadline.gc_tuning import tune_for_serving
 from threadline.settings import Settings
+from threadline.settings.storage import StorageSettings
 
 
 class WriteCounter:
@@ -77,7 +78,7 @@ async def main(answers: int, rounds: int) -> None:
                     data_dir=Path(data_dir),
                     database_url=database_url(),
                 )
-                storage = await stack.enter_async_context(open_storage(settings))
+                storage = await stack.enter_async_context(open_storage(StorageSettings.of(settings)))
                 counter = WriteCounter(storage.checkpointer)
                 graph = build_graph(
                     DemoChatModel(token_delay=0),

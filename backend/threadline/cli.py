@@ -70,9 +70,10 @@ def loaded_agents(settings: Settings) -> tuple[Any, ...] | None:
     """A team's own agents (THREADLINE_GRAPH), checked; None after saying why they cannot run."""
     from threadline.agent.graphs import load_agents
     from threadline.agent.loading import AgentLoadError
+    from threadline.settings.agents import AgentSettings
 
     try:
-        return load_agents(settings)
+        return load_agents(AgentSettings.of(settings))
     except AgentLoadError as error:
         print(f"threadline: {error}", file=sys.stderr)
         return None
@@ -116,9 +117,10 @@ def app_from_environment() -> Any:
     """One process's app under `serve --workers` or `--reload`: the settings and agents read again here."""
     settings = load_settings()
     from threadline.agent.graphs import load_agents
+    from threadline.settings.agents import AgentSettings
 
     configure_logging(settings.log_level, settings.log_format)
-    return app_for(settings, load_agents(settings))
+    return app_for(settings, load_agents(AgentSettings.of(settings)))
 
 
 def uvicorn_config(settings: Settings, app: Any, **options: Any) -> Any:
@@ -195,9 +197,10 @@ def migrate(options: dict[str, str]) -> int:
         print("threadline: CHAT_MEMORY_BACKEND=memory keeps nothing to migrate", file=sys.stderr)
         return 2
     from threadline.conversations.stores import open_storage
+    from threadline.settings.storage import StorageSettings
 
     async def run() -> None:
-        async with open_storage(settings):
+        async with open_storage(StorageSettings.of(settings)):
             pass  # opening it applies what is pending, under a lock other processes wait for
 
     configure_logging(settings.log_level, settings.log_format)

@@ -34,9 +34,10 @@ from threadline.mcp.toolbox import McpToolbox
 from threadline.observability.answers import Observability
 from threadline.observability.otel import AnswerSpans
 from threadline.settings import Settings
+from threadline.settings.agents import AgentSettings
 from threadline.settings.answers import AnswerSettings
-from threadline.settings.models import ModelSettings
 from threadline.settings.profiles import Profile
+from threadline.settings.storage import StorageSettings
 from threadline.storage.conversation_list import Conversations
 from threadline.storage.file_store import keep_dropping_unused
 
@@ -143,11 +144,12 @@ async def running_services(
     `chat_limit` says in the log what the chat's rate limit is; `builtin_http` reaches this server's own MCP
     endpoint, with tokens from `builtin_token`; answers' spans go to `tracer_provider` when there is one;
     `agents` are a team's own (agent/loading.py), else the built-in."""
-    async with open_storage(settings) as storage:
+    async with open_storage(StorageSettings.of(settings)) as storage:
         file_limits = FileLimits.of(settings)
         files = FileReader(storage.files.read, settings.file_prompt_bytes)
-        profiles = profiles_of(ModelSettings.of(settings))
-        graphs = GraphSwitch(profiles, storage.checkpointer, settings, agents, files, storage.store)
+        agent_settings = AgentSettings.of(settings)
+        profiles = profiles_of(agent_settings.models)
+        graphs = GraphSwitch(profiles, storage.checkpointer, agent_settings, agents, files, storage.store)
         toolbox = McpToolbox(
             settings.mcp_servers,
             keep_file=tool_files(file_limits, settings.file_quota_bytes, storage),

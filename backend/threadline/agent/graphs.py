@@ -38,8 +38,7 @@ from threadline.agent.own_context import ContextProblem, OwnContext, own_schema
 from threadline.agent.own_input import InputCheck
 from threadline.agent.suggestions import Suggester
 from threadline.agent.tool_inputs import ToolInfo, tool_infos
-from threadline.settings import Settings
-from threadline.settings.models import ModelSettings
+from threadline.settings.agents import AgentSettings
 from threadline.settings.profiles import Profile, default_of
 
 log = logging.getLogger(__name__)
@@ -47,7 +46,7 @@ log = logging.getLogger(__name__)
 DEFAULT_NAME = "LangGraph"  # what LangGraph names a compiled graph that was given no name
 
 
-def load_agents(settings: Settings, graph: AgentSource | None = None) -> tuple[ServedAgent, ...]:
+def load_agents(settings: AgentSettings, graph: AgentSource | None = None) -> tuple[ServedAgent, ...]:
     """The team's agents: `graph` (a host app's), else those THREADLINE_GRAPH names, each checked by building it
     once for the default profile; none for the built-in agent. Of a langgraph.json's several graphs, one
     without a `messages` key is skipped with one line that names it. Raises AgentLoadError with one line for
@@ -58,9 +57,8 @@ def load_agents(settings: Settings, graph: AgentSource | None = None) -> tuple[S
         sources = load_sources(settings.graph)
     else:
         return ()
-    models = ModelSettings.of(settings)
-    profile = default_of(profiles_of(models))
-    context = AgentContext(model=build_chat_model(profile, models), profile=profile.id)
+    profile = default_of(profiles_of(settings.models))
+    context = AgentContext(model=build_chat_model(profile, settings.models), profile=profile.id)
     served = []
     for agent in sources:
         try:
@@ -77,7 +75,7 @@ def load_agents(settings: Settings, graph: AgentSource | None = None) -> tuple[S
     return tuple(served)
 
 
-def own_context_of(agent: AgentGraph, settings: Settings) -> OwnContext | None:
+def own_context_of(agent: AgentGraph, settings: AgentSettings) -> OwnContext | None:
     """How the agent's own context is made, when its graph declares one; AgentLoadError when the operator's
     values cannot make it."""
     schema = own_schema(agent.context_schema)
@@ -110,7 +108,7 @@ class GraphSwitch:
         self,
         profiles: tuple[Profile, ...],
         checkpointer: BaseCheckpointSaver[Any],
-        settings: Settings,
+        settings: AgentSettings,
         agents: Sequence[ServedAgent] = (),
         files: FileReader | None = None,
         store: BaseStore | None = None,
@@ -118,8 +116,7 @@ class GraphSwitch:
         self.profiles = {profile.id: profile for profile in profiles}
         self.files = files or FileReader()  # attached files, for the model calls
         self.default = default_of(profiles)
-        models = ModelSettings.of(settings)
-        self.models = {profile.id: build_chat_model(profile, models) for profile in profiles}
+        self.models = {profile.id: build_chat_model(profile, settings.models) for profile in profiles}
         self.actions = load_actions(settings.actions, [profile.id for profile in profiles])
         self.checkpointer = checkpointer
         self.store = store or InMemoryStore()  # the agents' long-term memory (runtime.store), across conversations

@@ -29,7 +29,7 @@ from threadline.conversations.comparisons import ComparisonStore, MemoryComparis
 from threadline.conversations.feedback import FeedbackStore, MemoryFeedback, PostgresFeedback
 from threadline.conversations.shares import MemoryShares, PostgresShares, ShareStore
 from threadline.observability.trace_store import MemoryTraces, PostgresTraces, TraceStore
-from threadline.settings import Settings
+from threadline.settings.storage import StorageSettings
 from threadline.storage.agent_store import AgentStore
 from threadline.storage.conversation_list import (
     Conversations,
@@ -103,7 +103,7 @@ class Storage:
 
 
 @asynccontextmanager
-async def open_storage(settings: Settings) -> AsyncIterator[Storage]:
+async def open_storage(settings: StorageSettings) -> AsyncIterator[Storage]:
     limits = StorageLimits(settings.max_turns_per_conversation, settings.max_conversations_per_visitor)
     if settings.memory_backend == "memory":
         stores = (InMemorySaver(), MemoryConversations(limits), MemoryTraces(), MemoryFeedback(), MemoryComparisons())

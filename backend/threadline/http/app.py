@@ -57,6 +57,7 @@ from threadline.mcp.tokens import Caller, McpTokens, tokens_for
 from threadline.observability.otel import tracer_provider as tracer_provider_for
 from threadline.runtime import Services, running_services
 from threadline.settings import Settings, load_settings
+from threadline.settings.agents import AgentSettings
 from threadline.settings.profiles import PublicProfile
 
 if TYPE_CHECKING:
@@ -290,7 +291,7 @@ class Threadline(InitPluginProtocol):
         state = State({"limits": limits, "signer": signer})
         mcp_server = build_server(lambda: state.services)
         mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
-        agents = self.agents if self.agents is not None else load_agents(settings, self.graph)
+        agents = self.agents if self.agents is not None else load_agents(AgentSettings.of(settings), self.graph)
         provider = httpx.AsyncClient(timeout=10)  # the identity provider's discovery document and keys
         bearer = (
             BearerTokens(settings.auth_issuer, settings.auth_audience, settings.auth_jwks_url, provider)

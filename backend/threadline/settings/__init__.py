@@ -4,8 +4,9 @@ Each setting is declared once, as a field of `Settings`: its type (a `Literal` f
 default, its bounds and its environment variable with a line of help, in `Annotated[…, env(…)]`. The
 reader, the errors and the configuration reference in the docs (`reference_rows`) all come from there.
 The two settings that are documents of their own are parsed beside it: `profiles` (CHAT_PROFILES) and
-`mcp_servers` (MCP_SERVERS). A service is handed its section (`answers`; `models`, what a profile's model
-falls back on), not the whole `Settings`.
+`mcp_servers` (MCP_SERVERS). `SECTIONS` groups the settings by concern, as the configuration reference
+shows them; a service is handed its section struct (`answers`, `agents`, `models`: what a profile's model
+falls back on, `storage`), not the whole `Settings`.
 """
 
 from __future__ import annotations
