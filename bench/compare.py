@@ -17,7 +17,8 @@ Peers: the AI SDK 7 Node server (streamText + MockLanguageModelV4 from `ai/test`
 toUIMessageStreamResponse, bench/peers/aisdk_server.mjs), on the Node 22 that bench/package.json pins
 (ai@7 declares node >= 22; the machine's Node 20 runs it slower); bare Litestar writing pre-built chunks
 (bench/peers/bare_server.py); threadline with its real graph, tools, traces, the demo model (without
-its suggestion call, so every peer sends the same answer) and PostgreSQL (plus, at concurrency 1, with
+its suggestion call and a new conversation's title call, so every peer makes one model call and sends the
+same answer) and PostgreSQL (plus, at concurrency 1, with
 everything kept in memory, to price PostgreSQL; and the same agent as a team would host it, examples/builtin.py's
 `create_agent` with two middleware, at concurrency 1 and 64); and the equal-work peer, LangGraph with
 AsyncPostgresSaver and the same demo model behind a minimal Litestar route
@@ -66,6 +67,7 @@ def peers(data_dir: str) -> list[Peer]:
         "API_RATE_LIMIT": "1000000/minute",
         "THREADLINE_MAX_CONNECTIONS": "100000",
         "CHAT_PROFILES": NO_SUGGESTIONS,
+        "CHAT_GENERATED_TITLES": "false",  # equal work: one model call per answer, as every peer makes
     }
     if url := database_url():
         threadline_env["DATABASE_URL"] = url

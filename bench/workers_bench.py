@@ -3,10 +3,10 @@
     python3 tasks.py bench workers [--rounds 5] [--answers 320]
 
 200-token answers at c=64 on PostgreSQL (the processes share the database and, through it, the running
-answers and stops), without the suggestion call, as in `bench compare`. Nothing is pinned here: the
-processes, PostgreSQL and this load generator share the machine's cores, as a small server's would; the
-cores each of them kept busy are reported beside each row, because on a 2-core machine they compete
-with the second process. Rounds are interleaved; each figure is the median (min–max) over rounds.
+answers and stops), one model call each (no suggestion or title call), as in `bench compare`. Nothing is
+pinned here: the processes, PostgreSQL and this load generator share the machine's cores, as a small
+server's would; the cores each of them kept busy are reported beside each row, because on a 2-core
+machine they compete with the second process. Rounds are interleaved; each figure is the median (min–max) over rounds.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ def start(workers: int, data_dir: str) -> tuple[subprocess.Popen, int]:
         "API_RATE_LIMIT": "1000000/minute",
         "THREADLINE_MAX_CONNECTIONS": "100000",
         "CHAT_PROFILES": NO_SUGGESTIONS,
+        "CHAT_GENERATED_TITLES": "false",
     }
     command = [sys.executable, "-m", "threadline", "serve", "--workers", str(workers)]
     process = subprocess.Popen(command, env=env, cwd=ROOT)
