@@ -119,7 +119,9 @@ def test_the_translator_opens_and_closes_parts_and_steps_around_scripted_chunks(
     )
     events += translator.model_done(done)
     events += translator.message(ToolMessage(content="2", tool_call_id="c1", name="calculator"), "tools")
-    events += translator.update("tools", {})
+    events += translator.update("tools", {"messages": [ToolMessage(content="2", tool_call_id="c1")]})
+    # Any agent's tools node is read alike: its step ends when the next model call starts (or the answer ends).
+    events += translator.model_chunk(AIMessageChunk(content="Two."))
     assert kinds(events) == [
         "StepStart",
         "Status",
@@ -137,6 +139,10 @@ def test_the_translator_opens_and_closes_parts_and_steps_around_scripted_chunks(
         "Status",
         "ToolOutput",
         "StepFinish",
+        "StepStart",
+        "Status",
+        "TextStart",
+        "TextDelta",
     ]
     assert translator.pending_tools == set()
 

@@ -1,10 +1,11 @@
 """graph_events(): one graph run turned into the canonical event stream (answers/turn.py frames and owns it).
 
 LangGraph's `messages` stream mode gives model tokens and finished tool results; `updates` says when
-a node is done, which is when a model call's text and tool inputs are complete and a step ends; `custom`
-carries what an agent's nodes send with `get_stream_writer()`. The built-in graph's nodes are known by
-name; a hosted agent (agent/hosting.py) streams from its own namespace, and any of its nodes may call a
-model, return tool results, or write data.
+a node is done, which is when a model call's text and tool inputs are complete; `custom` carries what an
+agent's nodes send with `get_stream_writer()`. Every agent is read one way, by what its nodes stream and
+return, not by their names: the built-in graph's nodes (agent/graph.py) and a hosted agent's, which
+streams from its own namespace (agent/hosting.py), may call a model, return tool results or write data.
+Only threadline's own input and respond nodes, around every agent, are known by name.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from threadline.conversations.state import (
 
 STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
 QUESTION = "interrupt"  # the data part that carries an agent's question to the person
+INPUT, RESPOND = "input", "respond"  # threadline's own nodes around every agent (agent/graph.py, agent/hosting.py)
 # Model calls internal to an agent (LangChain's middleware marks them; `nostream` tags): never the answer's text.
 INTERNAL_CALL = "lc_internal_call"
 HIDDEN_TAGS = frozenset({"nostream", "langsmith:nostream"})
@@ -62,7 +64,7 @@ class TurnTranslator:
     ) -> None:
         self.events_mode = events_mode
         self.tools = tools  # None: the tools are not known here, and calls are shown as the model made them
-        self.hosted = hosted  # a team's own agent, which may have tools of its own besides these
+        self.hosted = hosted  # a team's own agent, which may have tools of its own besides these: any name goes
         self.subgraphs = subgraphs  # its declared subgraphs (`a|b` paths): their steps are its own
         self.input_errors: set[str] = set()  # calls shown as tool-input-error: their error result is not shown
         self.usage = ev.Usage()
@@ -77,14 +79,14 @@ class TurnTranslator:
         self.finish: AnswerRecord | None = None
         self.calls_done = False  # the last model call asked for tools: the next call starts a new step
         self.last_calls: list[ToolCall] = []  # the last model call's tool calls, which an interrupt may wait for
-        self.streamed: set[str | None] = set()  # a hosted agent's model messages streamed in this answer
+        self.streamed: set[str | None] = set()  # the model messages streamed in this answer
         self.finished_calls: set[str | None] = set()  # ... and those whose call is complete
         self.declined: set[str] = set()  # tool calls the person declined: their results are shown as denied
         self.waiting: list[Waiting] = []  # the approvals this answer ended waiting for
         self.interactive = True  # False: the wire cannot ask the person, and graph_events declines what waits
         self.hidden: set[str] = set()  # messages of model calls internal to a hosted agent (structured output)
         self.early_results: dict[str, ToolMessage] = {}  # results streamed before their call's input was shown
-        self.settled: set[str] = set()  # tool calls whose result a hosted agent's run has shown
+        self.settled: set[str] = set()  # tool calls whose result this answer has shown
         self.shown: list[AnyMessage] = []  # a hosted agent's messages as they were shown, for the transcript
         self.subgraph_shown = False  # ... some of them from its subgraphs, which its state may not keep
 
@@ -219,30 +221,16 @@ class TurnTranslator:
         return info.problem(tool_input)
 
     def message(self, message: Any, node: str, namespace: tuple[str, ...] = ()) -> list[ev.Event]:
+        """A token, or a whole message a node returned, from any agent's node: the same for the built-in graph's
+        and a hosted agent's. The input node's are not this answer's (it declines what an earlier one left
+        waiting)."""
         if isinstance(message, AIMessageChunk):
-            if namespace:
-                self.streamed.add(message.id)
+            self.streamed.add(message.id)
             return self.model_chunk(message)
-        if namespace:
-            self.subgraph_shown |= len(namespace) > 1
-            return self.agent_message(message)
-        if isinstance(message, ToolMessage):
-            self.pending_tools.discard(message.tool_call_id)
-            if node == "process" or message.tool_call_id in self.input_errors:  # shown as the model's error
-                return []
-            if node == "input":  # declines an earlier answer's call that waited for approval: not this answer's
-                return []
-            return tool_results(message)
-        if isinstance(message, AIMessage):
-            if node == "process":  # a model that did not stream: its whole text at once
-                return self.model_chunk(message)
-            if node == "agent":  # a hosted agent's messages, already streamed from its own namespace
-                return []
-            # The respond node's own closing answer is a step of its own, already saved with it.
-            out = [*self.close_step(), *self.model_chunk(message), *self.close_step()]
-            self.call_text.clear()
-            return out
-        return []
+        if not namespace and node == INPUT:
+            return []
+        self.subgraph_shown |= len(namespace) > 1
+        return self.agent_message(message)
 
     def agent_message(self, message: BaseMessage) -> list[ev.Event]:
         """A message new in a hosted agent's run (LangGraph passes on each once): a tool's result, or a model
@@ -291,22 +279,20 @@ class TurnTranslator:
         return AIMessage(content=blocks)
 
     def update(self, node: str, update: Any, namespace: tuple[str, ...] = ()) -> list[ev.Event]:
+        """A node is done. threadline's own input and respond nodes (in every conversation graph) say when the
+        answer starts and ends; any other node, the built-in agent's or a hosted agent's, is read alike."""
         update = update or {}
-        if namespace:
-            self.subgraph_shown |= len(namespace) > 1
-            return self.agent_update(update) if node != "__interrupt__" else []
-        if node == "process":  # the model's message, perhaps followed by results for calls it could not make
-            return self.model_done(next(m for m in update["messages"] if isinstance(m, AIMessage)))
-        if node == "tools":
-            return self.close_step()
-        if node == "respond":
+        if node == "__interrupt__":  # the graph waits for the person: the answer ends here
+            return [] if namespace else self.paused(update)
+        if not namespace and node == INPUT:
+            return []
+        if not namespace and node == RESPOND:
             self.finish = record = next(iter(update["turns"].values()))
             if "suggestions" in record:
                 return [*self.close_step(), msgspec.convert(record["suggestions"], ev.Suggestions)]
             return self.close_step()
-        if node == "__interrupt__":  # the graph waits for the person: the answer ends here
-            return self.paused(update)
-        return []
+        self.subgraph_shown |= len(namespace) > 1
+        return self.agent_update(update)
 
     def agent_update(self, update: Any) -> list[ev.Event]:
         """A hosted agent's node is done: a model call it streamed is complete, with its tool calls."""
@@ -415,14 +401,13 @@ async def graph_events(
         stream: AsyncIterator[Any] = graph.astream(
             graph_input, config, stream_mode=STREAM_MODES, subgraphs=True, context=context
         )
-        hosted = translator.hosted  # the built-in graph has no internal calls and no graphs inside its nodes
         async for namespace, mode, payload in stream:
             batch: list[ev.Event]
-            if hosted and mode != "custom" and translator.inside_a_node(namespace):
+            if mode != "custom" and translator.inside_a_node(namespace):
                 continue
             if mode == "messages":
                 message, metadata = payload
-                if hosted and internal(message, metadata, translator.hidden):
+                if internal(message, metadata, translator.hidden):
                     continue
                 batch = translator.message(message, metadata.get("langgraph_node", ""), namespace)
             elif mode == "updates":
