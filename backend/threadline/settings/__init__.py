@@ -17,9 +17,9 @@ import ipaddress
 import os
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 import msgspec
 
@@ -1005,6 +1005,15 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     ),
     "Server": ("host", "port", "frontend_dir", "cors_origins", "trusted_proxies", "shutdown_grace"),
 }
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section struct a service is handed: each of its fields is the setting of the same name."""
+
+    @classmethod
+    def of(cls, settings: Settings) -> Self:
+        return cls(**{field.name: getattr(settings, field.name) for field in fields(cls)})
 
 
 def reference_rows(section: str) -> list[tuple[str, str, str]]:

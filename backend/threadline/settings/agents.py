@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from threadline.settings import Settings
+from threadline.settings import Section, Settings
 from threadline.settings.models import ModelSettings
 
 
 @dataclass(frozen=True)
-class AgentSettings:
+class AgentSettings(Section):
     models: ModelSettings
     graph: str | None  # THREADLINE_GRAPH; None: the built-in agent
     graph_context: dict[str, Any]  # THREADLINE_GRAPH_CONTEXT

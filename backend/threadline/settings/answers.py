@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from threadline.settings import OnDisconnect, Settings
+from threadline.settings import OnDisconnect, Section
 
 
 @dataclass(frozen=True)
-class AnswerSettings:
+class AnswerSettings(Section):
     first_token_timeout: float  # CHAT_FIRST_TOKEN_TIMEOUT
     idle_timeout: float  # CHAT_IDLE_TIMEOUT
     total_timeout: float  # CHAT_TOTAL_TIMEOUT
@@ -18,17 +18,3 @@ class AnswerSettings:
     ab_profiles: tuple[str, ...]  # CHAT_AB_PROFILES
     generated_titles: bool  # CHAT_GENERATED_TITLES
     file_quota_bytes: int  # FILE_QUOTA_BYTES: a message's new files are stored within it
-
-    @classmethod
-    def of(cls, settings: Settings) -> AnswerSettings:
-        return cls(
-            settings.first_token_timeout,
-            settings.idle_timeout,
-            settings.total_timeout,
-            settings.resumable,
-            settings.on_disconnect,
-            settings.answers_per_visitor,
-            settings.ab_profiles,
-            settings.generated_titles,
-            settings.file_quota_bytes,
-        )

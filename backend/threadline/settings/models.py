@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from threadline.settings import Provider, Settings
+from threadline.settings import Provider, Section
 from threadline.settings.profiles import Profile
 
 
 @dataclass(frozen=True)
-class ModelSettings:
+class ModelSettings(Section):
     profiles: tuple[Profile, ...]  # CHAT_PROFILES; empty: the one the CHAT_MODEL_* settings describe
     model_provider: Provider  # CHAT_MODEL_PROVIDER
     model_name: str  # CHAT_MODEL_NAME
@@ -19,16 +19,3 @@ class ModelSettings:
     openai_api_key: str | None
     openai_base_url: str | None
     demo_token_delay_ms: float  # CHAT_DEMO_TOKEN_DELAY_MS
-
-    @classmethod
-    def of(cls, settings: Settings) -> ModelSettings:
-        return cls(
-            settings.profiles,
-            settings.model_provider,
-            settings.model_name,
-            settings.google_api_key,
-            settings.gemini_base_url,
-            settings.openai_api_key,
-            settings.openai_base_url,
-            settings.demo_token_delay_ms,
-        )

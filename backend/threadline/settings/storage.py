@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from threadline.settings import MemoryBackend, Settings
+from threadline.settings import MemoryBackend, Section
 
 
 @dataclass(frozen=True)
-class StorageSettings:
+class StorageSettings(Section):
     memory_backend: MemoryBackend  # CHAT_MEMORY_BACKEND
     database_url: str | None  # DATABASE_URL; None: the embedded PostgreSQL in `data_dir`
     data_dir: Path  # THREADLINE_DATA_DIR
@@ -17,15 +17,3 @@ class StorageSettings:
     max_conversations_per_visitor: int  # CHAT_MAX_CONVERSATIONS
     file_quota_bytes: int  # FILE_QUOTA_BYTES: what a visitor's stored files may hold, claims included
     file_store_url: str | None  # FILE_STORE_URL: files' bytes in S3; None: in the database
-
-    @classmethod
-    def of(cls, settings: Settings) -> StorageSettings:
-        return cls(
-            settings.memory_backend,
-            settings.database_url,
-            settings.data_dir,
-            settings.max_turns_per_conversation,
-            settings.max_conversations_per_visitor,
-            settings.file_quota_bytes,
-            settings.file_store_url,
-        )
