@@ -441,3 +441,19 @@ async def test_a_server_lost_mid_life_gives_error_results_and_is_reconnected(mak
                 await asyncio.sleep(0.2)
             _, _, chunks = await chat(client, None, 'use the add tool with {"a": 1, "b": 1}')
             assert only_tool(chunks)[-1]["output"] == "2"
+
+
+async def test_a_tools_progress_keeps_its_answer_alive_in_messages_mode_without_being_shown(
+    make_settings, mcp_server_url
+):
+    """Progress travels as LangGraph custom stream events (any agent's tools may send them): without an event for
+    longer than CHAT_IDLE_TIMEOUT an answer ends, but a tool that says how far it got is not idle."""
+    settings = make_settings(
+        mcp_servers=servers(McpServerConfig(name="tests", transport="streamable-http", url=mcp_server_url)),
+        idle_timeout=0.6,
+    )
+    async with running(settings) as client:
+        _, _, chunks = await chat(client, None, 'use the slow tool with {"seconds": 1.5}')
+    assert not [chunk for chunk in chunks if chunk["type"] == "data-tool-progress"]
+    assert only_tool(chunks)[-1]["output"] == "waited 1.5 s"
+    assert chunks[-1]["type"] == "finish"

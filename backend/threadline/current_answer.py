@@ -24,9 +24,6 @@ class TurnContext(Protocol):
     def warn(self, code: str, message: str) -> None:
         """Tell the client something degraded without ending the answer; each warning once per answer."""
 
-    def progress(self, tool_call_id: str, progress: float, total: float | None, message: str | None) -> None:
-        """Progress from a running tool: it counts as the answer being alive."""
-
     def status(self, text: str) -> None:
         """Say what the answer is doing (streamed in events mode only), e.g. summarizing a long conversation."""
 

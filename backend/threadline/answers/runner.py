@@ -338,18 +338,14 @@ class TurnTranslator:
         """What a node sent with `get_stream_writer()`: `{"tool_call_id", "progress", "total"?, "message"?}` is a
         tool's progress; `{"name", "data", "id"?, "transient"?}` a `data-{name}` part; anything else `data-custom`."""
         if isinstance(payload, dict) and isinstance(payload.get("tool_call_id"), str) and "progress" in payload:
-            return (
-                [
-                    ev.ToolProgress(
-                        tool_call_id=payload["tool_call_id"],
-                        progress=float(payload["progress"]),
-                        total=payload.get("total"),
-                        message=payload.get("message"),
-                    )
-                ]
-                if self.events_mode
-                else []
+            # Passed on in either mode: it keeps a long tool's answer alive (answers/turn.py shows it in events mode).
+            progress = ev.ToolProgress(
+                tool_call_id=payload["tool_call_id"],
+                progress=float(payload["progress"]),
+                total=payload.get("total"),
+                message=payload.get("message"),
             )
+            return [progress]
         if isinstance(payload, dict) and isinstance(payload.get("name"), str) and "data" in payload:
             name = payload["name"] if payload["name"] not in RESERVED_PARTS else f"agent-{payload['name']}"
             return [

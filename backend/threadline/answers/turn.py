@@ -147,14 +147,6 @@ class Turn:
             self._warned.add(code)
             self._emit(ev.Warning(code=code, message=message))
 
-    def progress(self, tool_call_id: str, progress: float, total: float | None, message: str | None) -> None:
-        """Progress from a running tool: streamed in events mode only, and it counts as the answer being alive."""
-        self._last_event = asyncio.get_running_loop().time()
-        if self.translator.events_mode:
-            self.queue.put_nowait(
-                ev.ToolProgress(tool_call_id=tool_call_id, progress=progress, total=total, message=message)
-            )
-
     def status(self, text: str) -> None:
         if self.translator.events_mode:
             self.queue.put_nowait(ev.Status(text=text))
@@ -303,10 +295,13 @@ class Turn:
         observe = self.recorder.observe  # _emit, inlined for the token loop
         send = self.queue.put_nowait if self.recording is None else self._send
         said = self.said.append
+        events_mode = self.translator.events_mode
         async for event in events:
             if self.stop_reason is not None:  # a stop whose cancellation the graph run swallowed: it ends here
                 raise asyncio.CancelledError
             self._last_event = loop.time()
+            if event.__class__ is ev.ToolProgress and not events_mode:  # it kept the answer alive; not shown
+                continue
             if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
                 self._output_seen = True
             observe(event)

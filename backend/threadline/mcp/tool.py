@@ -15,10 +15,11 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, ToolException
+from langgraph.config import get_stream_writer
 from mcp import types
 
 from threadline.conversations.state import FileRef
@@ -79,6 +80,23 @@ def result_text(result: types.CallToolResult) -> str:
     return "\n".join(parts)
 
 
+def _progress_writer(tool_call_id: str) -> Callable[[float, float | None, str | None], Awaitable[None]] | None:
+    """The server's progress notifications as LangGraph custom stream events (`get_stream_writer()`), the one way
+    any agent's tools report progress (answers/runner.py); None outside a graph run. The notifications arrive in
+    the MCP session's own task, so the writer is called in this call's context, where LangGraph finds its run."""
+    try:
+        write = get_stream_writer()
+    except RuntimeError:  # not inside a graph run
+        return None
+    context = copy_context()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        payload = {"tool_call_id": tool_call_id, "progress": progress, "total": total, "message": message}
+        context.run(write, payload)
+
+    return on_progress
+
+
 class McpTool(BaseTool):
     """One MCP tool; its input schema is the server's JSON schema, passed to the model unchanged."""
 
@@ -108,11 +126,7 @@ class McpTool(BaseTool):
         self, **arguments: Any
     ) -> tuple[str, dict[str, Any] | None]:  # a tool may have arguments named run_manager or config
         turn, tool_call_id = current_turn.get(), _tool_call_id.get()
-        on_progress = None
-        if turn is not None and tool_call_id and self.connection.supports_progress:
-
-            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-                turn.progress(tool_call_id, progress, total, message)
+        on_progress = _progress_writer(tool_call_id) if tool_call_id and self.connection.supports_progress else None
 
         started = time.perf_counter()
         context = {
