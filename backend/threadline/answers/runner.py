@@ -84,10 +84,10 @@ class TurnTranslator:
         self.declined: set[str] = set()  # tool calls the person declined: their results are shown as denied
         self.waiting: list[Waiting] = []  # the approvals this answer ended waiting for
         self.interactive = True  # False: the wire cannot ask the person, and graph_events declines what waits
-        self.hidden: set[str] = set()  # messages of model calls internal to a hosted agent (structured output)
+        self.hidden: set[str] = set()  # messages of model calls internal to the agent (structured output)
         self.early_results: dict[str, ToolMessage] = {}  # results streamed before their call's input was shown
         self.settled: set[str] = set()  # tool calls whose result this answer has shown
-        self.shown: list[AnyMessage] = []  # a hosted agent's messages as they were shown, for the transcript
+        self.shown: list[AnyMessage] = []  # the agent's messages as they were shown, for the transcript
         self.subgraph_shown = False  # ... some of them from its subgraphs, which its state may not keep
 
     def _part_id(self, kind: str) -> str:
@@ -233,7 +233,7 @@ class TurnTranslator:
         return self.agent_message(message)
 
     def agent_message(self, message: BaseMessage) -> list[ev.Event]:
-        """A message new in a hosted agent's run (LangGraph passes on each once): a tool's result, or a model
+        """A message new in the agent's run (LangGraph passes on each once): a tool's result, or a model
         message that was not streamed, which is shown whole and is complete."""
         if isinstance(message, ToolMessage):
             self.settled.add(message.tool_call_id)
@@ -295,7 +295,7 @@ class TurnTranslator:
         return self.agent_update(update)
 
     def agent_update(self, update: Any) -> list[ev.Event]:
-        """A hosted agent's node is done: a model call it streamed is complete, with its tool calls."""
+        """An agent's node is done: a model call it streamed is complete, with its tool calls."""
         out: list[ev.Event] = []
         for value in update if isinstance(update, list) else [update]:
             messages = value.get("messages") if isinstance(value, dict) else None
