@@ -4,7 +4,7 @@ bound, no HTTP and no PostgreSQL.
 
     python3 tasks.py bench shapes [--rounds 5] [--answers 200]
 
-- the built-in graph (agent/graph.py): input → process → respond;
+- the built-in agent (agent/graph.py): `create_agent`, flat, with threadline's middleware;
 - `create_agent`, flat: the model node alone;
 - `create_agent`, flat, with a middleware that has `before_agent` and `after_agent` hooks (where threadline's
   input and respond bookkeeping would go) and `wrap_model_call` / `wrap_tool_call` hooks (where compression,
@@ -76,7 +76,7 @@ def shapes() -> dict[str, tuple[Any, Any]]:
     agent = create_agent(model, tools, system_prompt=SYSTEM)
     hosted = host_graph(agent, None, InMemorySaver(), InMemoryStore(), None, FileReader())
     return {
-        "the built-in graph": (builtin, lambda: {"request": turn_request(PROMPT)}),
+        "the built-in agent": (builtin, lambda: {"request": turn_request(PROMPT)}),
         "create_agent, flat": (flat, lambda: {"messages": [HumanMessage(PROMPT)]}),
         "create_agent, flat, with bookkeeping and wrap hooks": (hooked, lambda: {"messages": []}),
         "create_agent, hosted in threadline's graph": (hosted, lambda: {"request": turn_request(PROMPT)}),

@@ -3,17 +3,24 @@ page reads, and the translator that turns a graph's stream into canonical events
 
 from __future__ import annotations
 
-from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+from typing import Any
+
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolCall, ToolMessage
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from langgraph.types import interrupt
 from threadline import events as ev
 from threadline.agent.demo_model import DemoChatModel
-from threadline.agent.graph import GraphOptions, build_graph
+from threadline.agent.graph import ChatState, GraphOptions, build_graph
 from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.conversations.approvals import ask
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import (
     Conversation,
     clean_message,
     clean_text,
+    closing_node,
     config_of,
     load,
     merge_records,
@@ -40,7 +47,7 @@ async def test_a_checkpoint_written_with_the_earlier_record_keys_still_loads_and
         "messages": [HumanMessage(id="u1", content="hi"), AIMessage(id="m1", content="hello")],
         "turns": {"u1": EARLIER_RECORD},
     }
-    await graph.aupdate_state(config_of("t"), old, as_node="respond")
+    await graph.aupdate_state(config_of("t"), old, as_node=closing_node(graph))
     before = ui_messages(await load(graph, "t"), "c")
     async for _ in graph_events(graph, "t", turn_request("again", created_at="now"), TurnTranslator(events_mode=False)):
         pass
@@ -175,3 +182,52 @@ def test_text_and_reasoning_are_cleaned_of_end_markers_and_control_characters():
     signed = {"type": "thinking", "thinking": " kept as is\u2404 ", "signature": "sig"}
     blocks = clean_message(AIMessage(content=[signed, {"type": "text", "text": " answer\u2404 "}])).content
     assert blocks == [signed, {"type": "text", "text": "answer"}]
+
+
+@tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f"Sunny in {city}"
+
+
+def earlier_graph(checkpointer: InMemorySaver) -> Any:
+    """Where the graph before `create_agent`'s waited for an approval: a model call, then its `approve` node."""
+    builder = StateGraph(ChatState)
+    builder.add_node("process", lambda state: {})
+    builder.add_node("approve", lambda state: interrupt(ask(state["messages"][-1].tool_calls)))
+    builder.add_edge(START, "process")
+    builder.add_edge("process", "approve")
+    return builder.compile(checkpointer=checkpointer)
+
+
+async def test_an_approval_an_earlier_version_left_waiting_in_its_approve_node_resumes_and_runs():
+    """The graph before `create_agent`'s waited for approval in a node named `approve`: a conversation saved waiting
+    there resumes in today's graph with the same interrupt, the approved call runs, and the turn closes."""
+    graph = build_graph(
+        DemoChatModel(token_delay=0),
+        [weather],
+        InMemorySaver(),
+        GraphOptions(system_prompt="", max_model_calls=3, require_approval=["weather"]),
+    )
+    request = turn_request("weather?", created_at="now")
+    question_id = request["user_message_id"]
+    call = ToolCall(name="weather", args={"city": "Oslo"}, id="call1", type="tool_call")
+    saved = {
+        "messages": [
+            HumanMessage(id=question_id, content="weather?"),
+            AIMessage(id="m1", content="", tool_calls=[call]),
+        ],
+        "turns": {question_id: {"assistant_id": request["assistant_message_id"], "created_at": "now"}},
+        "model_calls": 1,
+        "interactive": True,
+    }
+    await earlier_graph(graph.checkpointer).ainvoke(saved, config_of("t"))
+    waiting = await graph.aget_state(config_of("t"))
+    assert waiting.next == ("approve",) and waiting.interrupts, "read as the earlier graph saved it"
+    resume = request | {"resume": {waiting.interrupts[0].id: {"call1": {"approved": True}}}}
+    async for _ in graph_events(graph, "t", resume, TurnTranslator(events_mode=False)):
+        pass
+    after = await load(graph, "t")
+    assert [message.text for message in after.messages if isinstance(message, ToolMessage)] == ["Sunny in Oslo"]
+    assert isinstance(after.messages[-1], AIMessage) and after.messages[-1].text
+    assert after.records[question_id]["finish_reason"] == "stop"

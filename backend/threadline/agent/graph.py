@@ -1,44 +1,52 @@
-"""The conversation graph: input → process ⇄ approve → tools → respond, checkpointed per conversation.
+"""The built-in agent: LangChain's `create_agent` with threadline's tools and middleware, checkpointed per conversation.
 
-`process` is one model call that decides whether tools are needed; `approve` waits for the person's
-approval of the calls that need it (conversations/approvals.py); `tools` runs them and injects the results; `respond`
-closes the turn (and answers plainly when the model-call budget ran out), with suggestions for what comes
-next when the profile wants them (agent/suggestions.py).
+A turn runs `turn.before_agent` (the question enters with its record) → `model` ⇄ `tools` → `turn.after_agent`
+(the answer's record, and suggestions for what comes next when the profile wants them: agent/suggestions.py).
+Middleware does the rest, with no node of its own: each model call's prompt is compressed when it grows long
+(agent/compression.py) and its attachments made readable, the budget of model calls is kept, a failing tool
+answers with its error, and a call of a tool that needs approval waits for the person in its tools step
+(conversations/approvals.py). A team's own agent runs inside the same bookkeeping (agent/hosting.py), so the
+answers read every agent alike.
 """
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Annotated, Any, NotRequired, TypedDict, cast
+from typing import Annotated, Any, NotRequired, cast
 
 import msgspec
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
     BaseMessage,
+    InvalidToolCall,
     SystemMessage,
     ToolCall,
     ToolMessage,
 )
-from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph, add_messages
+from langgraph.errors import GraphBubbleUp
+from langgraph.graph import add_messages
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt.tool_node import TOOL_CALL_ERROR_TEMPLATE
 from langgraph.store.base import BaseStore
 from langgraph.types import Command, Send, interrupt
+from typing_extensions import TypedDict  # the kind LangChain's AgentState is, so BuiltInState can extend both
 
 from threadline.agent.attachments import FileReader
 from threadline.agent.compression import Compressor, ContextState
 from threadline.agent.suggestions import Suggester
 from threadline.conversations.approvals import NOT_INTERACTIVE, SUPERSEDED, ApprovalResponse, ask, denial, waits
 from threadline.conversations.state import (
+    TURN,
     AnswerRecord,
     FileRef,
     clean_message,
@@ -56,6 +64,7 @@ Graph = CompiledStateGraph[Any, Any, Any, Any]  # the compiled conversation grap
 LIMIT_TOOL_RESULT = "Not run: this answer reached its limit of model calls."
 UNPARSED_ARGUMENTS = "Not run: the arguments of this call are not valid JSON."
 SUMMARIZING = "Summarizing earlier messages…"
+APPROVED = "threadline_approved"  # on a call the `approve` node of the graph before this one let through
 
 
 class TurnRequest(TypedDict):
@@ -88,6 +97,10 @@ class ChatState(TypedDict, total=False):
     versions: Annotated[dict[str, Fork], merge_forks]  # edits' and regenerations' versions not shown
 
 
+class BuiltInState(AgentState[Any], ChatState, total=False):  # type: ignore[misc]  # messages: required there
+    """The built-in agent's state: create_agent's (`jump_to`, `structured_response`) and the conversation's."""
+
+
 @dataclass(frozen=True)
 class GraphOptions:
     """How a profile's graph answers: its prompt, its budget of model calls, its context window, which
@@ -102,19 +115,6 @@ class GraphOptions:
     files: FileReader = field(default_factory=FileReader)  # attached files, for the model calls
 
 
-@dataclass(frozen=True)
-class Agent:
-    """What the nodes answer with, fixed when the graph is compiled."""
-
-    model: Runnable[Any, BaseMessage]  # the chat model, with the tools bound
-    system: SystemMessage
-    asking: frozenset[str]  # the tools whose calls wait for approval
-    max_model_calls: int
-    compressor: Compressor | None
-    suggester: Suggester | None
-    files: FileReader
-
-
 def build_graph(
     model: BaseChatModel,
     tools: Sequence[BaseTool],
@@ -122,31 +122,27 @@ def build_graph(
     options: GraphOptions,
     store: BaseStore | None = None,
 ) -> Graph:
-    """Compile the graph once at start-up; each conversation is a thread of the checkpointer."""
-    agent = Agent(
-        model=model.bind_tools(tools) if tools else model,
-        system=SystemMessage(content=options.system_prompt),
-        asking=frozenset(tool.name for tool in tools if waits(tool, options.require_approval, options.auto_approve)),
-        max_model_calls=options.max_model_calls,
-        compressor=Compressor(model, options.context_limit) if options.context_limit else None,
-        suggester=options.suggester,
-        files=options.files,
+    """Compile the graph once at start-up; each conversation is a thread of the checkpointer. It is LangChain's
+    `create_agent` with threadline's middleware, the shape a team's agent has."""
+    asking = frozenset(tool.name for tool in tools if waits(tool, options.require_approval, options.auto_approve))
+    middleware: list[AgentMiddleware[Any, Any]] = [
+        TurnRecord(options.suggester),
+        Approvals(asking),
+        ToolErrors(),
+        ModelCall(
+            options.max_model_calls,
+            Compressor(model, options.context_limit) if options.context_limit else None,
+            options.files,
+        ),
+    ]
+    agent = create_agent(
+        model, tools, system_prompt=options.system_prompt, middleware=middleware, state_schema=BuiltInState
     )
-    # Every node is `async def`: LangGraph would run a plain function in a worker thread.
-    builder = StateGraph(ChatState)
-    builder.add_node("input", input_node)
-    builder.add_node("process", partial(process, agent=agent))
-    builder.add_node("approve", partial(approve, agent=agent), destinations=("tools", "process"))
-    builder.add_node("tools", ToolNode(tools, handle_tool_errors=True))
-    builder.add_node("respond", partial(respond, agent=agent))
-    builder.add_edge(START, "input")
-    builder.add_edge("input", "process")
-    builder.add_conditional_edges(
-        "process", partial(after_process, agent=agent), ["process", "approve", "tools", "respond"]
-    )
-    builder.add_edge("tools", "process")
-    builder.add_edge("respond", END)
-    return builder.compile(checkpointer=checkpointer, store=store)
+    builder = agent.builder
+    if asking:  # a conversation an earlier version left waiting in its `approve` node resumes there
+        builder.compiled = False  # create_agent compiled it without that node; it is compiled again below
+        builder.add_node("approve", partial(legacy_approve, asking=asking), destinations=("tools", "model"))
+    return cast(Graph, builder.compile(checkpointer=checkpointer, store=store))
 
 
 def tool_calls_of(state: ChatState) -> list[ToolCall]:
@@ -218,55 +214,124 @@ def _fresh_id(user_id: str, messages: Sequence[AnyMessage], turns: dict[str, Ans
     return user_id
 
 
-async def process(state: ChatState, config: RunnableConfig, *, agent: Agent) -> dict[str, Any]:
-    """One model call, which decides whether tools are needed; the prompt is compressed when it grows long."""
-    turn = current_turn.get()
-    update: dict[str, Any] = {}
-    messages: list[BaseMessage] = [agent.system, *state["messages"]]
-    if agent.compressor is not None:
-        context = state.get("context")
-        messages, kept = await agent.compressor.prompt(
-            agent.system, state["messages"], context, lambda: turn.status(SUMMARIZING) if turn else None
+class TurnRecord(AgentMiddleware[Any, Any]):
+    """threadline's bookkeeping around the agent: the question enters with its record before the agent runs
+    (input_node), and the answer's record closes the turn after it, with suggestions when the profile wants them."""
+
+    name = TURN
+
+    def __init__(self, suggester: Suggester | None) -> None:
+        super().__init__()
+        self.suggester = suggester
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
+        return await input_node(state)
+
+    async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
+        return await closing_update(state["messages"], [], self.suggester)
+
+
+class ToolErrors(AgentMiddleware[Any, Any]):
+    """A tool that raises answers its call with the error, so the model can try again (LangGraph's ToolNode with
+    `handle_tool_errors=True`); an interrupt or a stop passes through."""
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        try:
+            return await handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as error:  # noqa: BLE001 - whatever a tool raised, the model is told
+            call = request.tool_call
+            content = TOOL_CALL_ERROR_TEMPLATE.format(error=repr(error))
+            return ToolMessage(content=content, tool_call_id=call["id"], name=call["name"], status="error")
+
+
+class ModelCall(AgentMiddleware[Any, Any]):
+    """Each model call: the prompt compressed when it grows long, attachments made readable, the answer cleaned,
+    calls whose arguments are not JSON answered at once (the model tries again in the same step), and the budget
+    of model calls kept: past it, the calls it asks for are not run and the turn ends with a plain answer."""
+
+    def __init__(self, max_model_calls: int, compressor: Compressor | None, files: FileReader) -> None:
+        super().__init__()
+        self.max_model_calls = max_model_calls
+        self.compressor = compressor
+        self.files = files
+
+    async def awrap_model_call(self, request: ModelRequest[Any], handler: Any) -> ExtendedModelResponse[Any]:
+        state = cast(dict[str, Any], request.state)
+        update: dict[str, Any] = {}
+        if self.compressor is not None:
+            request, update = await self._compressed(request)
+        request = request.override(messages=cast(list[AnyMessage], await self.files.readable(request.messages)))
+        calls, result = state.get("model_calls", 0), []
+        while True:
+            response = clean_message(cast(AIMessage, (await handler(request)).result[0]))
+            calls += 1
+            unparsed = [unparsed_result(call) for call in response.invalid_tool_calls if call["id"]]
+            result += [response, *unparsed]
+            if not unparsed or response.tool_calls or calls >= self.max_model_calls:
+                break
+            request = request.override(messages=[*request.messages, response, *unparsed])
+        if response.tool_calls and calls >= self.max_model_calls:
+            result += self._over_budget(response.tool_calls)
+        command: Command[Any] = Command(update=update | {"model_calls": calls})
+        return ExtendedModelResponse(model_response=ModelResponse(result=result), command=command)
+
+    async def _compressed(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], dict[str, Any]]:
+        """The prompt with the older turns summarized once it grows long, and the summary to keep."""
+        assert self.compressor is not None and request.system_message is not None
+        turn, context = current_turn.get(), cast(dict[str, Any], request.state).get("context")
+        prompt, kept = await self.compressor.prompt(
+            request.system_message,
+            request.messages,
+            context,
+            lambda: turn.status(SUMMARIZING) if turn else None,
         )
-        if kept != context:
-            update["context"] = kept
-    started = time.perf_counter()
-    try:
-        response = await agent.model.ainvoke(await agent.files.readable(messages), config)
-    except BaseException as error:  # a failed or stopped call is part of the trace too
-        if turn is not None:
-            turn.model_called(started, messages, None, error)
-        raise
-    response = clean_message(cast(AIMessage, response))
-    if turn is not None:
-        turn.model_called(started, messages, response, None)
-    # A call whose arguments are not even JSON gets an error result at once, so the model can try again
-    # (and the provider, which wants a result for every call it sees, accepts the next request).
-    unparsed = [
-        ToolMessage(content=UNPARSED_ARGUMENTS, tool_call_id=call["id"], name=call["name"] or "", status="error")
-        for call in response.invalid_tool_calls
-        if call["id"]
-    ]
-    calls = state.get("model_calls", 0) + 1
-    return update | {"messages": [response, *unparsed], "model_calls": calls}
+        compressed = request.override(
+            system_message=cast(SystemMessage, prompt[0]), messages=cast(list[AnyMessage], prompt[1:])
+        )
+        return compressed, {"context": kept} if kept != context else {}
+
+    def _over_budget(self, calls: list[ToolCall]) -> list[BaseMessage]:
+        results: list[BaseMessage] = [
+            ToolMessage(content=LIMIT_TOOL_RESULT, tool_call_id=call["id"], name=call["name"], status="error")
+            for call in calls
+        ]
+        results.append(
+            AIMessage(
+                content=(
+                    f"I stopped after {self.max_model_calls} model calls without reaching a final answer. "
+                    "Please try again, perhaps with a more specific question."
+                )
+            )
+        )
+        return results
 
 
-async def after_process(state: ChatState, *, agent: Agent) -> str:
-    calls = tool_calls_of(state)
-    if isinstance(state["messages"][-1], ToolMessage) and state["model_calls"] < agent.max_model_calls:
-        return "process"  # the model's call could not be read: it is told so, and tries again
-    if not calls or state["model_calls"] >= agent.max_model_calls:
-        return "respond"
-    return "approve" if any(call["name"] in agent.asking for call in calls) else "tools"
+def unparsed_result(call: InvalidToolCall) -> ToolMessage:
+    """A call whose arguments are not even JSON gets an error result at once, so the model can try again (and the
+    provider, which wants a result for every call it sees, accepts the next request)."""
+    return ToolMessage(content=UNPARSED_ARGUMENTS, tool_call_id=call["id"], name=call["name"] or "", status="error")
 
 
-async def approve(state: ChatState, *, agent: Agent) -> Command[Any]:
-    """Run the calls that need no approval; stop for those that do, until the person answers. Resumed,
-    `interrupt` returns their responses: approved calls run, declined ones get a result saying so."""
-    calls = tool_calls_of(state)
-    waiting = [call for call in calls if call["name"] in agent.asking]
-    if not waiting:
-        return Command(goto="tools")
+class Approvals(AgentMiddleware[Any, Any]):
+    """A call of a tool that waits for approval stops the agent in its tools step until the person answers
+    (conversations/approvals.py), while the model call's other calls run; a declined call gets a result saying so."""
+
+    def __init__(self, asking: frozenset[str]) -> None:
+        super().__init__()
+        self.asking = asking
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        call = request.tool_call
+        if call["name"] in self.asking and not call.get(APPROVED) and (declined := declined_of([call], request.state)):
+            return declined[0]
+        return await handler(request)
+
+
+def declined_of(waiting: list[ToolCall], state: Any) -> list[ToolMessage]:
+    """Ask the person about calls that wait (or decline them when this turn cannot ask); resumed, `interrupt`
+    returns their responses. The results of the declined calls."""
     if state.get("interactive", True):
         responses: dict[str, ApprovalResponse] = interrupt(ask(waiting))
     else:
@@ -276,31 +341,18 @@ async def approve(state: ChatState, *, agent: Agent) -> Command[Any]:
         response = responses.get(call["id"] or "") or ApprovalResponse(approved=False)
         if not response["approved"]:
             declined.append(denial(call, response.get("approval_id"), response.get("reason")))
+    return declined
+
+
+async def legacy_approve(state: ChatState, *, asking: frozenset[str]) -> Command[Any]:
+    """The `approve` node of the graph before it was `create_agent`'s: a conversation saved waiting in it is resumed
+    here (the same node, so the same interrupt id), and goes on as the agent would."""
+    calls = tool_calls_of(state)
+    declined = declined_of([call for call in calls if call["name"] in asking], state)
     declined_ids = {message.tool_call_id for message in declined}
-    running = [call for call in calls if call["id"] not in declined_ids]
-    goto: Any = Send("tools", [call | {"type": "tool_call"} for call in running]) if running else "process"
+    running = [call | {"type": "tool_call", APPROVED: True} for call in calls if call["id"] not in declined_ids]
+    goto: Any = [Send("tools", [call]) for call in running] if running else "model"
     return Command(update={"messages": declined}, goto=goto)
-
-
-async def respond(state: ChatState, *, agent: Agent) -> dict[str, Any]:
-    """Close the turn with its record (and a plain answer when the model-call budget ran out), and the
-    suggestions for what comes next when the profile wants them."""
-    messages = state["messages"]
-    update: list[AnyMessage] = []
-    if unanswered := tool_calls_of(state):
-        update = [
-            ToolMessage(content=LIMIT_TOOL_RESULT, tool_call_id=call["id"], name=call["name"], status="error")
-            for call in unanswered
-        ]
-        update.append(
-            AIMessage(
-                content=(
-                    f"I stopped after {agent.max_model_calls} model calls without reaching a final answer. "
-                    "Please try again, perhaps with a more specific question."
-                )
-            )
-        )
-    return await closing_update(messages, update, agent.suggester)
 
 
 async def closing_update(

@@ -11,14 +11,9 @@ everything it streams (tokens, tool results, `get_stream_writer()` events) reach
 
 from __future__ import annotations
 
-import time
 from typing import Any, cast
-from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResult
-from langchain_core.runnables import RunnableConfig
+from langchain_core.messages import AnyMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
@@ -30,6 +25,7 @@ from threadline.agent.attachments import FileReader, restored
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import ChatState, Graph, closing_update, input_node
 from threadline.agent.loading import AgentGraph
+from threadline.agent.model_calls import model_calls_of
 from threadline.agent.own_context import CURRENT, OwnContext
 from threadline.agent.suggestions import Suggester
 from threadline.agent.transcript import after_run, agent_input
@@ -56,15 +52,16 @@ def host_graph(
     suggester: Suggester | None,
     files: FileReader,
 ) -> Graph:
-    """Compile threadline's graph around `agent`; node names match the built-in graph's, so a stop, a rollback
-    or a recovery edits either conversation alike (conversations/closing.py)."""
+    """Compile threadline's graph around `agent`: its `input` and `respond` nodes keep the turn's record as the
+    built-in agent's `turn` middleware does, so a stop, a rollback or a recovery edits either conversation alike
+    (conversations/closing.py)."""
 
     async def run_agent(state: HostedState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         carried = state.get("agent_state") or {}
         memory = agent_input(state["messages"], state.get("agent_messages"), state.get("agent_messages_until"))
         given = await files.readable(memory)  # attachments as content blocks, for its model
-        calls = ModelCalls(current_turn.get())
-        config = _with_model_calls(get_config(), calls)
+        config = get_config()
+        calls = model_calls_of(config)
         ours = runtime.context
         context = own_context.build(ours.request_context, ours.visitor_id) if own_context else ours
         threadline_context = CURRENT.set(ours)  # what threadline_context() gives the agent's code
@@ -79,7 +76,7 @@ def host_graph(
         except GraphBubbleUp:
             raise  # an interrupt, or a Command for a parent graph: LangGraph's control flow
         except Exception as error:
-            if calls.failed(error):
+            if calls is not None and calls.failed(error):
                 raise  # the model call failed: the provider's failure, classified as one
             raise AgentFailed(f"{type(error).__name__} in the agent's own code") from error
         finally:
@@ -148,81 +145,3 @@ def _marked(message: BaseMessage, declined: set[str]) -> BaseMessage:
 class AgentFailed(Exception):
     """The team's agent raised an exception of its own (not a model call's failure): the answer ends with
     AGENT_ERROR, the exception it was raised from is in the log and the trace."""
-
-
-def _with_model_calls(config: RunnableConfig, calls: ModelCalls) -> RunnableConfig:
-    """The agent's model calls go to the answer's trace, as the built-in graph's do."""
-    callbacks = config.get("callbacks")
-    if not isinstance(callbacks, BaseCallbackManager):
-        return config
-    callbacks = callbacks.copy()
-    callbacks.add_handler(calls, inherit=True)
-    return {**config, "callbacks": callbacks}
-
-
-class ModelCalls(BaseCallbackHandler):
-    """Reports each chat model call (but the `nostream` ones, as the suggestion call) to the answer's trace.
-    Synchronous and inline: LangChain calls every handler for every token, and an async one costs a task each."""
-
-    run_inline = True
-
-    def __init__(self, turn: Any) -> None:
-        self.turn = turn  # None outside an answer (the agent's calls are then only watched for failures)
-        self.calls: dict[UUID, tuple[float, list[BaseMessage]]] = {}
-        self.errors: list[BaseException] = []  # what model calls raised, to tell them from the agent's own errors
-        self.internal: set[UUID] = set()  # structured-output calls: what they stream is not the answer's text
-
-    def failed(self, error: BaseException) -> bool:
-        """Whether `error` is, or was raised from, a model call's failure."""
-        link: BaseException | None = error
-        for _ in range(20):
-            if link is None:
-                return False
-            if any(link is known for known in self.errors):
-                return True
-            link = link.__cause__ or link.__context__
-        return False
-
-    def on_chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        tags: list[str] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        if "nostream" not in (tags or ()):
-            self.calls[run_id] = (time.perf_counter(), messages[0] if messages else [])
-        about = kwargs.get("metadata") or {}
-        if self.turn is not None and about.get("ls_model_name"):  # which model this call went to
-            self.turn.called_model(f"{about.get('ls_provider') or 'model'}:{about['ls_model_name']}")
-        if (kwargs.get("options") or {}).get("ls_structured_output_format"):  # its JSON is parsed, not prose
-            self.internal.add(run_id)
-
-    def on_llm_new_token(
-        self,
-        token: str | list[str | dict[str, Any]],
-        *,
-        chunk: GenerationChunk | ChatGenerationChunk | None = None,
-        run_id: UUID,
-        **kwargs: Any,
-    ) -> None:
-        if run_id not in self.internal or self.turn is None:  # every token of every call passes here
-            return
-        if message_id := getattr(getattr(chunk, "message", None), "id", None):
-            self.turn.hide_message(message_id)
-
-    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        self.internal.discard(run_id)
-        generation = response.generations[0][0] if response.generations and response.generations[0] else None
-        message = getattr(generation, "message", None)
-        if self.turn is not None and isinstance(message, AIMessage) and message.usage_metadata:
-            self.turn.used(message.id, message.usage_metadata)  # every call, the hidden and a sub-agent's too
-        if (call := self.calls.pop(run_id, None)) is not None and self.turn is not None:
-            self.turn.model_called(*call, message if isinstance(message, AIMessage) else None, None)
-
-    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self.errors.append(error)
-        if (call := self.calls.pop(run_id, None)) is not None and self.turn is not None:
-            self.turn.model_called(*call, None, error)

@@ -3,9 +3,10 @@
 LangGraph's `messages` stream mode gives model tokens and finished tool results; `updates` says when
 a node is done, which is when a model call's text and tool inputs are complete; `custom` carries what an
 agent's nodes send with `get_stream_writer()`. Every agent is read one way, by what its nodes stream and
-return, not by their names: the built-in graph's nodes (agent/graph.py) and a hosted agent's, which
-streams from its own namespace (agent/hosting.py), may call a model, return tool results or write data.
-Only threadline's own input and respond nodes, around every agent, are known by name.
+return, not by their names: the built-in agent's (`create_agent`, agent/graph.py) and a hosted agent's,
+which streams from its own namespace (agent/hosting.py), may call a model, return tool results or write data;
+every model call is seen by one callback handler (agent/model_calls.py).
+Only threadline's own bookkeeping, before and after every agent, is known by name.
 """
 
 from __future__ import annotations
@@ -29,21 +30,26 @@ from threadline import events as ev
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.hosting import STRUCTURED
+from threadline.agent.model_calls import INTERNAL_CALL, ModelCalls
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.conversations.approvals import NOT_INTERACTIVE, ApprovalResponse, Waiting, check, waiting_of
 from threadline.conversations.state import (
+    TURN,
     AnswerRecord,
     clean_text,
     config_of,
     text_and_reasoning,
     tool_results,
 )
+from threadline.current_answer import current_turn
 
 STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
 QUESTION = "interrupt"  # the data part that carries an agent's question to the person
-INPUT, RESPOND = "input", "respond"  # threadline's own nodes around every agent (agent/graph.py, agent/hosting.py)
-# Model calls internal to an agent (LangChain's middleware marks them; `nostream` tags): never the answer's text.
-INTERNAL_CALL = "lc_internal_call"
+# threadline's own nodes around every agent: around a team's (agent/hosting.py), and the built-in's middleware's
+INPUT = frozenset({"input", f"{TURN}.before_agent"})
+RESPOND = frozenset({"respond", f"{TURN}.after_agent"})
+# Model calls internal to an agent (LangChain's middleware marks them, INTERNAL_CALL; `nostream` tags): never the
+# answer's text.
 HIDDEN_TAGS = frozenset({"nostream", "langsmith:nostream"})
 
 
@@ -227,7 +233,7 @@ class TurnTranslator:
         if isinstance(message, AIMessageChunk):
             self.streamed.add(message.id)
             return self.model_chunk(message)
-        if not namespace and node == INPUT:
+        if not namespace and node in INPUT:
             return []
         self.subgraph_shown |= len(namespace) > 1
         return self.agent_message(message)
@@ -284,9 +290,9 @@ class TurnTranslator:
         update = update or {}
         if node == "__interrupt__":  # the graph waits for the person: the answer ends here
             return [] if namespace else self.paused(update)
-        if not namespace and node == INPUT:
+        if not namespace and node in INPUT:
             return []
-        if not namespace and node == RESPOND:
+        if not namespace and node in RESPOND:
             self.finish = record = next(iter(update["turns"].values()))
             if "suggestions" in record:
                 return [*self.close_step(), msgspec.convert(record["suggestions"], ev.Suggestions)]
@@ -387,37 +393,44 @@ async def graph_events(
     `callbacks` and `metadata` go to LangChain's run config (tracing to Langfuse, say), `context` to every node
     as LangGraph runtime context. A wire that cannot ask the person declines what a hosted agent asks them to
     approve, and the agent goes on."""
-    config = config_of(thread_id)
+    calls = ModelCalls(current_turn.get())
+    config = config_of(thread_id) | {"callbacks": [*(callbacks or ()), calls]}
     if callbacks:
-        config |= {"callbacks": callbacks, "metadata": metadata or {}}
+        config |= {"metadata": metadata or {}}
     translator.declined = set(request.get("declined", ()))
     translator.interactive = request.get("interactive", True)
     graph_input: Any = Command(resume=request["resume"]) if "resume" in request else {"request": request}
-    while graph_input is not None:
-        stream: AsyncIterator[Any] = graph.astream(
-            graph_input, config, stream_mode=STREAM_MODES, subgraphs=True, context=context
-        )
-        async for namespace, mode, payload in stream:
-            batch: list[ev.Event]
-            if mode != "custom" and translator.inside_a_node(namespace):
-                continue
-            if mode == "messages":
-                message, metadata = payload
-                if internal(message, metadata, translator.hidden):
+    try:
+        while graph_input is not None:
+            stream: AsyncIterator[Any] = graph.astream(
+                graph_input, config, stream_mode=STREAM_MODES, subgraphs=True, context=context
+            )
+            async for namespace, mode, payload in stream:
+                batch: list[ev.Event]
+                if mode != "custom" and translator.inside_a_node(namespace):
                     continue
-                batch = translator.message(message, metadata.get("langgraph_node", ""), namespace)
-            elif mode == "updates":
-                batch = [
-                    event for node, update in payload.items() for event in translator.update(node, update, namespace)
-                ]
-            else:
-                batch = translator.custom(payload)
-            for event in batch:
-                yield event
-        graph_input, waiting = None, translator.waiting
-        if waiting and not translator.interactive:
-            declined = ApprovalResponse(approved=False, reason=NOT_INTERACTIVE)
-            translator.declined |= {item.tool_call_id for item in waiting}
-            translator.waiting = []
-            responses = {item.approval_id: (item.tool_call_id, declined) for item in waiting}
-            graph_input = Command(resume=check(waiting, responses))
+                if mode == "messages":
+                    message, metadata = payload
+                    if internal(message, metadata, translator.hidden):
+                        continue
+                    batch = translator.message(message, metadata.get("langgraph_node", ""), namespace)
+                elif mode == "updates":
+                    batch = [
+                        event
+                        for node, update in payload.items()
+                        for event in translator.update(node, update, namespace)
+                    ]
+                else:
+                    batch = translator.custom(payload)
+                for event in batch:
+                    yield event
+            graph_input, waiting = None, translator.waiting
+            if waiting and not translator.interactive:
+                declined = ApprovalResponse(approved=False, reason=NOT_INTERACTIVE)
+                translator.declined |= {item.tool_call_id for item in waiting}
+                translator.waiting = []
+                responses = {item.approval_id: (item.tool_call_id, declined) for item in waiting}
+                graph_input = Command(resume=check(waiting, responses))
+    except BaseException as error:
+        calls.abandoned(error)
+        raise

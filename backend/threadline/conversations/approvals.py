@@ -1,7 +1,7 @@
 """What a paused conversation waits for: the person's approval of tool calls, or their answer to the agent.
 
 Both are LangGraph interrupts, checkpointed with the conversation. Three shapes ask for approval: the built-in
-graph's `approve` node (`{"approvals": [...]}`), and LangChain's `HumanInTheLoopMiddleware`, batched (a
+agent's approvals middleware (`{"approvals": [...]}`), and LangChain's `HumanInTheLoopMiddleware`, batched (a
 `HITLRequest` per model call) or per call (a `tool_approval` request per call). Each call that waits gets an
 approval id, the answer ends with a `tool-approval-request` per call, and the person's responses come back in
 the next chat request, checked against what waits before the graph resumes with `Command(resume={interrupt
@@ -32,7 +32,7 @@ DECISIONS: tuple[Decision, ...] = ("approve", "edit", "reject", "respond")
 
 
 class PendingApproval(TypedDict):
-    """One call waiting, as the built-in graph's interrupt stores it (and as the others are read)."""
+    """One call waiting, as the built-in agent's interrupt stores it (and as the others are read)."""
 
     approvalId: str
     toolCallId: str

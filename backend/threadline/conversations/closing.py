@@ -1,6 +1,6 @@
 """Edits to a conversation's checkpoint when an answer does not end on its own: a stop, a failure, a
 rollback, a stop while tool calls wait for approval, or a process that died mid-answer. Each is one
-`aupdate_state`, written as the graph's `respond` node would have."""
+`aupdate_state`, written as the graph's node that closes a turn would have (`closing_node`)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from threadline.conversations.approvals import CANCELLED, denial
 from threadline.conversations.state import (
     AnswerRecord,
     StateWriter,
+    closing_node,
     config_of,
     load,
     turn_span,
@@ -65,7 +66,9 @@ async def close_turn(
     record = AnswerRecord(
         finished_at=finished_at, finish_reason=finish_reason, interrupted=why, usage=usage_since(messages, start)
     )
-    await graph.aupdate_state(config_of(thread_id), {"messages": update, "turns": {user_id: record}}, as_node="respond")
+    await graph.aupdate_state(
+        config_of(thread_id), {"messages": update, "turns": {user_id: record}}, as_node=closing_node(graph)
+    )
 
 
 async def forget_turn(graph: StateWriter, thread_id: str, assistant_id: str, finished_at: str) -> None:
@@ -82,7 +85,9 @@ async def forget_turn(graph: StateWriter, thread_id: str, assistant_id: str, fin
         RemoveMessage(id=message.id) for message in messages[start + 1 :] if message.id and message.id not in unsaved
     ]
     record = AnswerRecord(finished_at=finished_at, finish_reason="error", usage=usage_since(messages, start))
-    await graph.aupdate_state(config_of(thread_id), {"messages": added, "turns": {user_id: record}}, as_node="respond")
+    await graph.aupdate_state(
+        config_of(thread_id), {"messages": added, "turns": {user_id: record}}, as_node=closing_node(graph)
+    )
 
 
 async def roll_back(graph: StateWriter, thread_id: str, answer_id: str) -> None:
@@ -102,7 +107,7 @@ async def roll_back(graph: StateWriter, thread_id: str, answer_id: str) -> None:
             RemoveMessage(id=message.id) for message in span_messages if message.id and message.id not in unsaved
         ]
         try:
-            await graph.aupdate_state(config_of(thread_id), {"messages": removed}, as_node="respond")
+            await graph.aupdate_state(config_of(thread_id), {"messages": removed}, as_node=closing_node(graph))
             return
         except ValueError:  # "Attempting to delete a message with an ID that doesn't exist": removed meanwhile
             continue
@@ -124,7 +129,7 @@ async def decline_waiting(graph: StateWriter, thread_id: str, reason: str = CANC
     if conversation.questions:  # what the agent asked stays with the answer that asked it, unanswered
         record["asked"] = [{"id": asked.id, "data": asked.part_data} for asked in conversation.questions]
     update = {"messages": [*conversation.unsaved, *declined], "turns": {question.id: record}}
-    await graph.aupdate_state(config_of(thread_id), update, as_node="respond")
+    await graph.aupdate_state(config_of(thread_id), update, as_node=closing_node(graph))
     return True
 
 
@@ -152,5 +157,7 @@ async def keep_shown(graph: StateWriter, thread_id: str, shown: list[AnyMessage]
             waiting.append(message)
     merged = [item for message in messages for item in [*before.get(message.id, []), message]] + waiting
     await graph.aupdate_state(
-        config_of(thread_id), {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *merged]}, as_node="respond"
+        config_of(thread_id),
+        {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *merged]},
+        as_node=closing_node(graph),
     )

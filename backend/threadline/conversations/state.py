@@ -8,7 +8,7 @@ camelCase keys still load (`record_of`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
@@ -278,7 +278,19 @@ class StateReader(Protocol):
 
 
 class StateWriter(StateReader, Protocol):
+    @property
+    def nodes(self) -> Mapping[str, Any]: ...
+
     async def aupdate_state(self, config: RunnableConfig, values: Any, as_node: str | None = None) -> Any: ...
+
+
+TURN = "turn"  # the built-in agent's bookkeeping middleware (agent/graph.py): its nodes are `turn.before_agent`, ...
+TURN_ENDS = ("respond", f"{TURN}.after_agent")  # the node that closes a turn: around a team's agent, in the built-in
+
+
+def closing_node(graph: StateWriter) -> str:
+    """The node a stop, a rollback or a recovery writes as: the one that closes a turn, so nothing runs after it."""
+    return next(name for name in TURN_ENDS if name in graph.nodes)
 
 
 async def load(graph: StateReader, thread_id: str) -> Conversation:
@@ -328,7 +340,7 @@ async def copy_conversation(graph: StateWriter, source: str, target: str) -> Non
         "context": values.get("context"),
         "versions": values.get("versions") or {},
     }
-    await graph.aupdate_state(config_of(target), update, as_node="respond")
+    await graph.aupdate_state(config_of(target), update, as_node=closing_node(graph))
 
 
 def turn_span(messages: Sequence[AnyMessage], question_id: str | None) -> tuple[int, int] | None:
@@ -367,4 +379,4 @@ async def replace_answer(
     start, end = turn_span(conversation.messages, question_id) or (0, 0)
     removed = [RemoveMessage(id=message.id) for message in conversation.messages[start + 1 : end] if message.id]
     update = {"messages": [*removed, *messages_from_dict(kept["messages"])], "turns": {question_id: kept["record"]}}
-    await graph.aupdate_state(config_of(conversation.thread_id), update, as_node="respond")
+    await graph.aupdate_state(config_of(conversation.thread_id), update, as_node=closing_node(graph))

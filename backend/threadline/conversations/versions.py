@@ -16,7 +16,7 @@ from typing import Any, TypedDict
 
 from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage
 
-from threadline.conversations.state import AnswerRecord, Conversation, StateWriter, config_of
+from threadline.conversations.state import AnswerRecord, Conversation, StateWriter, closing_node, config_of
 from threadline.refusals import not_found
 
 ANSWER = ":answer"  # a fork's key for the versions of a question's answer: the question's id and this
@@ -158,4 +158,4 @@ async def show_version(graph: StateWriter, conversation: Conversation, message_i
     if change is None:
         raise not_found("Version")
     if change["messages"] or change["versions"]:
-        await graph.aupdate_state(config_of(conversation.thread_id), dict(change), as_node="respond")
+        await graph.aupdate_state(config_of(conversation.thread_id), dict(change), as_node=closing_node(graph))
