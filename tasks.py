@@ -10,7 +10,8 @@
     python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
                              default), compare, breakdown, capacity, load, encode, mcp, layers,
                              checkpoint, storage, ab-storage, observability, context, resume,
-                             accounts, attachments, search, workers or shapes
+                             accounts, attachments, search, workers, shapes or revisions
+                             (a change's cost per answer: `bench revisions HEAD~1 .`)
 
 Dependencies come from the lock files (requirements.lock, which uv compiles from pyproject.toml with
 every extra and group, and the package-lock.json files of conformance/, frontend/ and bench/) and are
@@ -264,6 +265,7 @@ BENCHMARKS = {
     "attachments": "attachments_bench.py",
     "search": "search_bench.py",
     "workers": "workers_bench.py",
+    "revisions": "revisions.py",
     "shapes": "agent_shapes.py",
 }
 

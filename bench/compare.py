@@ -59,6 +59,17 @@ class Peer:
 
 
 def peers(data_dir: str) -> list[Peer]:
+    threadline_env = threadline_settings(data_dir)
+    return [
+        Peer("AI SDK 7 (Node)", [supported_node(), str(BENCH / "peers" / "aisdk_server.mjs")]),
+        Peer("bare Litestar", [sys.executable, str(BENCH / "peers" / "bare_server.py")]),
+        Peer("threadline", [sys.executable, "-m", "threadline", "serve"], threadline_env),
+        *equal_work_peer(threadline_env.get("DATABASE_URL")),
+    ]
+
+
+def threadline_settings(data_dir: str) -> dict[str, str]:
+    """threadline as every peer is measured: the demo model, no limits in the way, one model call per answer."""
     threadline_env = {
         "CHAT_MODEL_PROVIDER": "demo",
         "THREADLINE_DATA_DIR": data_dir,
@@ -71,12 +82,7 @@ def peers(data_dir: str) -> list[Peer]:
     }
     if url := database_url():
         threadline_env["DATABASE_URL"] = url
-    return [
-        Peer("AI SDK 7 (Node)", [supported_node(), str(BENCH / "peers" / "aisdk_server.mjs")]),
-        Peer("bare Litestar", [sys.executable, str(BENCH / "peers" / "bare_server.py")]),
-        Peer("threadline", [sys.executable, "-m", "threadline", "serve"], threadline_env),
-        *equal_work_peer(threadline_env.get("DATABASE_URL")),
-    ]
+    return threadline_env
 
 
 HOSTED = "threadline, hosted create_agent"
