@@ -5,9 +5,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import typing
 
 import pytest
-from threadline.settings import SettingsError, load_settings
+from threadline.settings import Settings, SettingsError, load_settings
+from threadline.settings.answers import AnswerSettings
+from threadline.settings.files import FileSettings
+from threadline.settings.limits import LimitSettings
+from threadline.settings.models import ModelSettings
+from threadline.settings.storage import StorageSettings
 
 
 def test_defaults_follow_the_seed():
@@ -108,3 +114,14 @@ def test_a_configured_feature_without_its_extra_names_the_extra(monkeypatch, env
     monkeypatch.setitem(sys.modules, module, None)  # Python's own mark for a module that cannot be imported
     with pytest.raises(SettingsError, match=rf"needs threadline's {extra} extra: pip install 'threadline\[{extra}\]'"):
         load_settings(env)
+
+
+@pytest.mark.parametrize("section", [AnswerSettings, FileSettings, LimitSettings, ModelSettings, StorageSettings])
+def test_a_section_is_the_settings_of_the_same_names_and_types(section):
+    """A service is handed its section, read by name from the settings (`Section.of`): a field whose name or type
+    drifted from the setting it stands for fails here, not in the service."""
+    declared = typing.get_type_hints(Settings)
+    for name, kind in typing.get_type_hints(section).items():
+        assert declared[name] == kind, name
+    settings = load_settings({})
+    assert section.of(settings) == section(**{name: getattr(settings, name) for name in typing.get_type_hints(section)})

@@ -36,6 +36,7 @@ from threadline.observability.otel import AnswerSpans
 from threadline.settings import Settings
 from threadline.settings.agents import AgentSettings
 from threadline.settings.answers import AnswerSettings
+from threadline.settings.files import FileSettings
 from threadline.settings.profiles import Profile
 from threadline.settings.storage import StorageSettings
 from threadline.storage.conversation_list import Conversations
@@ -145,7 +146,7 @@ async def running_services(
     endpoint, with tokens from `builtin_token`; answers' spans go to `tracer_provider` when there is one;
     `agents` are a team's own (agent/loading.py), else the built-in."""
     async with open_storage(StorageSettings.of(settings)) as storage:
-        file_limits = FileLimits.of(settings)
+        file_limits = FileLimits.of(FileSettings.of(settings))
         files = FileReader(storage.files.read, settings.file_prompt_bytes)
         agent_settings = AgentSettings.of(settings)
         profiles = profiles_of(agent_settings.models)

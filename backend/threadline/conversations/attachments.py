@@ -21,7 +21,7 @@ from urllib.parse import unquote_to_bytes
 
 from threadline.conversations.state import FileRef
 from threadline.refusals import Refused, invalid
-from threadline.settings import Settings
+from threadline.settings.files import FileSettings
 from threadline.storage.file_store import FileStore, StoredFile
 
 MAX_PIXELS = 40_000_000  # an image's width × height: bigger ones are refused by their header alone
@@ -51,7 +51,7 @@ class FileLimits:
     check_seconds: float = 5.0  # the longest one file's check may take
 
     @classmethod
-    def of(cls, settings: Settings) -> FileLimits:
+    def of(cls, settings: FileSettings) -> FileLimits:
         return cls(
             settings.file_types,
             settings.file_max_bytes,

@@ -58,6 +58,7 @@ from threadline.observability.otel import tracer_provider as tracer_provider_for
 from threadline.runtime import Services, running_services
 from threadline.settings import Settings, load_settings
 from threadline.settings.agents import AgentSettings
+from threadline.settings.limits import LimitSettings
 from threadline.settings.profiles import PublicProfile
 
 if TYPE_CHECKING:
@@ -287,7 +288,7 @@ class Threadline(InitPluginProtocol):
         settings, tracer_provider = self.settings, self.tracer_provider
         secret = load_secret(settings.client_id_secret, settings.data_dir)
         signer, tokens = Signer(secret), tokens_for(settings.mcp_secret, lambda: secret)
-        limits = Limits.of(settings)
+        limits = Limits.of(LimitSettings.of(settings))
         state = State({"limits": limits, "signer": signer})
         mcp_server = build_server(lambda: state.services)
         mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from threadline.http.client_address import ClientAddress
 from threadline.http.rate_limit import RateLimit
-from threadline.settings import Settings
+from threadline.settings.limits import LimitSettings
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Limits:
     file_bytes: RateLimit | None = None
 
     @classmethod
-    def of(cls, settings: Settings) -> Limits:
+    def of(cls, settings: LimitSettings) -> Limits:
         return cls(
             chat=RateLimit(settings.rate_limit, settings.rate_limit_storage),
             api=RateLimit(settings.api_rate_limit, settings.rate_limit_storage, namespace="api"),
