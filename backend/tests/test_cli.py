@@ -4,17 +4,27 @@ processes on one port, and a server that restarts when the agent's code changes.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import httpx
+import langsmith
 import psycopg
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
 from threadline import __version__
+from threadline.agent.demo_model import DemoChatModel
+from threadline.agent.graph import GraphOptions, build_graph
+from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.langsmith_inline import run_langsmith_bookkeeping_inline
 from threadline_testing.ports import free_port
+from threadline_testing.turns import turn_request
 
 
 def threadline(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -151,3 +161,28 @@ def test_reload_restarts_the_server_when_the_agent_changes(database_url, tmp_pat
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
+
+
+@tool
+async def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression."""
+    return "42"
+
+
+def test_a_served_agents_middleware_hooks_start_no_thread_while_nothing_is_traced_to_langsmith():
+    """create_agent wraps each wrap_model_call and wrap_tool_call hook in LangSmith's `traceable`, which hands its
+    bookkeeping to a worker thread; `threadline serve` runs it inline while LangSmith tracing is off."""
+
+    async def answer_and_list_threads() -> set[str]:
+        graph = build_graph(DemoChatModel(token_delay=0), [calculator], InMemorySaver(), GraphOptions("", 3))
+        async for _ in graph_events(graph, "t", turn_request("calculate 6*7"), TurnTranslator(events_mode=False)):
+            pass
+        return {thread.name for thread in threading.enumerate()}
+
+    assert any(name.startswith("asyncio_") for name in asyncio.run(answer_and_list_threads())), "as LangSmith does"
+    run_langsmith_bookkeeping_inline()
+    try:
+        threads = asyncio.run(answer_and_list_threads())  # a new loop, with a new default executor
+    finally:
+        langsmith.set_runtime_overrides()
+    assert not any(name.startswith("asyncio_") for name in threads)
