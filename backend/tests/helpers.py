@@ -100,7 +100,8 @@ async def sse_chunks(response) -> AsyncIterator[dict]:
 
 
 async def stream_some(client: httpx.AsyncClient, conversation_id: str, deltas: int):
-    """Start a long answer; return the open response, its chunk iterator and the text of the first deltas."""
+    """Start a long answer; return the open response, its chunk iterator and the text of the first deltas. Keep the
+    iterator while the answer should stay open: once it is dropped, its finalizer closes the response."""
     request = client.build_request("POST", "/api/chat", json=chat_body(conversation_id, "count to 300"))
     response = await client.send(request, stream=True)
     assert response.status_code == 200

@@ -291,7 +291,7 @@ async def test_a_claim_waits_for_the_visitors_running_answer(auth_settings, prov
     with serving(auth_settings(demo_token_delay_ms=20.0)) as base_url:
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as visitor:
             conversation_id = new_conversation_id()
-            response, _, _ = await stream_some(visitor, conversation_id, deltas=1)
+            response, _chunks, _ = await stream_some(visitor, conversation_id, deltas=1)
             token = response.headers[HEADER]
             busy = await visitor.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
             await visitor.post("/api/cancel_stream", json={"conversationId": conversation_id})

@@ -359,7 +359,7 @@ async def test_the_pages_assets_are_compressed_cached_for_good_and_set_no_cookie
 async def test_a_request_over_the_connection_limit_is_a_json_503_with_the_usual_headers(make_settings):
     with serving(make_settings(max_connections=2, demo_token_delay_ms=20.0)) as base_url:
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as streaming:
-            response, _, _ = await stream_some(streaming, new_conversation_id(), deltas=2)  # holds one connection
+            response, _chunks, _ = await stream_some(streaming, new_conversation_id(), deltas=2)  # holds one connection
             async with httpx.AsyncClient(base_url=base_url, timeout=30) as other:
                 refused = await other.get("/api/conversations")
             await response.aclose()

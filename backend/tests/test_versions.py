@@ -177,7 +177,7 @@ async def test_switching_while_an_answer_streams_is_a_conflict(make_settings):
             await say(client, me, conversation_id, "one")
             question = (await history(client, me, conversation_id))[0]["id"]
             await say(client, me, conversation_id, "one, edited", messageId=question)
-            response, _, _ = await stream_some(client, conversation_id, 3)
+            response, _chunks, _ = await stream_some(client, conversation_id, 3)
             switched = await show(client, me, conversation_id, question, 1)
             assert switched.status_code == 409 and switched.json()["error"]["code"] == "CONFLICT"
             await client.delete(f"/api/chat/{conversation_id}/stream")
