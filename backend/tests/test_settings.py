@@ -10,9 +10,11 @@ import typing
 import pytest
 from threadline.settings import Settings, SettingsError, load_settings
 from threadline.settings.answers import AnswerSettings
+from threadline.settings.auth import AuthSettings
 from threadline.settings.files import FileSettings
 from threadline.settings.limits import LimitSettings
 from threadline.settings.models import ModelSettings
+from threadline.settings.routes import RouteSettings
 from threadline.settings.storage import StorageSettings
 
 
@@ -116,7 +118,10 @@ def test_a_configured_feature_without_its_extra_names_the_extra(monkeypatch, env
         load_settings(env)
 
 
-@pytest.mark.parametrize("section", [AnswerSettings, FileSettings, LimitSettings, ModelSettings, StorageSettings])
+@pytest.mark.parametrize(
+    "section",
+    [AnswerSettings, AuthSettings, FileSettings, LimitSettings, ModelSettings, RouteSettings, StorageSettings],
+)
 def test_a_section_is_the_settings_of_the_same_names_and_types(section):
     """A service is handed its section, read by name from the settings (`Section.of`): a field whose name or type
     drifted from the setting it stands for fails here, not in the service."""

@@ -36,8 +36,10 @@ from threadline.observability.otel import AnswerSpans
 from threadline.settings import Settings
 from threadline.settings.agents import AgentSettings
 from threadline.settings.answers import AnswerSettings
+from threadline.settings.auth import AuthSettings
 from threadline.settings.files import FileSettings
 from threadline.settings.profiles import Profile
+from threadline.settings.routes import RouteSettings
 from threadline.settings.storage import StorageSettings
 from threadline.storage.conversation_list import Conversations
 from threadline.storage.file_store import keep_dropping_unused
@@ -50,7 +52,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Services:
-    settings: Settings
+    auth: AuthSettings  # who may sign in, and who operates the server
+    routes: RouteSettings  # what a request falls back on
     model_label: str
     storage: Storage
     graphs: GraphSwitch
@@ -164,7 +167,8 @@ async def running_services(
         retention = Retention(settings.conversation_retention_days, settings.anonymous_retention_days)
         conversation_service = ConversationService(storage, answers.active, retention)
         services = Services(
-            settings=settings,
+            auth=AuthSettings.of(settings),
+            routes=RouteSettings.of(settings),
             model_label=graphs.default.model_label,
             storage=storage,
             graphs=graphs,

@@ -104,7 +104,7 @@ async def ready(services: AppServices) -> Response[dict[str, str]]:
 @get("/api/profiles", summary="The model profiles a conversation may use (no keys, addresses or prompts)")
 async def profiles(services: AppServices) -> list[PublicProfile]:
     """Pass a profile's `id` as `profileId` in the chat body; `default: true` marks the one used otherwise."""
-    return [profile.public(services.settings.starters) for profile in services.profiles.values()]
+    return [profile.public(services.routes.starters) for profile in services.profiles.values()]
 
 
 @get("/api/agents", summary="The agents a new conversation may go to, the default first")

@@ -63,7 +63,7 @@ def chat_allowance(request: AnyRequest, services: AppServices, limits: AppLimits
     """A signed-in user's limit is their role's (AUTH_ROLE_RATE_LIMITS), when one of theirs is listed."""
     user: User | None = request.scope.get("state", {}).get("user")
     if user is not None and limits.chat_by_role:
-        roles = user.roles(services.settings.auth_roles_claim)
+        roles = user.roles(services.auth.auth_roles_claim)
         for role, limit in limits.chat_by_role:
             if role in roles:
                 return ChatAllowance(limit, user.principal, limits)

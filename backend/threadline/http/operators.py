@@ -12,12 +12,12 @@ from litestar.handlers import BaseRouteHandler
 
 from threadline.http.bearer import User
 from threadline.http.errors import ApiError
-from threadline.settings import Settings
+from threadline.settings.auth import AuthSettings
 
 Connection = ASGIConnection[Any, Any, Any, Any]
 
 
-def require_operator(connection: Connection, settings: Settings) -> None:
+def require_operator(connection: Connection, settings: AuthSettings) -> None:
     user: User | None = connection.scope.get("state", {}).get("user")
     if user is not None and settings.auth_admin_role:
         if settings.auth_admin_role in user.roles(settings.auth_roles_claim):
@@ -39,11 +39,11 @@ def require_operator(connection: Connection, settings: Settings) -> None:
 
 def operators_only(connection: Connection, _: BaseRouteHandler) -> None:
     """A guard: the request must come from an operator."""
-    require_operator(connection, connection.app.state.services.settings)
+    require_operator(connection, connection.app.state.services.auth)
 
 
 def metrics_guard(connection: Connection, _: BaseRouteHandler) -> None:
     """`/metrics` is open unless operators have a role of their own (AUTH_ADMIN_ROLE) and METRICS_PUBLIC is off."""
-    settings: Settings = connection.app.state.services.settings
+    settings: AuthSettings = connection.app.state.services.auth
     if settings.auth_admin_role and not settings.metrics_public:
         require_operator(connection, settings)

@@ -6,7 +6,7 @@ reader, the errors and the configuration reference in the docs (`reference_rows`
 The two settings that are documents of their own are parsed beside it: `profiles` (CHAT_PROFILES) and
 `mcp_servers` (MCP_SERVERS). `SECTIONS` groups the settings by concern, as the configuration reference
 shows them; a service is handed its section struct (`answers`, `agents`, `models`: what a profile's model
-falls back on, `storage`, `files`, `limits`), not the whole `Settings`.
+falls back on, `storage`, `files`, `limits`, and for the HTTP routes `auth` and `routes`), not the whole `Settings`.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ class ActionContinued(msgspec.Struct, rename="camel"):
 
 
 def _check(services: Services, data: ActionRequest) -> None:
-    if data.detach and not services.settings.resumable:
+    if data.detach and not services.routes.resumable:
         raise ApiError(400, "VALIDATION_ERROR", "detach needs resumable answers (CHAT_RESUMABLE=true)")
     registry = services.graphs.actions
     action = registry.get(data.action)
@@ -93,7 +93,7 @@ async def _continue(
     else:
         message = NewMessage(storable(outcome.text, "action"), data.user_message_id or new_id())
     options = AnswerOptions(
-        stream_mode=data.stream_mode or services.settings.stream_mode,
+        stream_mode=data.stream_mode or services.routes.stream_mode,
         profile_id=outcome.profile_id,
         regenerate=outcome.regenerate,
         resumable=True,

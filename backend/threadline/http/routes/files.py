@@ -64,7 +64,7 @@ class FileController(Controller):
         )
         await spend_file_bytes(services, limits.file_bytes, limit_key(request, limits), len(checked.data))
         stored = await services.storage.files.save(
-            client_id, checked.data, checked.media_type, checked.filename, services.settings.file_quota_bytes
+            client_id, checked.data, checked.media_type, checked.filename, services.routes.file_quota_bytes
         )
         return Uploaded.of(stored)
 
