@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
 log = logging.getLogger(__name__)
+READY = "threadline ready: model %s, storage %s, stream mode %s, rate limit %s per client address"
 
 
 @dataclass(frozen=True)
@@ -179,13 +180,7 @@ async def running_services(
             file_limits=file_limits,
         )
         background = [asyncio.create_task(chore) for chore in chores(services)]
-        log.info(
-            "threadline ready: model %s, storage %s, stream mode %s, rate limit %s per client address",
-            services.model_label,
-            storage.description,
-            settings.stream_mode,
-            chat_limit,
-        )
+        log.info(READY, services.model_label, storage.description, settings.stream_mode, chat_limit)
         try:
             yield services
         finally:
