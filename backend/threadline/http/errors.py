@@ -75,8 +75,9 @@ def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
     return {status: ResponseSpec(data_container=ErrorBody, description=_DESCRIPTIONS[status]) for status in statuses}
 
 
-def json_only(connection: ASGIConnection[Any, Any, Any, Any], _handler: BaseRouteHandler) -> None:
-    """Guard for endpoints that read a JSON body: anything else is refused before it is parsed."""
+async def json_only(connection: ASGIConnection[Any, Any, Any, Any], _handler: BaseRouteHandler) -> None:
+    """Guard for endpoints that read a JSON body: anything else is refused before it is parsed. Async, because
+    Litestar runs a synchronous guard in a worker thread, one hop per request."""
     media_type = connection.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json":
         raise ApiError(
