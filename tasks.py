@@ -268,6 +268,7 @@ BENCHMARKS = {
     "search": "search_bench.py",
     "workers": "workers_bench.py",
     "revisions": "revisions.py",
+    "rate-limit": "rate_limit_bench.py",
     "shapes": "agent_shapes.py",
 }
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import uuid
 
 import httpx
+import limits
 import pytest
 import redis
 from helpers import chat_body, running, serving
+from hypothesis import given
+from hypothesis import strategies as st
 from threadline.http.client_address import ClientAddress
+from threadline.http.rate_limit import MovingWindows
 
 
 def scope(peer: str, forwarded: str | None = None) -> dict:
@@ -29,6 +33,31 @@ def test_the_forwarded_address_counts_only_behind_a_trusted_proxy():
     assert address.of(scope("10.1.2.3")) == "10.1.2.3"
     assert address.of(scope("10.1.2.3", "2001:DB8::1")) == "2001:db8::/64"
     assert ClientAddress([]).of(scope("127.0.0.1", "198.51.100.1")) == "127.0.0.1"
+
+
+def test_a_window_in_memory_moves_with_the_clock_and_forgets_idle_keys():
+    now = [1000.0]
+    windows = MovingWindows(3, 60, clock=lambda: now[0])
+    assert [windows.hit("a") for _ in range(3)] == [None, None, None]
+    assert windows.hit("a") == 1060.0, "refused until the first of the three leaves the window"
+    assert windows.hit("b") is None, "another key has a window of its own"
+    now[0] = 1030.0
+    assert windows.hit("a", cost=4) is not None, "more than the whole limit at once is never allowed"
+    now[0] = 1060.0
+    assert windows.hit("a") is None and windows.hit("a") is None, "the first three left the window"
+    now[0] = 1200.0
+    assert windows.hit("c") is None
+    assert set(windows.windows) == {"c"}, "keys idle for a whole window are dropped"
+
+
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.integers(1, 5)), max_size=40), st.integers(1, 12))
+def test_a_window_in_memory_allows_what_the_limits_librarys_own_moving_window_allows(hits, limit):
+    """The same requests within one window: allowed or refused alike, costs included."""
+    theirs = limits.strategies.MovingWindowRateLimiter(limits.storage.MemoryStorage())
+    item = limits.RateLimitItemPerHour(limit)
+    ours = MovingWindows(limit, item.get_expiry())
+    for key, cost in hits:
+        assert (ours.hit(key, cost) is None) == theirs.hit(item, key, cost=cost)
 
 
 async def test_over_the_limit_is_a_429_with_retry_after_before_any_stream(make_settings):
