@@ -12,7 +12,7 @@ from helpers import chat_body, running, serving
 from hypothesis import given
 from hypothesis import strategies as st
 from threadline.http.client_address import ClientAddress
-from threadline.http.rate_limit import MovingWindows
+from threadline.http.rate_limit import MovingWindows, RateLimit
 
 
 def scope(peer: str, forwarded: str | None = None) -> dict:
@@ -119,3 +119,16 @@ async def test_processes_sharing_redis_share_one_limit(make_settings):
     with serving(settings) as first, serving(settings) as second:
         statuses = [await _post(base, address) for base in (first, second, first, second)]
     assert statuses == [200, 200, 200, 429]
+
+
+@pytest.mark.skipif(not _redis_available(), reason="no Redis on 127.0.0.1:6379 (.ci/run starts one)")
+async def test_a_byte_quota_shared_through_redis_is_two_numbers_not_an_entry_per_byte():
+    namespace = f"file-bytes-{uuid.uuid4().hex}"
+    quota = RateLimit("1000000/day", "redis://127.0.0.1:6379/0", namespace, sums=True)
+    assert await quota.hit("198.51.100.1", 600_000) is None
+    assert await quota.hit("198.51.100.1", 600_000) is not None, "over the day's bytes"
+    assert await quota.hit("198.51.100.2", 600_000) is None, "another address has its own"
+    client = redis.Redis(host="127.0.0.1", port=6379)
+    keys = list(client.scan_iter(f"*{namespace}*"))
+    assert keys and max(client.memory_usage(key) or 0 for key in keys) < 1_000, "a counter, not 600,000 entries"
+    client.delete(*keys)

@@ -34,5 +34,7 @@ class Limits:
                 (role, RateLimit(limit, settings.rate_limit_storage, namespace=f"chat-role-{role}"))
                 for role, limit in settings.role_rate_limits
             ),
-            file_bytes=RateLimit(f"{settings.file_bytes_per_day}/day", settings.rate_limit_storage, "file-bytes"),
+            file_bytes=RateLimit(
+                f"{settings.file_bytes_per_day}/day", settings.rate_limit_storage, "file-bytes", sums=True
+            ),
         )
