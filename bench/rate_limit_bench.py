@@ -34,7 +34,8 @@ async def share_of_a_core(clients: int, hit) -> float:
 
 
 def ours():
-    windows = MovingWindows(parse(LIMIT).amount, parse(LIMIT).get_expiry())
+    item = parse(LIMIT)
+    windows = MovingWindows(item.amount, item.get_expiry())
 
     async def hit(key: str) -> bool:
         return windows.hit(key) is None
@@ -52,9 +53,8 @@ def the_librarys():
 
 
 def main(rounds: int) -> None:
-    print(
-        f"| clients in the window | threadline's windows | `limits`' async memory storage |  ({PER_SECOND} requests/s)"
-    )
+    print(f"{PER_SECOND} requests a second:")
+    print("| clients in the window | threadline's windows | `limits`' async memory storage |")
     print("|---|---|---|")
     for clients in (10, 1000, 5000):
         figures = {name: [] for name in ("ours", "theirs")}
