@@ -1,0 +1,57 @@
+"""Checkpoint writes of many conversations share one batch (storage/saver.py): what one conversation writes
+wrongly fails only that conversation's writes, and each conversation's writes land in the order made."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+from threadline.storage.migrations import migrate
+from threadline.storage.saver import PooledPostgresSaver
+
+
+@pytest.fixture
+async def saver(database_url: str):
+    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    async with AsyncConnectionPool(database_url, min_size=1, max_size=4, kwargs=kwargs) as pool:
+        await migrate(pool)
+        yield PooledPostgresSaver(pool)
+
+
+def config_of(thread_id: str) -> dict:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+
+
+async def test_a_failing_write_fails_only_its_own_conversation_in_a_shared_batch(saver: PooledPostgresSaver):
+    first = asyncio.create_task(saver.aput(config_of("batch-first"), empty_checkpoint(), {}, {}))
+    await asyncio.sleep(0)  # its batch is on its way; the next writes queue behind it, in one batch
+    assert saver.batches.sender is not None
+    broken = asyncio.create_task(
+        saver.batches.write("batch-broken", [("INSERT INTO no_such_table VALUES (%s)", [(1,)])])
+    )
+    checkpoint = empty_checkpoint()
+    fine = asyncio.create_task(saver.aput(config_of("batch-fine"), checkpoint, {}, {}))
+    await asyncio.sleep(0)
+    assert len(saver.batches.queued) == 2, "both writes wait for the same next batch"
+
+    await first
+    with pytest.raises(Exception, match="no_such_table"):
+        await broken
+    await fine
+    saved = await saver.aget_tuple(config_of("batch-fine"))
+    assert saved is not None and saved.checkpoint["id"] == checkpoint["id"]
+
+
+async def test_a_conversations_writes_land_in_the_order_made(saver: PooledPostgresSaver):
+    # The same checkpoint written five times, while other conversations write too: the last write wins.
+    checkpoint, config = empty_checkpoint(), config_of("in-order")
+    writes = [
+        saver.aput(config_of(f"beside-{step}"), empty_checkpoint(), {}, {}) if step % 2 else None for step in range(10)
+    ]
+    writes = [write or saver.aput(config, checkpoint, {"step": step}, {}) for step, write in enumerate(writes)]
+    await asyncio.gather(*writes)
+    latest = await saver.aget_tuple(config)
+    assert latest is not None and latest.metadata["step"] == 8
