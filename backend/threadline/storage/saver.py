@@ -28,6 +28,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -77,9 +78,9 @@ class BatchedWrites:
     """Every conversation's checkpoint writes, sent in batches: one batch in flight at a time, and what LangGraph
     writes meanwhile, for any conversation, goes out together in the next, as one pipeline (one round trip and
     one commit). Under load a batch carries the steps of many answers at once; alone, a write goes out at once.
-    A conversation's writes land in the order they were made. A batch that fails is sent again a conversation
-    at a time (every statement is an upsert), so only the writes of the conversation that failed fail; reads
-    wait until every write of theirs has landed."""
+    A conversation's writes land in the order they were made. A batch the database refuses is sent again a
+    conversation at a time (every statement is an upsert), so only the writes of the conversation that failed
+    fail; reads wait until every write of theirs has landed."""
 
     def __init__(self, saver: PooledPostgresSaver) -> None:
         self.saver = saver
@@ -100,7 +101,7 @@ class BatchedWrites:
                 self.queued = []
                 try:
                     outcome = await self._sent(batch)
-                    if isinstance(outcome, Exception) and len({write[0] for write in batch}) > 1:
+                    if _refused(outcome) and len({write[0] for write in batch}) > 1:
                         await self._one_conversation_at_a_time(batch)
                     else:
                         _settle(batch, outcome)
@@ -129,6 +130,12 @@ class BatchedWrites:
         except BaseException as exc:  # noqa: BLE001 - handed to every writer of the batch, which raises it
             return exc
         return None
+
+
+def _refused(outcome: BaseException | None) -> bool:
+    """Whether the database refused a statement (it names why: a SQLSTATE), which may be one conversation's
+    alone; a connection that failed or never came fails every write, and is not tried again one by one."""
+    return isinstance(outcome, psycopg.Error) and outcome.sqlstate is not None
 
 
 def _settle(batch: list[Write], outcome: BaseException | None) -> None:
