@@ -9,6 +9,7 @@ warms every lazy import up; a second request, read to its end, is the one traced
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import threading
 from pathlib import Path
@@ -28,8 +29,16 @@ async def traced_request(text: str) -> set[str]:
     recording = threading.Event()
     body = {"messages": [{"role": "user", "parts": [{"type": "text", "text": text}]}]}
 
+    loops: set[asyncio.AbstractEventLoop] = set()  # the app's, which may run in a thread of the test client's
+    chores: set[asyncio.Task[Any]] = set()  # what the app runs beside requests (MCP reconnects, say): not counted
+
     def profile(frame: FrameType, event: str, _arg: Any) -> None:
-        if recording.is_set() and event == "call" and frame.f_code.co_filename.startswith(str(PACKAGE)):
+        if event != "call" or not frame.f_code.co_filename.startswith(str(PACKAGE)):
+            return
+        if not recording.is_set():
+            with contextlib.suppress(RuntimeError):
+                loops.add(asyncio.get_running_loop())
+        elif _current_task() not in chores:
             files.add(str(Path(frame.f_code.co_filename).relative_to(PACKAGE)))
 
     # Set before the client starts the threads the app runs in, which take it from here.
@@ -38,6 +47,8 @@ async def traced_request(text: str) -> set[str]:
     try:
         async with AsyncTestClient(app=create_app(settings, ()), timeout=30) as client:
             await client.post("/api/chat", json=body)
+            chores.update(*(asyncio.all_tasks(loop) for loop in loops))
+            chores.discard(asyncio.current_task())
             recording.set()
             response = await client.post("/api/chat", json=body)
             recording.clear()
@@ -46,6 +57,13 @@ async def traced_request(text: str) -> set[str]:
         sys.setprofile(None)
         threading.setprofile(None)  # type: ignore[arg-type]
     return files
+
+
+def _current_task() -> asyncio.Task[Any] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # a worker thread's call, made for the request
+        return None
 
 
 def main() -> int:
