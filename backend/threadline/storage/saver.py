@@ -78,9 +78,9 @@ class BatchedWrites:
     """Every conversation's checkpoint writes, sent in batches: one batch in flight at a time, and what LangGraph
     writes meanwhile, for any conversation, goes out together in the next, as one pipeline (one round trip and
     one commit). Under load a batch carries the steps of many answers at once; alone, a write goes out at once.
-    A conversation's writes land in the order they were made. A batch the database refuses is sent again a
-    conversation at a time (every statement is an upsert), so only the writes of the conversation that failed
-    fail; reads wait until every write of theirs has landed."""
+    A conversation's writes land in the order they were made. A batch the database refuses is rolled back
+    whole (one pipeline, one transaction) and sent again a conversation at a time, so only the writes of the
+    conversation that failed fail; reads wait until every write of theirs has landed."""
 
     def __init__(self, saver: PooledPostgresSaver) -> None:
         self.saver = saver
