@@ -35,12 +35,21 @@ from threadline.storage.threads import branches_of
 log = logging.getLogger(__name__)
 
 CHANNEL = "threadline_cancel"
+# A running answer's row is written and removed without waiting for PostgreSQL to flush the commit to disk
+# (`synchronous_commit` off for that transaction alone): every session sees it at once all the same, and a
+# crash that loses the write also ends the session the row names, which makes any row left stale. So the
+# answer's first token, and the end of its stream, no longer wait for a flush.
+UNFLUSHED = "unflushed AS (SELECT set_config('synchronous_commit', 'off', true))"
 SESSION = "pid::text || '@' || extract(epoch FROM backend_start)::text"  # a session, even when its pid is reused
 RECORD = (
-    f"WITH locked AS (SELECT pg_advisory_xact_lock_shared({VISITOR_LOCK})) "
+    f"WITH locked AS (SELECT pg_advisory_xact_lock_shared({VISITOR_LOCK})), {UNFLUSHED} "
     "INSERT INTO active_turns (thread_id, client_id, session, answer_id) "
-    "SELECT %(thread)s, %(client)s, %(session)s, %(answer)s FROM locked "
+    "SELECT %(thread)s, %(client)s, %(session)s, %(answer)s FROM locked, unflushed "
     "WHERE (SELECT count(*) FROM active_turns WHERE client_id = %(client)s) < %(most)s RETURNING started_at"
+)
+FORGET = (
+    f"WITH {UNFLUSHED} DELETE FROM active_turns WHERE thread_id = %s AND started_at = %s "
+    "AND EXISTS (SELECT FROM unflushed)"
 )
 # A row is stale when the session that wrote it is gone, or, for a row written before this process had
 # its session, when it is older than any answer may run.
@@ -182,10 +191,7 @@ class ActiveTurns:
         if (started_at := self.recorded.pop(turn, None)) is not None and self.pool is not None:
             try:  # this answer's row only: the next answer in the conversation may have written its own
                 async with self.pool.connection() as conn:
-                    await conn.execute(
-                        "DELETE FROM active_turns WHERE thread_id = %s AND started_at = %s",
-                        (turn.thread_id, started_at),
-                    )
+                    await conn.execute(FORGET, (turn.thread_id, started_at))
             except CONNECTION_ERRORS as exc:
                 log.warning("could not clear a finished answer (%s); it is cleared when this process ends", exc)
 
