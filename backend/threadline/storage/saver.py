@@ -56,8 +56,8 @@ class WritesInFlight:
     def begin(self, thread_id: str) -> None:
         self.count[thread_id] = self.count.get(thread_id, 0) + 1
 
-    def end(self, thread_id: str, writes: int = 1) -> None:
-        if left := self.count.pop(thread_id) - writes:
+    def end(self, thread_id: str) -> None:
+        if left := self.count.pop(thread_id) - 1:
             self.count[thread_id] = left
         elif (event := self.waiting.pop(thread_id, None)) is not None:
             event.set()

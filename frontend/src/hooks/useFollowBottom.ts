@@ -25,13 +25,13 @@ export function useFollowBottom(...changes: unknown[]) {
 
   useEffect(() => {
     const log = logRef.current;
-    if (!atBottom) return;
-    if (log && log.scrollTop < followedTop.current - 4 && !nearBottom(log)) {
+    if (!atBottom || !log) return;
+    if (log.scrollTop < followedTop.current - 4 && !nearBottom(log)) {
       setAtBottom(false);
       return;
     }
     endRef.current?.scrollIntoView({ block: 'end' });
-    if (log) followedTop.current = log.scrollTop;
+    followedTop.current = log.scrollTop;
     // eslint-disable-next-line react-hooks/exhaustive-deps -- `changes` are the caller's deps
   }, [atBottom, ...changes]);
 
