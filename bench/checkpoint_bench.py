@@ -24,7 +24,7 @@ from layers_bench import request
 from stream_bench import database_url
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
-from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.answers.runner import TurnTranslator, run_graph
 from threadline.conversations.stores import open_storage
 from threadline.gc_tuning import tune_for_serving
 from threadline.settings import Settings
@@ -49,8 +49,7 @@ class WriteCounter:
 
 async def answer(graph) -> float:
     started = time.perf_counter()
-    async for _ in graph_events(graph, uuid.uuid4().hex, request(), TurnTranslator(events_mode=False)):
-        pass
+    await run_graph(graph, uuid.uuid4().hex, request(), TurnTranslator(events_mode=False), lambda _: None)
     return time.perf_counter() - started
 
 

@@ -5,7 +5,8 @@
 Every row adds one layer to the previous one, for a 200-token answer from the demo model at zero delay
 with the in-memory checkpointer (no HTTP, no PostgreSQL), so the differences price the layers:
 the model's own chunks, LangChain's streaming wrapper, a LangGraph run of the conversation graph,
-LangGraph's `messages` + `updates` stream modes, and threadline's translator and SSE encoder.
+LangGraph's `messages` + `updates` stream modes as a hand-written server reads them, and threadline's own
+run (the `messages` handler attached directly: runner.py), translator and SSE encoder.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, TurnRequest, build_graph
-from threadline.answers.runner import STREAM_MODES, TurnTranslator, graph_events
+from threadline.answers.runner import TurnTranslator, run_graph
 from threadline.gc_tuning import tune_for_serving
 from threadline.wires.ui_message_stream import encode_event
 from threadline_testing.turns import turn_request
@@ -52,13 +53,12 @@ async def graph_run() -> None:
 
 
 async def graph_stream() -> None:
-    async for _ in graph.astream({"request": request()}, thread(), stream_mode=STREAM_MODES):
+    async for _ in graph.astream({"request": request()}, thread(), stream_mode=["messages", "updates", "custom"]):
         pass
 
 
 async def threadline_events() -> None:
-    async for event in graph_events(graph, uuid.uuid4().hex, request(), TurnTranslator(events_mode=False)):
-        encode_event(event)
+    await run_graph(graph, uuid.uuid4().hex, request(), TurnTranslator(events_mode=False), encode_event)
 
 
 LAYERS = [
@@ -66,7 +66,7 @@ LAYERS = [
     ("LangChain astream around them", langchain_stream),
     ("a LangGraph run of the graph (no streaming)", graph_run),
     ("LangGraph messages + updates streams", graph_stream),
-    ("threadline's translator + SSE encoder", threadline_events),
+    ("threadline's run: messages as they come, translator, SSE encoder", threadline_events),
 ]
 
 

@@ -23,7 +23,7 @@ from tempfile import TemporaryDirectory
 
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
-from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.answers.runner import TurnTranslator, run_graph
 from threadline.conversations.stores import open_storage
 from threadline.settings import Settings
 from threadline.settings.storage import StorageSettings
@@ -51,8 +51,7 @@ async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
             for turn in range(1, turns + 1):
                 text = "".join(words.choices(ALPHABET, k=chars))  # text compresses about as much as prose
                 request = turn_request(text)
-                async for _ in graph_events(graph, thread_id, request, TurnTranslator(events_mode=False)):
-                    pass
+                await run_graph(graph, thread_id, request, TurnTranslator(events_mode=False), lambda _: None)
                 if prune:
                     await storage.checkpointer.aprune([thread_id])
                 if turn in MARKS:

@@ -391,6 +391,55 @@ async def test_an_agents_own_tools_are_shown_as_it_calls_them(make_settings, tmp
         assert tool["state"] == "output-available" and tool["output"] == "HELLO"
 
 
+WRITING_AGENT = """
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.config import get_stream_writer
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+@tool
+async def look_up(text: str) -> str:
+    "Find it, saying where it was found."
+    get_stream_writer()({"name": "source", "data": {"title": "The notes on " + text}})
+    return "found " + text
+
+
+def tool_graph(context):
+    return create_agent(context.model, [look_up, *context.tools])
+
+
+async def note(state):
+    get_stream_writer()({"name": "source", "data": {"title": "The notes"}})
+    return {"messages": [AIMessage("Noted.")]}
+
+
+node_graph = StateGraph(MessagesState)
+node_graph.add_node("note", note)
+node_graph.add_edge(START, "note")
+"""
+
+
+@pytest.mark.parametrize(
+    ("graph", "text", "result"),
+    [
+        ("tool_graph", 'use the look_up tool with {"text": "tides"}', "tool-output-available"),
+        ("node_graph", "hi", "text-start"),
+    ],
+)
+async def test_what_a_node_writes_before_it_returns_comes_before_what_it_returns(
+    make_settings, tmp_path, graph, text, result
+):
+    path = tmp_path / "writing_agent.py"
+    path.write_text(WRITING_AGENT)
+    async with running(make_settings(graph=f"{path}:{graph}")) as client:
+        _, raw, chunks = await chat(client, new_conversation_id(), text)
+        kinds = [chunk["type"] for chunk in chunks]
+        assert kinds.index("data-source") < kinds.index(result), kinds
+        assert len(parts(accepted(raw)["message"], "data-source")) == 1
+
+
 async def test_a_hosted_agents_own_checkpoints_are_kept_only_while_it_waits(make_settings, database_url):
     def agent_rows(conversation_id: str) -> dict[str, int]:
         with psycopg.connect(database_url) as conn:

@@ -22,7 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from threadline import __version__
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
-from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.answers.runner import TurnTranslator, run_graph
 from threadline.langsmith_inline import run_langsmith_bookkeeping_inline
 from threadline_testing.ports import free_port
 from threadline_testing.turns import turn_request
@@ -178,8 +178,7 @@ def test_a_served_agents_middleware_hooks_start_no_thread_while_nothing_is_trace
         handed = Counting()
         asyncio.get_running_loop().set_default_executor(handed)  # this loop's own, whatever other tests left running
         graph = build_graph(DemoChatModel(token_delay=0), [calculator], InMemorySaver(), GraphOptions("", 3))
-        async for _ in graph_events(graph, "t", turn_request("calculate 6*7"), TurnTranslator(events_mode=False)):
-            pass
+        await run_graph(graph, "t", turn_request("calculate 6*7"), TurnTranslator(events_mode=False), lambda _: None)
         return handed.count
 
     assert asyncio.run(calls_handed_to_threads()) > 0, "LangSmith's own threads"

@@ -13,7 +13,7 @@ from langgraph.types import interrupt
 from threadline import events as ev
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import ChatState, GraphOptions, build_graph
-from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.answers.runner import TurnTranslator, run_graph
 from threadline.conversations.approvals import ask
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import (
@@ -49,8 +49,9 @@ async def test_a_checkpoint_written_with_the_earlier_record_keys_still_loads_and
     }
     await graph.aupdate_state(config_of("t"), old, as_node=closing_node(graph))
     before = ui_messages(await load(graph, "t"), "c")
-    async for _ in graph_events(graph, "t", turn_request("again", created_at="now"), TurnTranslator(events_mode=False)):
-        pass
+    await run_graph(
+        graph, "t", turn_request("again", created_at="now"), TurnTranslator(events_mode=False), lambda _: None
+    )
     after = await load(graph, "t")
     assert before[1]["id"] == "a1"
     assert before[1]["metadata"] == {
@@ -68,8 +69,9 @@ async def test_a_regenerated_answer_starts_a_record_of_its_own():
     graph = build_graph(
         DemoChatModel(token_delay=0), [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=1)
     )
-    async for _ in graph_events(graph, "t", turn_request("hello", created_at="now"), TurnTranslator(events_mode=False)):
-        pass
+    await run_graph(
+        graph, "t", turn_request("hello", created_at="now"), TurnTranslator(events_mode=False), lambda _: None
+    )
     first = await load(graph, "t")
     question = first.last_question()
     merged = merge_records(first.records, {question.id: {"assistant_id": "new", "created_at": "later"}})
@@ -225,8 +227,7 @@ async def test_an_approval_an_earlier_version_left_waiting_in_its_approve_node_r
     waiting = await graph.aget_state(config_of("t"))
     assert waiting.next == ("approve",) and waiting.interrupts, "read as the earlier graph saved it"
     resume = request | {"resume": {waiting.interrupts[0].id: {"call1": {"approved": True}}}}
-    async for _ in graph_events(graph, "t", resume, TurnTranslator(events_mode=False)):
-        pass
+    await run_graph(graph, "t", resume, TurnTranslator(events_mode=False), lambda _: None)
     after = await load(graph, "t")
     assert [message.text for message in after.messages if isinstance(message, ToolMessage)] == ["Sunny in Oslo"]
     assert isinstance(after.messages[-1], AIMessage) and after.messages[-1].text

@@ -1,8 +1,10 @@
-"""graph_events(): one graph run turned into the canonical event stream (answers/turn.py frames and owns it).
+"""run_graph(): one graph run turned into the canonical event stream (answers/turn.py frames and owns it).
 
 LangGraph's `messages` stream mode gives model tokens and finished tool results; `updates` says when
 a node is done, which is when a model call's text and tool inputs are complete; `custom` carries what an
-agent's nodes send with `get_stream_writer()`. Every agent is read one way, by what its nodes stream and
+agent's nodes send with `get_stream_writer()`. The `messages` mode is read by its own LangGraph handler,
+attached here with a function that shows each token as the model makes it (`MessagesAsTheyCome`).
+Every agent is read one way, by what its nodes stream and
 return, not by their names: the built-in agent's (`create_agent`, agent/graph.py) and a hosted agent's,
 which streams from its own namespace (agent/hosting.py), may call a model, return tool results or write data;
 every model call is seen by one callback handler (agent/model_calls.py).
@@ -11,8 +13,11 @@ Only threadline's own bookkeeping, before and after every agent, is known by nam
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, Protocol
 
 import msgspec
 from langchain_core.messages import (
@@ -24,6 +29,7 @@ from langchain_core.messages import (
     ToolMessage,
     convert_to_messages,
 )
+from langgraph.pregel._messages import StreamMessagesHandler
 from langgraph.types import Command, StreamMode
 
 from threadline import events as ev
@@ -43,7 +49,7 @@ from threadline.conversations.state import (
 )
 from threadline.current_answer import current_turn
 
-STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
+STREAM_MODES: list[StreamMode] = ["updates", "custom"]  # and `messages`, read by MessagesAsTheyCome
 QUESTION = "interrupt"  # the data part that carries an agent's question to the person
 # threadline's own nodes around every agent: around a team's (agent/hosting.py), and the built-in's middleware's
 INPUT = frozenset({"input", f"{TURN}.before_agent"})
@@ -89,7 +95,7 @@ class TurnTranslator:
         self.finished_calls: set[str | None] = set()  # ... and those whose call is complete
         self.declined: set[str] = set()  # tool calls the person declined: their results are shown as denied
         self.waiting: list[Waiting] = []  # the approvals this answer ended waiting for
-        self.interactive = True  # False: the wire cannot ask the person, and graph_events declines what waits
+        self.interactive = True  # False: the wire cannot ask the person, and run_graph declines what waits
         self.hidden: set[str] = set()  # messages of model calls internal to the agent (structured output)
         self.early_results: dict[str, ToolMessage] = {}  # results streamed before their call's input was shown
         self.settled: set[str] = set()  # tool calls whose result this answer has shown
@@ -329,7 +335,7 @@ class TurnTranslator:
         approvals, questions = waiting_of(interrupts, self.last_calls)
         self.waiting = approvals
         if approvals and not self.interactive:
-            return []  # declined at once (graph_events), and the agent goes on
+            return []  # declined at once (run_graph), and the agent goes on
         self.finish = AnswerRecord(finish_reason="tool-calls" if approvals else "other")
         requests = [
             ev.ToolApprovalRequest(approval_id=item.approval_id, tool_call_id=item.tool_call_id) for item in approvals
@@ -365,6 +371,59 @@ class TurnTranslator:
         return [ev.Data(name="custom", data=ev.plain(payload))]
 
 
+class Tracing(Protocol):
+    """What a run is traced with (observability/answers.py's AnswerWatch): LangChain callbacks and run metadata."""
+
+    callbacks: list[Any]
+    metadata: dict[str, str]
+
+
+class MessagesAsTheyCome:
+    """LangGraph's handler for the `messages` stream mode (every model call's tokens and the messages nodes return,
+    from any agent, subgraphs included), attached with a function that translates each and shows its events at once.
+    Asked for as a stream mode, LangGraph passes each token through its stream's queue: a trip through the event
+    loop and a task's wake-up per token (docs/performance.md prices it). A whole message (a tool's result, a
+    node's own message, a model call that did not stream) is made when its node ends, after what the node wrote
+    with `get_stream_writer()`, which comes through the run's stream: it is held until the run's stream says the
+    node is done (`flush`), so the answer shows them in the order they were made."""
+
+    def __init__(self, translator: TurnTranslator, show: Callable[[ev.Event], None]) -> None:
+        self.translator = translator
+        self.show = show
+        self.held: list[Any] = []
+        self.loop = asyncio.get_running_loop()
+        self.loop_thread = threading.get_ident()
+        self.handler = StreamMessagesHandler(self._take, subgraphs=True)
+        self.handler.raise_error = True  # a translation that fails fails the answer, as it did from the stream
+
+    def flush(self) -> None:
+        """Show the whole messages held so far."""
+        held, self.held = self.held, []
+        for item in held:
+            self._show(item)
+
+    def _take(self, item: tuple[tuple[str, ...], str, tuple[Any, dict[str, Any]]]) -> None:
+        if threading.get_ident() != self.loop_thread:  # a synchronous node's, from LangGraph's worker thread
+            self.loop.call_soon_threadsafe(self._from_thread, item)
+        elif isinstance(item[2][0], AIMessageChunk):
+            self.flush()
+            self._show(item)
+        else:
+            self.held.append(item)
+
+    def _from_thread(self, item: tuple[tuple[str, ...], str, tuple[Any, dict[str, Any]]]) -> None:
+        with contextlib.suppress(asyncio.CancelledError):  # the answer stopped meanwhile: its run is ending
+            self._take(item)
+
+    def _show(self, item: tuple[tuple[str, ...], str, tuple[Any, dict[str, Any]]]) -> None:
+        namespace, _mode, (message, metadata) = item
+        translator = self.translator
+        if translator.inside_a_node(namespace) or internal(message, metadata, translator.hidden):
+            return
+        for event in translator.message(message, metadata.get("langgraph_node", ""), namespace):
+            self.show(event)
+
+
 def internal(message: Any, metadata: Mapping[str, Any], hidden: set[str]) -> bool:
     """A message of a model call internal to the agent: LangChain's internal-call metadata, a `nostream` or
     `langsmith:nostream` tag, or a structured-output call (agent/hosting.py finds those)."""
@@ -380,23 +439,25 @@ RESERVED_PARTS = frozenset(
 )  # threadline's own
 
 
-async def graph_events(
+async def run_graph(
     graph: Graph,
     thread_id: str,
     request: TurnRequest,
     translator: TurnTranslator,
-    callbacks: list[Any] | None = None,
-    metadata: dict[str, str] | None = None,
+    show: Callable[[ev.Event], None],
+    tracing: Tracing | None = None,
     context: AgentContext | None = None,
-) -> AsyncIterator[ev.Event]:
-    """Run the graph for one turn and yield what the answer shows, between `start` and `finish`;
-    `callbacks` and `metadata` go to LangChain's run config (tracing to Langfuse, say), `context` to every node
-    as LangGraph runtime context. A wire that cannot ask the person declines what a hosted agent asks them to
+) -> None:
+    """Run the graph for one turn and hand what the answer shows to `show`, between `start` and `finish`;
+    `tracing`'s callbacks and metadata go to LangChain's run config (to Langfuse, say), `context` to every node as
+    LangGraph runtime context. A wire that cannot ask the person declines what a hosted agent asks them to
     approve, and the agent goes on."""
     calls = ModelCalls(current_turn.get())
-    config = config_of(thread_id) | {"callbacks": [*(callbacks or ()), calls]}
-    if callbacks:
-        config |= {"metadata": metadata or {}}
+    messages = MessagesAsTheyCome(translator, show)
+    config = config_of(thread_id) | {
+        "callbacks": [*(tracing.callbacks if tracing else ()), calls, messages.handler],
+        "metadata": tracing.metadata if tracing else {},
+    }
     translator.declined = set(request.get("declined", ()))
     translator.interactive = request.get("interactive", True)
     graph_input: Any = Command(resume=request["resume"]) if "resume" in request else {"request": request}
@@ -407,14 +468,10 @@ async def graph_events(
             )
             async for namespace, mode, payload in stream:
                 batch: list[ev.Event]
-                if mode != "custom" and translator.inside_a_node(namespace):
-                    continue
-                if mode == "messages":
-                    message, metadata = payload
-                    if internal(message, metadata, translator.hidden):
+                if mode == "updates":
+                    messages.flush()
+                    if translator.inside_a_node(namespace):
                         continue
-                    batch = translator.message(message, metadata.get("langgraph_node", ""), namespace)
-                elif mode == "updates":
                     batch = [
                         event
                         for node, update in payload.items()
@@ -423,7 +480,8 @@ async def graph_events(
                 else:
                     batch = translator.custom(payload)
                 for event in batch:
-                    yield event
+                    show(event)
+            messages.flush()
             graph_input, waiting = None, translator.waiting
             if waiting and not translator.interactive:
                 declined = ApprovalResponse(approved=False, reason=NOT_INTERACTIVE)

@@ -24,7 +24,7 @@ from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers.failures import TIMEOUT, Failure, classify
-from threadline.answers.runner import TurnTranslator, graph_events
+from threadline.answers.runner import TurnTranslator, run_graph
 from threadline.conversations.closing import STOPPED, close_turn, forget_turn, keep_shown
 from threadline.conversations.state import (
     AnswerRecord,
@@ -107,6 +107,7 @@ class Turn:
         self._output_seen = False
         self._warned: set[str] = set()
         self._started = self._last_event = 0.0
+        self._loop: asyncio.AbstractEventLoop  # the one its task runs in, from its start
         self._timers: list[asyncio.TimerHandle] = []
         self.observability = setup.observability
         self.keep_failed_answer = setup.keep_failed_answer
@@ -221,7 +222,7 @@ class Turn:
 
     async def _run(self, on_done: Callable[[Turn], Awaitable[None]]) -> None:
         self._running = True
-        loop = asyncio.get_running_loop()
+        self._loop = loop = asyncio.get_running_loop()
         self._started = self._last_event = loop.time()
         self._timers = [
             loop.call_later(self.timeouts.total, self.stop, Stop.TIMEOUT),
@@ -232,7 +233,7 @@ class Turn:
         try:
             if self.stop_reason is not None:
                 raise asyncio.CancelledError
-            await self._stream(loop)
+            await self._stream()
             if self.stop_reason is not None:
                 raise asyncio.CancelledError
             self._interruptible = False
@@ -281,35 +282,25 @@ class Turn:
             comparison_id=request.get("comparison_id", ""),
         )
 
-    async def _stream(self, loop: asyncio.AbstractEventLoop) -> None:
-        """The graph run's events, watched and passed on as they come: the loop every token goes through."""
-        events = graph_events(
-            self.graph,
-            self.thread_id,
-            self.request,
-            self.translator,
-            self.watch.callbacks,
-            self.watch.metadata,
-            self.context,
-        )
-        observe = self.recorder.observe  # _emit, inlined for the token loop
-        send = self.queue.put_nowait if self.recording is None else self._send
-        said = self.said.append
-        events_mode = self.translator.events_mode
-        async for event in events:
-            if self.stop_reason is not None:  # a stop whose cancellation the graph run swallowed: it ends here
-                raise asyncio.CancelledError
-            self._last_event = loop.time()
-            if event.__class__ is ev.ToolProgress and not events_mode:  # it kept the answer alive; not shown
-                continue
-            if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
-                self._output_seen = True
-            observe(event)
-            if event.__class__ is ev.TextDelta:
-                said(event.delta)
-            elif event.__class__ in _TOOL_RESULTS:
-                event = msgspec.structs.replace(event, duration_ms=self.recorder.duration_of(event.tool_call_id))
-            send(event)
+    async def _stream(self) -> None:
+        """The graph run, each event it makes passed on as it comes."""
+        await run_graph(self.graph, self.thread_id, self.request, self.translator, self._show, self.watch, self.context)
+
+    def _show(self, event: ev.Event) -> None:
+        """One event of the graph run, watched and passed on: the path every token takes."""
+        if self.stop_reason is not None:  # a stop whose cancellation the graph run swallowed: it ends here
+            raise asyncio.CancelledError
+        self._last_event = self._loop.time()
+        if event.__class__ is ev.ToolProgress and not self.translator.events_mode:  # it kept the answer alive
+            return
+        if not self._output_seen and isinstance(event, _MODEL_OUTPUT):
+            self._output_seen = True
+        self.recorder.observe(event)
+        if event.__class__ is ev.TextDelta:
+            self.said.append(event.delta)
+        elif event.__class__ in _TOOL_RESULTS:
+            event = msgspec.structs.replace(event, duration_ms=self.recorder.duration_of(event.tool_call_id))
+        self._send(event)
 
     async def _stopped(self, reason: Stop) -> None:
         """A stop, a disconnect or a timeout: the answer ends with what it had shown, saved."""
