@@ -440,6 +440,32 @@ async def test_what_a_node_writes_before_it_returns_comes_before_what_it_returns
         assert len(parts(accepted(raw)["message"], "data-source")) == 1
 
 
+SYNC_NODE = """
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+def graph(context):
+    def answer(state):  # a synchronous node: LangGraph runs it, and its model's tokens, in a worker thread
+        return {"messages": [context.model.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "answer")
+    return builder
+"""
+
+
+async def test_a_synchronous_nodes_tokens_stream_and_are_kept(make_settings, tmp_path):
+    path = tmp_path / "sync_node.py"
+    path.write_text(SYNC_NODE)
+    async with running(make_settings(graph=f"{path}:graph")) as client:
+        conversation_id = new_conversation_id()
+        _, raw, chunks = await chat(client, conversation_id, "count to 5")
+        assert sum(chunk["type"] == "text-delta" for chunk in chunks) > 1, "streamed token by token"
+        said = texts(accepted(raw)["message"])
+        assert said and texts(await saved_answer(client, conversation_id)) == said
+
+
 async def test_a_hosted_agents_own_checkpoints_are_kept_only_while_it_waits(make_settings, database_url):
     def agent_rows(conversation_id: str) -> dict[str, int]:
         with psycopg.connect(database_url) as conn:
