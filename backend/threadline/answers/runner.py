@@ -378,6 +378,9 @@ class Tracing(Protocol):
     metadata: dict[str, str]
 
 
+MessagesItem = tuple[tuple[str, ...], str, tuple[Any, dict[str, Any]]]  # (namespace, "messages", (message, metadata))
+
+
 class MessagesAsTheyCome:
     """LangGraph's handler for the `messages` stream mode (every model call's tokens and the messages nodes return,
     from any agent, subgraphs included), attached with a function that translates each and shows its events at once.
@@ -390,7 +393,7 @@ class MessagesAsTheyCome:
     def __init__(self, translator: TurnTranslator, show: Callable[[ev.Event], None]) -> None:
         self.translator = translator
         self.show = show
-        self.held: list[Any] = []
+        self.held: list[MessagesItem] = []
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
         self.handler = StreamMessagesHandler(self._take, subgraphs=True)
@@ -402,20 +405,21 @@ class MessagesAsTheyCome:
         for item in held:
             self._show(item)
 
-    def _take(self, item: tuple[tuple[str, ...], str, tuple[Any, dict[str, Any]]]) -> None:
+    def _take(self, item: MessagesItem) -> None:
         if threading.get_ident() != self.loop_thread:  # a synchronous node's, from LangGraph's worker thread
             self.loop.call_soon_threadsafe(self._from_thread, item)
         elif isinstance(item[2][0], AIMessageChunk):
-            self.flush()
+            if self.held:  # what came before this token goes first
+                self.flush()
             self._show(item)
         else:
             self.held.append(item)
 
-    def _from_thread(self, item: tuple[tuple[str, ...], str, tuple[Any, dict[str, Any]]]) -> None:
+    def _from_thread(self, item: MessagesItem) -> None:
         with contextlib.suppress(asyncio.CancelledError):  # the answer stopped meanwhile: its run is ending
             self._take(item)
 
-    def _show(self, item: tuple[tuple[str, ...], str, tuple[Any, dict[str, Any]]]) -> None:
+    def _show(self, item: MessagesItem) -> None:
         namespace, _mode, (message, metadata) = item
         translator = self.translator
         if translator.inside_a_node(namespace) or internal(message, metadata, translator.hidden):
