@@ -215,7 +215,7 @@ class FallbackCheckpointer(BaseCheckpointSaver[Any]):
             except (psycopg.Error, *CONNECTION_ERRORS) as exc:
                 self._failed(thread_id, "a checkpoint write", exc)
             else:
-                self._keep(thread_id, CheckpointTuple(saved, checkpoint, metadata, config))
+                self._keep(thread_id, CheckpointTuple(saved, checkpoint, metadata, _parent(config)))
                 return saved
         elif not self.retries.refused(thread_id):
             warn_current_turn()
@@ -287,6 +287,17 @@ class FallbackCheckpointer(BaseCheckpointSaver[Any]):
         if saved:
             log.info("saved %d conversation(s) kept in memory", saved)
         return saved
+
+
+def _parent(config: RunnableConfig) -> RunnableConfig:
+    """The part of a run's config that names the checkpoint a new one follows. The whole config also holds the
+    run's callbacks, and through them its answer with everything it streamed: kept with the copy, every recent
+    conversation's last answer would stay in memory."""
+    configurable = config["configurable"]
+    return {"configurable": {key: configurable[key] for key in PARENT_KEYS if key in configurable}}
+
+
+PARENT_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id")
 
 
 def _root(config: RunnableConfig) -> RunnableConfig:
