@@ -396,8 +396,13 @@ class MessagesAsTheyCome:
         self.held: list[MessagesItem] = []
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
-        self.handler = StreamMessagesHandler(self._take, subgraphs=True)
-        self.handler.raise_error = True  # a translation that fails fails the answer, as it did from the stream
+
+    def handler(self) -> StreamMessagesHandler:
+        """LangGraph's handler, for the run's callbacks. Not kept here: it holds `_take`, and a reference back
+        would make the answer a cycle, which only the rare full garbage collection frees."""
+        handler = StreamMessagesHandler(self._take, subgraphs=True)
+        handler.raise_error = True  # a translation that fails fails the answer, as it did from the stream
+        return handler
 
     def flush(self) -> None:
         """Show the whole messages held so far."""
@@ -459,7 +464,7 @@ async def run_graph(
     calls = ModelCalls(current_turn.get())
     messages = MessagesAsTheyCome(translator, show)
     config = config_of(thread_id) | {
-        "callbacks": [*(tracing.callbacks if tracing else ()), calls, messages.handler],
+        "callbacks": [*(tracing.callbacks if tracing else ()), calls, messages.handler()],
         "metadata": tracing.metadata if tracing else {},
     }
     translator.declined = set(request.get("declined", ()))

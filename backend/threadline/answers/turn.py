@@ -224,9 +224,13 @@ class Turn:
         self._running = True
         self._loop = loop = asyncio.get_running_loop()
         self._started = self._last_event = loop.time()
+        # The timers run in a context of their own: a copy of this task's would name this answer, and asyncio
+        # keeps a cancelled timer (with its context) until its time comes.
         self._timers = [
-            loop.call_later(self.timeouts.total, self.stop, Stop.TIMEOUT),
-            loop.call_later(min(self.timeouts.first_token, self.timeouts.idle), self._check_idle),
+            loop.call_later(self.timeouts.total, self.stop, Stop.TIMEOUT, context=contextvars.Context()),
+            loop.call_later(
+                min(self.timeouts.first_token, self.timeouts.idle), self._check_idle, context=contextvars.Context()
+            ),
         ]
         self.observability.started(self.watch)
         self._emit(self._start())
@@ -260,6 +264,9 @@ class Turn:
                 self.queue.put_nowait(_END)
             await self.observability.ended(self.watch)
             await self._keep_latest_checkpoint()
+            # The task's context lets go of the answer, which holds the task: no cycle is left for the garbage
+            # collector, so what the answer held is freed now.
+            current_turn.set(None)
 
     async def _named(self) -> None:
         """A new conversation's title goes out before the answer's end when it is ready by then, or soon after
@@ -357,7 +364,7 @@ class Turn:
         if now >= due:
             self.stop(Stop.TIMEOUT)
         else:
-            self._timers.append(loop.call_at(next_check, self._check_idle))
+            self._timers.append(loop.call_at(next_check, self._check_idle, context=contextvars.Context()))
 
     def _finish(self) -> ev.Finish:
         finish = self.translator.finish or AnswerRecord()
