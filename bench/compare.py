@@ -155,6 +155,7 @@ def measure(peer: Peer, scenario: str, data_dir: str, extra: dict[str, str] | No
         "c64": (200, 0, 64, 320),
         "paced": (20, 20, 1, 60),
         "open": (40, 50, 1000, 1000),
+        "long": (200, 0, 16, 3000),  # a server that has answered for a while: what it still holds
     }[scenario]
     process, port = start(peer, tokens, delay, extra)
     try:
