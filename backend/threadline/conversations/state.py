@@ -24,7 +24,7 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
 from threadline import events as ev
 from threadline.conversations.approvals import Question, Waiting, is_denied, waiting_of
@@ -111,6 +111,16 @@ def merge_records(left: dict[str, AnswerRecord], right: dict[str, AnswerRecord |
         if update.get("assistant_id", record.get("assistant_id")) != record.get("assistant_id"):
             record = AnswerRecord(user_created_at=record["user_created_at"]) if "user_created_at" in record else {}
         merged[key] = record | update
+    return merged
+
+
+def after_history(history: dict[str, Any], meanwhile: dict[str, Any]) -> dict[str, Any]:
+    """A conversation's state when it went on without its history (the database was away, and this process had
+    no copy of it): what was said meanwhile comes after what the history holds, by the state's own reducers."""
+    merged = history | {channel: value for channel, value in meanwhile.items() if value is not None}
+    merged["messages"] = add_messages(history.get("messages", []), meanwhile.get("messages", []))
+    merged["turns"] = merge_records(history.get("turns", {}), meanwhile.get("turns", {}))
+    merged["versions"] = (history.get("versions") or {}) | (meanwhile.get("versions") or {})
     return merged
 
 

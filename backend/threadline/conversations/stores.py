@@ -28,6 +28,7 @@ from threadline.conversations.claims import Claims, MemoryClaims, PostgresClaims
 from threadline.conversations.comparisons import ComparisonStore, MemoryComparisons, PostgresComparisons
 from threadline.conversations.feedback import FeedbackStore, MemoryFeedback, PostgresFeedback
 from threadline.conversations.shares import MemoryShares, PostgresShares, ShareStore
+from threadline.conversations.state import after_history
 from threadline.observability.trace_store import MemoryTraces, PostgresTraces, TraceStore
 from threadline.settings.storage import StorageSettings
 from threadline.storage.agent_store import AgentStore
@@ -138,7 +139,7 @@ async def open_storage(settings: StorageSettings) -> AsyncIterator[Storage]:
         blobs = s3_blobs(settings.file_store_url) if settings.file_store_url else None
         health = DatabaseHealth()
         yield Storage(
-            FallbackCheckpointer(postgres_saver, health),
+            FallbackCheckpointer(postgres_saver, health, after_history),
             PostgresConversations(pool, health, limits),
             PostgresTraces(pool),
             PostgresFeedback(pool),

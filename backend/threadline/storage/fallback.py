@@ -7,6 +7,9 @@ tried at all (a dead server would otherwise cost a pool timeout per write). A ba
 the newest in-memory checkpoint of each such conversation back once the database answers again.
 Whoever is streaming is told through `current_turn` (a `data-warning` chunk).
 
+A conversation this process had no copy of goes on from nothing; what it says meanwhile is saved after the
+history the database kept (`after_history`, the conversation's own reducers), never over it.
+
 A write PostgreSQL refuses for what it holds (a data error) is not an outage: it never pauses the
 database for others; that one conversation goes to memory and is retried on its own (`SaveRetries`).
 """
@@ -18,6 +21,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence, Set
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -28,7 +32,9 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    copy_checkpoint,
 )
+from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.memory import InMemorySaver
 
 from threadline.current_answer import current_turn
@@ -143,14 +149,22 @@ def _thread(config: RunnableConfig) -> str:
 
 
 class FallbackCheckpointer(BaseCheckpointSaver[Any]):
-    def __init__(self, primary: BaseCheckpointSaver[Any], health: DatabaseHealth, remember: int = 2048) -> None:
+    def __init__(
+        self,
+        primary: BaseCheckpointSaver[Any],
+        health: DatabaseHealth,
+        after_history: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]],
+        remember: int = 2048,
+    ) -> None:
         super().__init__(serde=primary.serde)
         self.primary = primary
         self.health = health
+        self.after_history = after_history  # a history's channel values and what came after them, as one state
         self.memory = InMemorySaver(serde=primary.serde)
         self.latest: OrderedDict[str, CheckpointTuple] = OrderedDict()
         self.remember = remember
         self.unsaved: set[str] = set()  # conversations whose newest state is only in memory
+        self.unread: set[str] = set()  # ... of which this process had no copy: their history is in the database
         self.retries = SaveRetries()
         self.lock = asyncio.Lock()
 
@@ -178,7 +192,9 @@ class FallbackCheckpointer(BaseCheckpointSaver[Any]):
         if thread_id in self.unsaved:
             return
         self.unsaved.add(thread_id)
-        if (item := self.latest.get(thread_id)) is not None:
+        if (item := self.latest.get(thread_id)) is None:
+            self.unread.add(thread_id)
+        else:
             checkpoint = item.checkpoint
             await self.memory.aput(
                 item.parent_config or _root(item.config), checkpoint, item.metadata, checkpoint["channel_versions"]
@@ -257,6 +273,7 @@ class FallbackCheckpointer(BaseCheckpointSaver[Any]):
     async def forget(self, thread_id: str) -> None:
         async with self.lock:
             self.unsaved.discard(thread_id)
+            self.unread.discard(thread_id)
             self.retries.forget(thread_id)
             self.latest.pop(thread_id, None)
             await self.memory.adelete_thread(thread_id)
@@ -265,19 +282,38 @@ class FallbackCheckpointer(BaseCheckpointSaver[Any]):
         """Conversations in memory because the database was unreachable (not because it refused them)."""
         return {thread_id for thread_id in self.unsaved if not self.retries.refused(thread_id)}
 
+    def _after(self, history: CheckpointTuple, meanwhile: CheckpointTuple) -> CheckpointTuple:
+        """The checkpoint that follows `history` with what was said `meanwhile`, in memory, from nothing."""
+        step = history.metadata.get("step", -1) + 1
+        checkpoint = copy_checkpoint(history.checkpoint)  # a new id, newer than any: it is the conversation's latest
+        checkpoint["id"], checkpoint["ts"] = str(uuid6(clock_seq=step)), datetime.now(UTC).isoformat()
+        values = self.after_history(history.checkpoint["channel_values"], meanwhile.checkpoint["channel_values"])
+        for channel, value in values.items():
+            checkpoint["channel_values"][channel] = value
+            checkpoint["channel_versions"][channel] = self.get_next_version(
+                checkpoint["channel_versions"].get(channel), None
+            )
+        metadata = CheckpointMetadata(source="update", step=step, parents={})
+        return CheckpointTuple(history.config, checkpoint, metadata, history.config)
+
     async def save_unsaved(self, skip: Set[str] = frozenset()) -> int:
         """Write each in-memory conversation's newest checkpoint to the database; how many were saved."""
         if not self.unsaved or self.health.down:
             return 0
 
         async def save(thread_id: str) -> None:
-            item = await self.memory.aget_tuple(_root({"configurable": {"thread_id": thread_id}}))
+            root = _root({"configurable": {"thread_id": thread_id}})
+            item = await self.memory.aget_tuple(root)
+            history = await self.primary.aget_tuple(root) if item is not None and thread_id in self.unread else None
+            if history is not None and item is not None:
+                item = self._after(history, item)
             if item is not None:
                 config = item.parent_config or _root(item.config)
                 versions = item.checkpoint["channel_versions"]
                 stored = await self.primary.aput(config, item.checkpoint, item.metadata, versions)
                 self._keep(thread_id, CheckpointTuple(stored, item.checkpoint, item.metadata, item.parent_config))
             self.unsaved.discard(thread_id)
+            self.unread.discard(thread_id)
             await self.memory.adelete_thread(thread_id)
 
         async with self.lock:
