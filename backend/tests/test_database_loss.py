@@ -88,6 +88,18 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
             kept = response.json()["messages"]
             listed = [row["id"] for row in (await fresh.get("/api/conversations")).json()]
             begun = (await fresh.get("/api/conversations/begun-while-down")).json()["messages"]
+        async with running(settings) as restarted:  # has no copy of "kept": it goes on from nothing meanwhile, and
+            restarted.headers["x-threadline-client"] = identity  # what it says then is saved after the history
+            stop(own_postgres)
+            _, _, without_history = await chat(restarted, "kept", "three")
+            start(own_postgres)
+
+            async def saved_again():
+                return (await restarted.get("/health")).json()["unsavedConversations"] == 0
+
+            await wait_for(saved_again)
+            _, _, after = await chat(restarted, "kept", "four")
+            whole = (await restarted.get("/api/conversations/kept")).json()["messages"]
     finally:
         standin.stop()
     assert text_of(before) == "Echo: one (user messages seen: 1)"
@@ -108,46 +120,12 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
         "Echo: two (user messages seen: 2)",
     ]
     assert "begun-while-down" in listed and len(begun) == 2
-
-
-async def test_a_conversation_this_process_had_no_copy_of_keeps_its_history_when_the_database_goes_away(
-    own_postgres, make_settings
-):
-    """A process keeps copies of recent conversations only: one it has not seen (after a restart, say) goes on
-    from nothing while the database is away, and what it says then is saved after its history, not over it."""
-    standin = standins.start("openai")  # its answers say how many user messages it was sent
-    settings = make_settings(
-        model_provider="openai",
-        model_name="gpt-standin",
-        openai_api_key="sk-test",
-        openai_base_url=standin.base_url,
-        database_url=own_postgres.get_uri(),
-    )
-    try:
-        async with running(settings) as client:
-            await chat(client, "old", "one")
-            identity = client.cookies["threadline_client"]
-        async with running(settings) as restarted:  # a new process: no copy of "old"
-            restarted.headers["x-threadline-client"] = identity
-            stop(own_postgres)
-            _, _, during = await chat(restarted, "old", "two")
-            start(own_postgres)
-
-            async def saved():
-                return (await restarted.get("/health")).json()["unsavedConversations"] == 0
-
-            await wait_for(saved)
-            _, _, after = await chat(restarted, "old", "three")
-            kept = (await restarted.get("/api/conversations/old")).json()["messages"]
-    finally:
-        standin.stop()
-    assert text_of(during) == "Echo: two (user messages seen: 1)", "the history could not be read meanwhile"
-    assert text_of(after) == "Echo: three (user messages seen: 3)", "the history is back, with what came meanwhile"
-    assert [last_text(message) for message in kept] == [
-        "one",
-        "Echo: one (user messages seen: 1)",
-        "two",
-        "Echo: two (user messages seen: 1)",
+    assert text_of(without_history) == "Echo: three (user messages seen: 1)", "its history could not be read then"
+    assert text_of(after) == "Echo: four (user messages seen: 4)", "the history is back, with what came meanwhile"
+    assert [last_text(message) for message in whole][4:] == [
         "three",
-        "Echo: three (user messages seen: 3)",
+        "Echo: three (user messages seen: 1)",
+        "four",
+        "Echo: four (user messages seen: 4)",
     ]
+    assert [last_text(message) for message in whole][:4] == [last_text(message) for message in kept]
