@@ -156,6 +156,22 @@ def test_the_translator_opens_and_closes_parts_and_steps_around_scripted_chunks(
     assert translator.pending_tools == set()
 
 
+def test_a_tool_result_that_the_next_calls_tokens_overtook_is_shown_after_that_call():
+    """Tokens are shown as the model makes them; a node's update comes through the run's stream. A resumed answer's
+    tool node can report after the next model call began to stream: its result is held, then shown, never lost."""
+    translator = TurnTranslator(events_mode=False)
+    translator.message(AIMessageChunk(content="", id="m2"), "model")  # the next call streams before...
+    held = translator.agent_update({"messages": [{"role": "tool", "content": "sent", "tool_call_id": "c1"}]})
+    assert held == []  # ... the tool node's update: is it this call's result? Not known yet
+    done = translator.agent_update(
+        {"messages": [AIMessage(content="", id="m2", tool_calls=[{"id": "c2", "name": "Done", "args": {}}])]}
+    )
+    assert [(kind, getattr(event, "tool_call_id", "")) for kind, event in zip(kinds(done), done, strict=True)] == [
+        ("ToolInputAvailable", "c2"),
+        ("ToolOutput", "c1"),
+    ]
+
+
 def test_an_interrupted_translation_closes_what_is_open_and_keeps_what_was_said():
     translator = TurnTranslator(events_mode=False)
     translator.model_chunk(AIMessageChunk(content="Half an"))

@@ -217,6 +217,11 @@ class TurnTranslator:
         for call in message.tool_calls:  # create_agent's structured-output tool answers in the model's own node
             if (early := self.early_results.pop(call["id"] or "", None)) is not None:
                 out += self.agent_message(early)
+        # A result held while this call streamed that answers none of its calls answers an earlier one: the node
+        # that returned it reported through the run's stream, which this call's tokens (shown as they come)
+        # overtook. A resumed answer's first tool result, say: it is shown now, not lost.
+        for call_id in list(self.early_results):
+            out += self.agent_message(self.early_results.pop(call_id))
         if not message.tool_calls:
             out += self.close_step()
         return out
