@@ -214,16 +214,22 @@ class TurnTranslator:
             )
             out.append(ev.MessageMetadata(usage=self.usage))
         self.tool_calls.clear()
-        for call in message.tool_calls:  # create_agent's structured-output tool answers in the model's own node
-            if (early := self.early_results.pop(call["id"] or "", None)) is not None:
-                out += self.agent_message(early)
-        # A result held while this call streamed that answers none of its calls answers an earlier one: the node
-        # that returned it reported through the run's stream, which this call's tokens (shown as they come)
-        # overtook. A resumed answer's first tool result, say: it is shown now, not lost.
-        for call_id in list(self.early_results):
-            out += self.agent_message(self.early_results.pop(call_id))
+        out += self._held_results(message)
         if not message.tool_calls:
             out += self.close_step()
+        return out
+
+    def _held_results(self, message: AIMessage) -> list[ev.Event]:
+        """The results held while `message`'s call streamed: first its own calls' (create_agent's structured-output
+        tool answers in the model's own node), then any that answer an earlier call. The node that returned such
+        a result reported through the run's stream, which this call's tokens (shown as they come) overtook: a
+        resumed answer's first tool result, say. It is shown now, not lost."""
+        out: list[ev.Event] = []
+        for call in message.tool_calls:
+            if (early := self.early_results.pop(call["id"] or "", None)) is not None:
+                out += self.agent_message(early)
+        for call_id in list(self.early_results):
+            out += self.agent_message(self.early_results.pop(call_id))
         return out
 
     def _title(self, tool_name: str) -> str:
