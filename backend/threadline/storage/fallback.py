@@ -304,8 +304,7 @@ class FallbackCheckpointer(BaseCheckpointSaver[Any]):
         async def save(thread_id: str) -> None:
             root = _root({"configurable": {"thread_id": thread_id}})
             item = await self.memory.aget_tuple(root)
-            history = await self.primary.aget_tuple(root) if item is not None and thread_id in self.unread else None
-            if history is not None and item is not None:
+            if item is not None and thread_id in self.unread and (history := await self.primary.aget_tuple(root)):
                 item = self._after(history, item)
             if item is not None:
                 config = item.parent_config or _root(item.config)
@@ -325,15 +324,15 @@ class FallbackCheckpointer(BaseCheckpointSaver[Any]):
         return saved
 
 
+PARENT_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id")
+
+
 def _parent(config: RunnableConfig) -> RunnableConfig:
     """The part of a run's config that names the checkpoint a new one follows. The whole config also holds the
     run's callbacks, and through them its answer with everything it streamed: kept with the copy, every recent
     conversation's last answer would stay in memory."""
     configurable = config["configurable"]
     return {"configurable": {key: configurable[key] for key in PARENT_KEYS if key in configurable}}
-
-
-PARENT_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id")
 
 
 def _root(config: RunnableConfig) -> RunnableConfig:
