@@ -18,6 +18,9 @@ median (min–max) over rounds. The steps between rows price a layer:
 
 PostgreSQL's work is counted as transactions per answer, read from `pg_stat_database` of a database of
 the run's own: each autocommit statement counts once, even inside a pipeline that shares one round trip.
+
+Under the ladder, the ledger (`ledger.py`): the last row's server (threadline's defaults) sampled by py-spy
+while it answers, each thing an answer does priced inside the same answers, with or without a setting.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import ledger
 import psycopg
 from compare import BENCH, NO_SUGGESTIONS, Peer, median_of, spread, start
 from raw_client import answers_at
@@ -112,10 +116,40 @@ def measure(peer: Peer, answers: int, url: str) -> dict[str, float]:
     }
 
 
+def ledger_round(peer: Peer, answers: int) -> dict[str, float]:
+    """One server's CPU per answer (measured with nothing sampling it), shared out by the rows' samples."""
+    process, port = start(peer, 200, 0)
+    try:
+        asyncio.run(answers_at(port, 200, 4, 32))  # warm-up
+        cpu_before = cpu_seconds(process.pid)
+        asyncio.run(answers_at(port, 200, 1, answers))
+        cpu_per_answer = (cpu_seconds(process.pid) - cpu_before) / answers * 1000
+        with tempfile.TemporaryDirectory() as directory:
+            raw = Path(directory) / "samples.txt"
+            spy = ledger.record(process.pid, raw)
+            time.sleep(1)  # py-spy attaches
+            asyncio.run(answers_at(port, 200, 1, answers))
+            ledger.stop(spy)
+            shares = ledger.shares(raw)
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    return {row: share * cpu_per_answer for row, share in shares.items()} | {"all": cpu_per_answer}
+
+
+def print_ledger(rounds: list[dict[str, float]]) -> None:
+    r = median_of(rounds)
+    print(f"\n| c=1, 200 tokens, threadline's defaults | server CPU per answer (of {spread(r, 'all')} ms) |")
+    print("|---|---|")
+    for row in ledger.ROWS:
+        print(f"| {row} | {spread(r, row, '.2f')} ms |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--answers", type=int, default=200)
+    parser.add_argument("--ledger-rounds", type=int, default=3, help="rounds of the ledger (0: none)")
     args = parser.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
@@ -127,6 +161,10 @@ def main() -> None:
             for peer in rows[number % len(rows) :] + rows[: number % len(rows)]:
                 print(f"round {number + 1}: {peer.name}", file=sys.stderr, flush=True)
                 rounds[peer.name].append(measure(peer, args.answers, url))
+        ledger_rounds = []
+        for number in range(args.ledger_rounds):
+            print(f"ledger, round {number + 1}", file=sys.stderr, flush=True)
+            ledger_rounds.append(ledger_round(rows[-1], args.answers))
     print(
         "\n| c=1, 200 tokens | first `text-delta` p50 | total p50 | server CPU / answer | step | "
         "PostgreSQL transactions / answer |"
@@ -144,6 +182,8 @@ def main() -> None:
             f"| {name} | {spread(r, 'first_delta_p50')} ms | {spread(r, 'total_p50')} ms | "
             f"{spread(r, 'cpu_per_answer_ms')} ms | {step} | {r['transactions_per_answer']:.1f} |"
         )
+    if ledger_rounds:
+        print_ledger(ledger_rounds)
 
 
 if __name__ == "__main__":
