@@ -8,6 +8,7 @@ camelCase keys still load (`record_of`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
@@ -181,11 +182,12 @@ def text_and_reasoning(message: AIMessage) -> tuple[str, str]:
 
 # Seed 003: `␄` ends a provider's stream on some models, and control characters (other than newline and tab)
 # have no business in a chat; both are dropped from every text and reasoning delta and from what is stored.
-_UNWANTED = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, 0x2404])
+# Looked for before anything is taken out: most tokens have none, and a search is a quarter of a translation.
+_UNWANTED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2404]")
 
 
 def clean_text(text: str) -> str:
-    return text.translate(_UNWANTED) if text else text
+    return _UNWANTED.sub("", text) if text and _UNWANTED.search(text) else text
 
 
 def clean_message(message: AIMessage) -> AIMessage:
