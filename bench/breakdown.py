@@ -19,8 +19,9 @@ median (min–max) over rounds. The steps between rows price a layer:
 PostgreSQL's work is counted as transactions per answer, read from `pg_stat_database` of a database of
 the run's own: each autocommit statement counts once, even inside a pipeline that shares one round trip.
 
-Under the ladder, the ledger (`ledger.py`): the last row's server (threadline's defaults) sampled by py-spy
-while it answers, each thing an answer does priced inside the same answers, with or without a setting.
+Under the ladder, the ledger (`ledger.py`): the last row's server (threadline's defaults), and the same with
+the built-in agent hosted as a team's (`examples/builtin.py`), sampled by py-spy while they answer: each thing
+an answer does priced inside the same answers, with or without a setting that turns it off.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from pathlib import Path
 
 import ledger
 import psycopg
-from compare import BENCH, NO_SUGGESTIONS, Peer, median_of, spread, start
+from compare import BENCH, HOSTED_AGENT, NO_SUGGESTIONS, Peer, median_of, spread, start
 from raw_client import answers_at
 from stream_bench import cpu_seconds
 from threadline_testing.database import fresh_database
@@ -137,34 +138,14 @@ def ledger_round(peer: Peer, answers: int) -> dict[str, float]:
     return {row: share * cpu_per_answer for row, share in shares.items()} | {"all": cpu_per_answer}
 
 
-def print_ledger(rounds: list[dict[str, float]]) -> None:
-    r = median_of(rounds)
-    print(f"\n| c=1, 200 tokens, threadline's defaults | server CPU per answer (of {spread(r, 'all')} ms) |")
-    print("|---|---|")
-    for row in ledger.ROWS:
-        print(f"| {row} | {spread(r, row, '.2f')} ms |")
+def ledger_servers(ladder_rows: list[Peer]) -> list[Peer]:
+    """threadline's defaults (the ladder's last row), with the built-in agent and with it hosted as a team's."""
+    defaults = ladder_rows[-1]
+    hosted = Peer("hosted create_agent", defaults.command, {**defaults.env, **HOSTED_AGENT})
+    return [Peer("built-in agent", defaults.command, defaults.env), hosted]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--answers", type=int, default=200)
-    parser.add_argument("--ledger-rounds", type=int, default=3, help="rounds of the ledger (0: none)")
-    args = parser.parse_args()
-    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
-    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
-        os.sched_setaffinity(0, {1})
-    with tempfile.TemporaryDirectory() as data_dir, fresh_database(Path(data_dir) / "pg", "DATABASE_URL") as url:
-        rows = ladder(data_dir, url)
-        rounds: dict[str, list[dict[str, float]]] = {peer.name: [] for peer in rows}
-        for number in range(args.rounds):
-            for peer in rows[number % len(rows) :] + rows[: number % len(rows)]:
-                print(f"round {number + 1}: {peer.name}", file=sys.stderr, flush=True)
-                rounds[peer.name].append(measure(peer, args.answers, url))
-        ledger_rounds = []
-        for number in range(args.ledger_rounds):
-            print(f"ledger, round {number + 1}", file=sys.stderr, flush=True)
-            ledger_rounds.append(ledger_round(rows[-1], args.answers))
+def print_ladder(rounds: dict[str, list[dict[str, float]]]) -> None:
     print(
         "\n| c=1, 200 tokens | first `text-delta` p50 | total p50 | server CPU / answer | step | "
         "PostgreSQL transactions / answer |"
@@ -182,7 +163,41 @@ def main() -> None:
             f"| {name} | {spread(r, 'first_delta_p50')} ms | {spread(r, 'total_p50')} ms | "
             f"{spread(r, 'cpu_per_answer_ms')} ms | {step} | {r['transactions_per_answer']:.1f} |"
         )
-    if ledger_rounds:
+
+
+def print_ledger(rounds: dict[str, list[dict[str, float]]]) -> None:
+    summaries = {name: median_of(values) for name, values in rounds.items()}
+    print("\n| c=1, 200 tokens, threadline's defaults: server CPU per answer | " + " | ".join(summaries) + " |")
+    print("|---|" + "---|" * len(summaries))
+    for row in [*ledger.ROWS, "all"]:
+        print(f"| {row} | " + " | ".join(f"{spread(r, row, '.2f')} ms" for r in summaries.values()) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the ladder (0: none)")
+    parser.add_argument("--answers", type=int, default=200)
+    parser.add_argument("--ledger-rounds", type=int, default=3, help="rounds of the ledger (0: none)")
+    args = parser.parse_args()
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
+        os.sched_setaffinity(0, {1})
+    with tempfile.TemporaryDirectory() as data_dir, fresh_database(Path(data_dir) / "pg", "DATABASE_URL") as url:
+        rows = ladder(data_dir, url)
+        rounds: dict[str, list[dict[str, float]]] = {peer.name: [] for peer in rows}
+        for number in range(args.rounds):
+            for peer in rows[number % len(rows) :] + rows[: number % len(rows)]:
+                print(f"round {number + 1}: {peer.name}", file=sys.stderr, flush=True)
+                rounds[peer.name].append(measure(peer, args.answers, url))
+        servers = ledger_servers(rows)
+        ledger_rounds: dict[str, list[dict[str, float]]] = {peer.name: [] for peer in servers}
+        for number in range(args.ledger_rounds):
+            for peer in servers[number % 2 :] + servers[: number % 2]:
+                print(f"ledger, round {number + 1}: {peer.name}", file=sys.stderr, flush=True)
+                ledger_rounds[peer.name].append(ledger_round(peer, args.answers))
+    if args.rounds:
+        print_ladder(rounds)
+    if args.ledger_rounds:
         print_ledger(ledger_rounds)
 
 

@@ -31,8 +31,10 @@ _NUL = re.compile(rb"(?<!\\)((?:\\\\)*)\\u0000")
 
 
 def storable_json(trace: Trace) -> str:
-    """The trace as JSON PostgreSQL stores: a NUL a tool's arguments or result carried becomes U+FFFD."""
-    return _NUL.sub(rb"\1\\ufffd", msgspec.json.encode(trace)).decode()
+    """The trace as JSON PostgreSQL stores: a NUL a tool's arguments or result carried becomes U+FFFD (looked
+    for first: the substitution tries every position of the trace, a few hundred microseconds for 5 KB)."""
+    encoded = msgspec.json.encode(trace)
+    return (_NUL.sub(rb"\1\\ufffd", encoded) if b"\\u0000" in encoded else encoded).decode()
 
 
 class LiveTraces:
