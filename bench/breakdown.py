@@ -170,7 +170,8 @@ def print_ledger(rounds: dict[str, list[dict[str, float]]]) -> None:
     print("\n| c=1, 200 tokens, threadline's defaults: server CPU per answer | " + " | ".join(summaries) + " |")
     print("|---|" + "---|" * len(summaries))
     for row in [*ledger.ROWS, "all"]:
-        print(f"| {row} | " + " | ".join(f"{spread(r, row, '.2f')} ms" for r in summaries.values()) + " |")
+        cells = [f"{spread(r, row, '.2f')} ms ({r[row] / r['all']:.1%})" for r in summaries.values()]
+        print(f"| {row} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
