@@ -3,8 +3,10 @@ page reads, and the translator that turns a graph's stream into canonical events
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -13,7 +15,7 @@ from langgraph.types import interrupt
 from threadline import events as ev
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import ChatState, GraphOptions, build_graph
-from threadline.answers.runner import TurnTranslator, run_graph
+from threadline.answers.runner import MessagesAsTheyCome, TurnTranslator, run_graph
 from threadline.conversations.approvals import ask
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import (
@@ -181,6 +183,27 @@ def test_an_interrupted_translation_closes_what_is_open_and_keeps_what_was_said(
     assert kinds(events) == ["TextEnd", "ToolOutputError", "StepFinish"]
     assert events[1].error_text == "Not finished: cancelled."
     assert translator.partial_message().content == "swer", "the model call in flight, not the one before it"
+
+
+def test_a_token_that_comes_after_a_stop_is_neither_shown_nor_saved():
+    """A stop cancels the answer's task, but the model streams in a task of LangGraph's, which can send one more
+    token before the cancellation reaches it: that token is not shown, so it is not saved either (the history is
+    what the person saw; a total time limit ending an answer under load once kept a token the stream never had)."""
+
+    async def stopped_between_two_tokens() -> tuple[TurnTranslator, list[ev.Event]]:
+        translator, shown = TurnTranslator(events_mode=False), []
+        messages = MessagesAsTheyCome(translator, shown.append)
+        token = lambda text: ((), "messages", (AIMessageChunk(content=text, id="m1"), {"langgraph_node": "model"}))  # noqa: E731
+        messages._take(token("Half"))
+        translator.stopped = True  # what Turn.stop does
+        with pytest.raises(asyncio.CancelledError):
+            messages._take(token(" more"))
+        return translator, shown
+
+    translator, shown = asyncio.run(stopped_between_two_tokens())
+    assert [event.delta for event in shown if isinstance(event, ev.TextDelta)] == ["Half"]
+    partial = translator.partial_message()
+    assert partial is not None and partial.content == "Half"
 
 
 def test_text_and_reasoning_are_cleaned_of_end_markers_and_control_characters():

@@ -101,6 +101,9 @@ class TurnTranslator:
         self.settled: set[str] = set()  # tool calls whose result this answer has shown
         self.shown: list[AnyMessage] = []  # the agent's messages as they were shown, for the transcript
         self.subgraph_shown = False  # ... some of them from its subgraphs, which its state may not keep
+        # The answer was stopped: nothing after is shown, so nothing after is translated (what was translated is
+        # what is saved). The stop cancels the answer's task; a node's own task may still send a token.
+        self.stopped = False
 
     def _part_id(self, kind: str) -> str:
         self.parts += 1
@@ -438,6 +441,8 @@ class MessagesAsTheyCome:
     def _show(self, item: MessagesItem) -> None:
         namespace, _mode, (message, metadata) = item
         translator = self.translator
+        if translator.stopped:
+            raise asyncio.CancelledError
         if translator.inside_a_node(namespace) or internal(message, metadata, translator.hidden):
             return
         for event in translator.message(message, metadata.get("langgraph_node", ""), namespace):
@@ -487,6 +492,8 @@ async def run_graph(
                 graph_input, config, stream_mode=STREAM_MODES, subgraphs=True, context=context
             )
             async for namespace, mode, payload in stream:
+                if translator.stopped:
+                    raise asyncio.CancelledError
                 batch: list[ev.Event]
                 if mode == "updates":
                     messages.flush()

@@ -135,6 +135,7 @@ class Turn:
         answer's task started ends it as soon as it starts."""
         if self._interruptible and self.stop_reason is None and not (self.task and self.task.done()):
             self.stop_reason = reason
+            self.translator.stopped = True
             if self.task and self._running:  # a task cancelled before its first step would skip its cleanup
                 self.task.cancel()
 
