@@ -1,23 +1,37 @@
-"""LangChain's callback dispatch, without its empty gather per token (see langchain_dispatch.py for why)."""
+"""LangChain's callback dispatch, without its empty gather and do-nothing calls per token (see
+langchain_dispatch.py for why)."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import inspect
+import textwrap
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler, manager
 from threadline.agent.demo_model import DemoChatModel
 from threadline.langchain_dispatch import (
+    INHERITED_TOKEN_HANDLERS,
     LANGCHAIN_DISPATCH,
-    dispatch_callbacks_without_empty_gather,
-    dispatch_without_empty_gather,
+    lean_dispatch,
     replaceable,
+    use_lean_dispatch,
 )
 
 
 def test_it_replaces_only_the_dispatch_it_was_written_against():
     """Fails after a LangChain upgrade that changes `ahandle_event`: read the new one, then update the hash."""
     assert replaceable()
+
+
+def test_the_token_handlers_it_skips_do_nothing():
+    """Their body is their docstring, so a handler that inherits one is not called for each token."""
+    for method in INHERITED_TOKEN_HANDLERS:
+        (definition,) = ast.parse(textwrap.dedent(inspect.getsource(method))).body
+        assert isinstance(definition, ast.FunctionDef | ast.AsyncFunctionDef)
+        assert [type(statement) for statement in definition.body] == [ast.Expr], method.__qualname__
+        assert isinstance(definition.body[0], ast.Expr) and isinstance(definition.body[0].value, ast.Constant)
 
 
 class Inline(BaseCallbackHandler):
@@ -58,6 +72,12 @@ class Ignoring(Inline):
     ignore_llm = True
 
 
+class Quiet(BaseCallbackHandler):
+    """Like `ModelCalls`: inline, and nothing to do per token."""
+
+    run_inline = True
+
+
 def test_handlers_are_called_as_langchain_calls_them():
     """Inline handlers in order, then the others together; a failing one logged, an ignoring one skipped."""
 
@@ -71,6 +91,7 @@ def test_handlers_are_called_as_langchain_calls_them():
             InThread("e", calls),
             Ignoring("f", calls),
             Inline("g", calls),
+            Quiet(),
         ]
         for token in ("x", "y"):
             await dispatch(handlers, "on_llm_new_token", "ignore_llm", token)
@@ -82,14 +103,14 @@ def test_handlers_are_called_as_langchain_calls_them():
 
     expected = asyncio.run(calls_made(LANGCHAIN_DISPATCH))
     assert per_token(expected)[0] == (["a x", "c x", "g x"], {"b x", "e x"}) and len(expected) == 10
-    assert per_token(asyncio.run(calls_made(dispatch_without_empty_gather))) == per_token(expected)
+    assert per_token(asyncio.run(calls_made(lean_dispatch))) == per_token(expected)
 
 
 def test_a_served_models_tokens_reach_every_handler_through_it():
     calls: list[str] = []
-    dispatch_callbacks_without_empty_gather()
+    use_lean_dispatch()
     try:
-        assert manager.ahandle_event is dispatch_without_empty_gather
+        assert manager.ahandle_event is lean_dispatch
 
         async def stream() -> str:
             config = {"callbacks": [Inline("inline", calls), Gathered("gathered", calls)]}

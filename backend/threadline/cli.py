@@ -107,11 +107,11 @@ def serve(options: dict[str, str], workers: int = 1, reload: bool = False) -> in
 def app_for(settings: Settings, agents: tuple[Any, ...]) -> Any:
     from threadline.gc_tuning import tune_for_serving
     from threadline.http.app import create_app
-    from threadline.langchain_dispatch import dispatch_callbacks_without_empty_gather
+    from threadline.langchain_dispatch import use_lean_dispatch
     from threadline.langsmith_inline import run_langsmith_bookkeeping_inline
 
     app = create_app(settings, agents)
-    app.on_startup += [run_langsmith_bookkeeping_inline, dispatch_callbacks_without_empty_gather, tune_for_serving]
+    app.on_startup += [run_langsmith_bookkeeping_inline, use_lean_dispatch, tune_for_serving]
     return app
 
 
