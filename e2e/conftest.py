@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from launch import CHROMIUM_FLAGS, RESULTS, ROOT, chromium_path, threadline_server
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 from threadline_testing.database import fresh_database
 
 
@@ -59,13 +59,19 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
+# What a test waits for (an answer's end, say) comes when it comes: a busy machine can take longer than
+# Playwright's 5 s for a whole answer to stream and render. Assertions wait as long as actions do.
+WAIT_MS = 15_000
+expect.set_options(timeout=WAIT_MS)
+
+
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
     """A fresh browser context per test: a new visitor with no cookies and no conversations. Whatever the test
     does, the page's Content-Security-Policy must never block the page's own code or styles."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(WAIT_MS)
     blocked = []
     page.on(
         "console", lambda message: blocked.append(message.text) if "Content Security Policy" in message.text else None
