@@ -509,7 +509,11 @@ def test_send_anyway_stops_the_answer_running_in_the_same_conversation_in_anothe
     chat.ask("hello")
     chat.wait_until_answered()
     other = ChatPage(page.context.new_page())
-    other.page.goto(page.url)  # the same conversation, open in a second tab
+    # The same conversation, open in a second tab, which asks for an answer still being written when it opens:
+    # nothing yet. Waited for, so that the second tab does not pick up the answer asked for next and follow it.
+    with other.page.expect_response(lambda response: response.url.endswith("/stream")) as resumed:
+        other.page.goto(page.url)
+    assert resumed.value.status == 204
     expect(other.user_messages).to_have_count(1)
     chat.ask("count to 400")
     expect(chat.assistant.last).to_contain_text("5 6 7")
