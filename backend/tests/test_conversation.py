@@ -13,8 +13,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.types import interrupt
 from threadline import events as ev
+from threadline.agent.actions import ActionRegistry
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import ChatState, GraphOptions, build_graph
+from threadline.agent.suggestions import Suggester
 from threadline.answers.runner import MessagesAsTheyCome, TurnTranslator, run_graph
 from threadline.conversations.approvals import ask
 from threadline.conversations.history import ui_messages
@@ -81,6 +83,43 @@ async def test_a_regenerated_answer_starts_a_record_of_its_own():
         "the earlier answer's finish and usage are not carried over"
     )
     assert record_of({"finishReason": "stop"}) == {"finish_reason": "stop"}
+
+
+@pytest.mark.parametrize("suggests", [False, True])
+async def test_the_last_model_call_closes_the_turn_unless_suggestions_follow_in_a_step_of_their_own(suggests):
+    """Without suggestions the model call that ends the agent's loop writes the answer's record, one checkpointed
+    step fewer; with them a step after the agent does, once the answer is saved. Either way the answer reads
+    the same, on the stream and in the history, and a turn closed as `closing_node` goes on."""
+
+    @tool
+    def calculator(expression: str) -> str:
+        """Evaluate an arithmetic expression."""
+        return "42"
+
+    model = DemoChatModel(token_delay=0)
+    suggester = Suggester(model, ActionRegistry([])) if suggests else None
+    options = GraphOptions(system_prompt="", max_model_calls=3, suggester=suggester)
+    graph = build_graph(model, [calculator], InMemorySaver(), options)
+    shown: list[ev.Event] = []
+    translator = TurnTranslator(events_mode=False)
+    await run_graph(graph, "t", turn_request("calculate 6*7", created_at="now"), translator, shown.append)
+    conversation = await load(graph, "t")
+    question = conversation.last_question()
+    assert question is not None
+    record = conversation.records[question.id]
+    ran = {node async for snapshot in graph.aget_state_history(config_of("t")) for node in snapshot.next}
+    assert ran == {"__start__", "turn.before_agent", "model", "tools"} | ({"turn.after_agent"} if suggests else set())
+    assert record["finish_reason"] == "stop" and record["usage"]["output_tokens"] > 0
+    assert translator.finish is not None and translator.finish["finished_at"] == record["finished_at"]
+    assert ("suggestions" in record) is suggests
+    ending = [ev.MessageMetadata, ev.StepFinish, *([ev.Suggestions] if suggests else [])]
+    assert [type(event) for event in shown][-len(ending) :] == ending
+    streamed = "".join(event.delta for event in shown if isinstance(event, ev.TextDelta))
+    texts = [part["text"] for part in ui_messages(conversation, "c")[-1]["parts"] if part["type"] == "text"]
+    assert streamed and texts == [streamed]
+    closed = {"messages": [HumanMessage(id="u9", content="hi")], "turns": {"u9": {"finish_reason": "other"}}}
+    await graph.aupdate_state(config_of("t"), closed, as_node=closing_node(graph))
+    assert not (await graph.aget_state(config_of("t"))).next, "a turn closed as the closing node runs nothing after"
 
 
 def test_the_history_view_shows_steps_tools_and_interruptions_like_the_stream():

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import msgspec
 from langchain_core.messages import (
@@ -313,12 +313,19 @@ class TurnTranslator:
         if not namespace and node in INPUT:
             return []
         if not namespace and node in RESPOND:
-            self.finish = record = next(iter(update["turns"].values()))
-            if "suggestions" in record:
-                return [*self.close_step(), msgspec.convert(record["suggestions"], ev.Suggestions)]
-            return self.close_step()
+            return self.closed(update["turns"])
         self.subgraph_shown |= len(namespace) > 1
-        return self.agent_update(update)
+        out = self.agent_update(update)
+        if not namespace and (turns := closing_of(update)):  # the built-in agent's last model call closed the turn
+            out += self.closed(turns)
+        return out
+
+    def closed(self, turns: dict[str, AnswerRecord]) -> list[ev.Event]:
+        """The turn is closed with its record: the answer ends, with the suggestions for what comes next if any."""
+        self.finish = record = next(iter(turns.values()))
+        if "suggestions" in record:
+            return [*self.close_step(), msgspec.convert(record["suggestions"], ev.Suggestions)]
+        return self.close_step()
 
     def agent_update(self, update: Any) -> list[ev.Event]:
         """An agent's node is done: a model call it streamed is complete, with its tool calls."""
@@ -393,6 +400,14 @@ class Tracing(Protocol):
 
 
 MessagesItem = tuple[tuple[str, ...], str, tuple[Any, dict[str, Any]]]  # (namespace, "messages", (message, metadata))
+
+
+def closing_of(update: Any) -> dict[str, AnswerRecord] | None:
+    """The turn's record in a node's update (a dict, or a list of them for a node that returned Commands)."""
+    for value in update if isinstance(update, list) else [update]:
+        if isinstance(value, dict) and value.get("turns"):
+            return cast(dict[str, AnswerRecord], value["turns"])
+    return None
 
 
 class MessagesAsTheyCome:
