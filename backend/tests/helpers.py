@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -12,7 +13,7 @@ import httpx
 from litestar.testing import AsyncTestClient
 from threadline.http.app import create_app
 from threadline.http.connection_limits import server_config
-from threadline.settings import Settings
+from threadline.settings import Settings, load_settings
 from threadline_testing.ports import free_port
 from threadline_testing.sse import aevents_of, parse_sse
 
@@ -132,3 +133,9 @@ async def saved_answer(client: httpx.AsyncClient, conversation_id: str, *, wait:
             return messages[-1]
         await asyncio.sleep(0.05)
     raise AssertionError("the answer was not saved")
+
+
+def quiet_demo() -> tuple:
+    """The demo model as a profile that suggests nothing after its answers, as a paid provider's by default."""
+    profile = {"id": "demo", "provider": "demo", "model": "demo", "suggestions": False}
+    return load_settings({"CHAT_PROFILES": json.dumps([profile])}).profiles

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-from helpers import chat, chat_body, new_conversation_id, running, saved_answer, serving, stream_some
+from helpers import chat, chat_body, new_conversation_id, quiet_demo, running, saved_answer, serving, stream_some
 from litestar import Litestar, get
 from litestar.testing import AsyncTestClient
 from psycopg.rows import dict_row
@@ -76,9 +76,11 @@ async def test_two_turns_keep_their_history_on_the_server(make_settings, name):
         assert "I can see 2 earlier messages" in read_with_ai4(response.content)["message"]["content"]
 
 
+@pytest.mark.parametrize("suggests", [True, False])
 @pytest.mark.parametrize("name", ["assistant", "builtin"])
-async def test_a_tool_round_trip_streams_the_call_and_its_result(make_settings, name):
-    async with running(example(make_settings, name)) as client:
+async def test_a_tool_round_trip_streams_the_call_and_its_result(make_settings, name, suggests):
+    """With suggestions they come in a step after the agent's; without, its run closes the turn: the same answer."""
+    async with running(example(make_settings, name, **({} if suggests else {"profiles": quiet_demo()}))) as client:
         conversation_id = new_conversation_id()
         _, raw, chunks = await chat(client, conversation_id, "what time is it in Europe/Paris?")
         message = accepted(raw)["message"]
@@ -87,8 +89,10 @@ async def test_a_tool_round_trip_streams_the_call_and_its_result(make_settings, 
         assert "came through a real tool call" in texts(message)
         steps = [chunk["type"] for chunk in chunks if chunk["type"] in ("start-step", "finish-step")]
         assert steps == ["start-step", "finish-step", "start-step", "finish-step"], "a step per model call"
+        assert bool(parts(message, "data-suggestions")) is suggests
         history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
         assert parts(history[-1], "tool-current_time")[0]["state"] == "output-available"
+        assert texts(history[-1]) == texts(message) and history[-1]["metadata"]["finishedAt"]
         trace = (await client.get(f"/api/trace/by_message/{message['id']}")).json()
         kinds = [event["type"] for event in trace["events"]]
         assert kinds == ["model_call", "tool_call", "model_call"], kinds
@@ -277,9 +281,10 @@ async def test_the_agents_question_is_answered_after_a_reload(make_settings):
         assert "Summarize what the sources say about geology" in texts(history[-1])
 
 
-@pytest.mark.parametrize("name", ALL)
-async def test_a_reload_resumes_the_answer_and_a_stop_keeps_what_it_said(make_settings, name):
-    with serving(example(make_settings, name, demo_token_delay_ms=10.0)) as base_url:
+@pytest.mark.parametrize(("name", "suggests"), [(name, True) for name in ALL] + [("assistant", False)])
+async def test_a_reload_resumes_the_answer_and_a_stop_keeps_what_it_said(make_settings, name, suggests):
+    quiet = {} if suggests else {"profiles": quiet_demo()}
+    with serving(example(make_settings, name, demo_token_delay_ms=10.0, **quiet)) as base_url:
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
             await client.get("/api/conversations")
             cookie, conversation_id = f"{COOKIE}={client.cookies[COOKIE]}", new_conversation_id()

@@ -17,7 +17,7 @@ from langchain_core.messages import AnyMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
@@ -52,9 +52,9 @@ def host_graph(
     suggester: Suggester | None,
     files: FileReader,
 ) -> Graph:
-    """Compile threadline's graph around `agent`: its `input` and `respond` nodes keep the turn's record as the
-    built-in agent's `turn` middleware does, so a stop, a rollback or a recovery edits either conversation alike
-    (conversations/closing.py)."""
+    """Compile threadline's graph around `agent`: its `input` node and the `agent` step's end (or, with suggestions,
+    a `respond` step after it) keep the turn's record as the built-in agent's middleware does, so a stop, a
+    rollback or a recovery edits either conversation alike (conversations/closing.py), as `respond`."""
 
     async def run_agent(state: HostedState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         carried = state.get("agent_state") or {}
@@ -85,7 +85,10 @@ def host_graph(
         declined = turn.declined_calls() if (turn := current_turn.get()) is not None else set()
         kept = [_marked(message, declined) for message in restored(result.get("messages", []), memory)]
         update = after_run(given, kept, state["messages"])
-        return update | {"agent_state": {k: v for k, v in result.items() if k != "messages"}}
+        update["agent_state"] = {k: v for k, v in result.items() if k != "messages"}
+        if suggester is None:  # the run that ends the agent closes the turn, in its own step
+            update["turns"] = await _closing_records(state, update)
+        return update
 
     async def respond(state: HostedState) -> dict[str, Any]:
         return _answer_record(await closing_update(state["messages"], [], suggester), state)
@@ -96,7 +99,9 @@ def host_graph(
     builder.add_node("respond", respond)
     builder.add_edge(START, "input")
     builder.add_edge("input", "agent")
-    builder.add_edge("agent", "respond")
+    # With suggestions, a step of their own once the answer is saved; without, `respond` is only the node a
+    # stop, a rollback or a recovery closes a turn as (and where an earlier version's checkpoint goes on).
+    builder.add_edge("agent", "respond" if suggester is not None else END)
     builder.add_edge("respond", END)
     return cast(Graph, builder.compile(checkpointer=checkpointer, store=store))
 
@@ -105,6 +110,13 @@ async def take_input(state: HostedState) -> dict[str, Any]:
     """The built-in input node, and the chat body's `input` kept for the agent's whole answer (resumes too)."""
     request = state["request"]
     return await input_node(state) | {"agent_input": request.get("input", {}) if request else {}}
+
+
+async def _closing_records(state: HostedState, update: dict[str, Any]) -> dict[str, AnswerRecord]:
+    """The turn's record from the agent's run, as `respond` would write it after the run's update."""
+    messages = cast(list[AnyMessage], add_messages(cast(list[Any], state["messages"]), update["messages"]))
+    after = cast(HostedState, {"messages": messages, "agent_state": update["agent_state"]})
+    return cast(dict[str, AnswerRecord], _answer_record(await closing_update(messages, [], None), after)["turns"])
 
 
 def _answer_record(update: dict[str, Any], state: HostedState) -> dict[str, Any]:
