@@ -8,7 +8,7 @@ Every agent is read one way, by what its nodes stream and
 return, not by their names: the built-in agent's (`create_agent`, agent/graph.py) and a hosted agent's,
 which streams from its own namespace (agent/hosting.py), may call a model, return tool results or write data;
 every model call is seen by one callback handler (agent/model_calls.py).
-Only threadline's own bookkeeping, before and after every agent, is known by name.
+Only threadline's own input node is known by name; the turn's end is known by the record a node writes.
 """
 
 from __future__ import annotations
@@ -51,9 +51,8 @@ from threadline.current_answer import current_turn
 
 STREAM_MODES: list[StreamMode] = ["updates", "custom"]  # and `messages`, read by MessagesAsTheyCome
 QUESTION = "interrupt"  # the data part that carries an agent's question to the person
-# threadline's own nodes around every agent: around a team's (agent/hosting.py), and the built-in's middleware's
+# threadline's own input node before every agent: before a team's (agent/hosting.py), and the built-in's middleware's
 INPUT = frozenset({"input", f"{TURN}.before_agent"})
-RESPOND = frozenset({"respond", f"{TURN}.after_agent"})
 # Model calls internal to an agent (LangChain's middleware marks them, INTERNAL_CALL; `nostream` tags): never the
 # answer's text.
 HIDDEN_TAGS = frozenset({"nostream", "langsmith:nostream"})
@@ -305,18 +304,17 @@ class TurnTranslator:
         return AIMessage(content=blocks)
 
     def update(self, node: str, update: Any, namespace: tuple[str, ...] = ()) -> list[ev.Event]:
-        """A node is done. threadline's own input and respond nodes (in every conversation graph) say when the
-        answer starts and ends; any other node, the built-in agent's or a hosted agent's, is read alike."""
+        """A node is done. threadline's own input node (in every conversation graph) starts the answer, and the
+        node whose update holds the turn's record ends it: the last model call, a hosted agent's run, or the step
+        after the agent that suggests. Any other node, the built-in agent's or a hosted agent's, is read alike."""
         update = update or {}
         if node == "__interrupt__":  # the graph waits for the person: the answer ends here
             return [] if namespace else self.paused(update)
         if not namespace and node in INPUT:
             return []
-        if not namespace and node in RESPOND:
-            return self.closed(update["turns"])
         self.subgraph_shown |= len(namespace) > 1
         out = self.agent_update(update)
-        if not namespace and (turns := closing_of(update)):  # the built-in agent's last model call closed the turn
+        if not namespace and (turns := closing_of(update)):
             out += self.closed(turns)
         return out
 
