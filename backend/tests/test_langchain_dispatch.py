@@ -72,6 +72,15 @@ class Ignoring(Inline):
     ignore_llm = True
 
 
+class Unimplemented(Inline):
+    def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+        raise NotImplementedError(token)
+
+
+class Strict(Failing):
+    raise_error = True
+
+
 class Quiet(BaseCallbackHandler):
     """Like `ModelCalls`: inline, and nothing to do per token."""
 
@@ -104,6 +113,24 @@ def test_handlers_are_called_as_langchain_calls_them():
     expected = asyncio.run(calls_made(LANGCHAIN_DISPATCH))
     assert per_token(expected)[0] == (["a x", "c x", "g x"], {"b x", "e x"}) and len(expected) == 10
     assert per_token(asyncio.run(calls_made(lean_dispatch))) == per_token(expected)
+
+
+def test_a_failing_handler_is_logged_or_raises_as_langchain_does(caplog: Any):
+    """The synchronous token handlers `lean_dispatch` calls itself: what LangChain logs, and what it raises."""
+
+    async def outcome(dispatch: Any, handler: BaseCallbackHandler) -> tuple[list[str], str | None]:
+        calls: list[str] = []
+        caplog.clear()
+        try:
+            await dispatch([handler, Inline("after", calls)], "on_llm_new_token", "ignore_llm", "x", run_id="r")
+        except ValueError as error:
+            return [record.getMessage() for record in caplog.records], repr(error)
+        return [*calls, *(record.getMessage() for record in caplog.records)], None
+
+    for handler in (Unimplemented("u", []), Failing("f", []), Strict("s", [])):
+        expected = asyncio.run(outcome(LANGCHAIN_DISPATCH, handler))
+        assert expected[0], type(handler).__name__  # logged, whether it raised or not
+        assert asyncio.run(outcome(lean_dispatch, handler)) == expected
 
 
 def test_a_served_models_tokens_reach_every_handler_through_it():

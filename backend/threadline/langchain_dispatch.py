@@ -9,10 +9,12 @@ gather at about a twentieth of a served answer's CPU.
 
 `lean_dispatch` does what `ahandle_event` does, in the same order, and gathers only when a handler is not
 inline. Nor does it call a handler's `on_llm_new_token` that is LangChain's own do-nothing default:
-`ModelCalls` counts every model call but has nothing to do per token, and was called for each one. It
-replaces LangChain's function only while that function is the one it was written against (its source's
-hash): after an upgrade that changes it, LangChain's own runs again until this is checked against the new
-one (the test of this module fails then).
+`ModelCalls` counts every model call but has nothing to do per token, and was called for each one. An inline
+handler's synchronous `on_llm_new_token` (LangGraph's `messages` handler) it calls itself, as
+`_ahandle_event_for_handler` would, without the coroutine and the `inspect` check that function makes for each
+token. It replaces LangChain's function only while both functions are the ones it was written against (their
+source's hash): after an upgrade that changes one, LangChain's own runs again until this is checked against the
+new one (the test of this module fails then).
 """
 
 from __future__ import annotations
@@ -20,13 +22,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.callbacks import manager
 from langchain_core.callbacks.base import AsyncCallbackHandler, BaseCallbackHandler
 
-# sha256 of `inspect.getsource(langchain_core.callbacks.manager.ahandle_event)` this module does the work of
-REPLACED_SOURCE = "d7e942231aa70081074514c8e0c5b2922444d098dc77bb259a02ffd2c01f4bda"  # langchain-core 1.7.2
+# sha256 of `inspect.getsource(f)` for each LangChain function this module does the work of (langchain-core 1.7.2)
+REPLACED_SOURCES: dict[Callable[..., Any], str] = {
+    manager.ahandle_event: "d7e942231aa70081074514c8e0c5b2922444d098dc77bb259a02ffd2c01f4bda",
+    manager._ahandle_event_for_handler: "a3c335cde395aa55a43357ba5a6f75058e42511934c1cebe3d0bf926c5b67ad1",
+}
 LANGCHAIN_DISPATCH = manager.ahandle_event
 
 
@@ -34,14 +40,18 @@ LANGCHAIN_DISPATCH = manager.ahandle_event
 # their docstring: the test checks it). Not calling them changes nothing but what each token costs.
 TOKEN = "on_llm_new_token"
 INHERITED_TOKEN_HANDLERS = frozenset({BaseCallbackHandler.on_llm_new_token, AsyncCallbackHandler.on_llm_new_token})
+_SYNCHRONOUS: dict[type, bool] = {}  # each handler class's `on_llm_new_token`: not a coroutine function
 
 
 async def lean_dispatch(
     handlers: list[BaseCallbackHandler], event_name: str, ignore_condition_name: str | None, *args: Any, **kwargs: Any
 ) -> None:
     for handler in [h for h in handlers if h.run_inline]:
-        if event_name == TOKEN and type(handler).on_llm_new_token in INHERITED_TOKEN_HANDLERS:
-            continue
+        if event_name == TOKEN:
+            if type(handler).on_llm_new_token in INHERITED_TOKEN_HANDLERS:
+                continue
+            if _token_called(handler, ignore_condition_name, args, kwargs):
+                continue
         await manager._ahandle_event_for_handler(handler, event_name, ignore_condition_name, *args, **kwargs)
     if others := [h for h in handlers if not h.run_inline]:
         await asyncio.gather(
@@ -52,10 +62,35 @@ async def lean_dispatch(
         )
 
 
+def _token_called(handler: BaseCallbackHandler, ignore: str | None, args: Any, kwargs: Any) -> bool:
+    """An inline handler's synchronous `on_llm_new_token` called (or ignored) as `_ahandle_event_for_handler` does:
+    a failure logged, and raised when the handler says so. False for a coroutine, which LangChain's function awaits."""
+    event, kind = handler.on_llm_new_token, type(handler)
+    own = getattr(event, "__func__", None) is kind.on_llm_new_token  # its class's, not one set on the handler
+    if (synchronous := _SYNCHRONOUS.get(kind) if own else None) is None:
+        synchronous = not inspect.iscoroutinefunction(event)
+        if own:
+            _SYNCHRONOUS[kind] = synchronous
+    if not synchronous:
+        return False
+    try:
+        if ignore is None or not getattr(handler, ignore):
+            event(*args, **kwargs)
+    except NotImplementedError as e:
+        manager.logger.warning("NotImplementedError in %s.%s callback: %s", handler.__class__.__name__, TOKEN, repr(e))
+    except Exception as e:
+        manager.logger.warning("Error in %s.%s callback: %s", handler.__class__.__name__, TOKEN, repr(e))
+        if handler.raise_error:
+            raise
+    return True
+
+
 def replaceable() -> bool:
-    """Whether LangChain's dispatch is still the function `lean_dispatch` was written against."""
-    source = inspect.getsource(LANGCHAIN_DISPATCH).encode()
-    return hashlib.sha256(source).hexdigest() == REPLACED_SOURCE
+    """Whether LangChain's dispatch functions are still the ones `lean_dispatch` was written against."""
+    return all(
+        hashlib.sha256(inspect.getsource(function).encode()).hexdigest() == digest
+        for function, digest in REPLACED_SOURCES.items()
+    )
 
 
 def use_lean_dispatch() -> None:
