@@ -133,6 +133,19 @@ def test_a_failing_handler_is_logged_or_raises_as_langchain_does(caplog: Any):
         assert asyncio.run(outcome(lean_dispatch, handler)) == expected
 
 
+def test_a_token_handler_set_on_one_handler_is_called_as_langchain_calls_it():
+    """A handler whose class keeps LangChain's do-nothing default but that was given its own `on_llm_new_token`."""
+
+    async def calls_made(dispatch: Any) -> list[str]:
+        calls: list[str] = []
+        handler = Quiet()
+        handler.on_llm_new_token = lambda token, **kwargs: calls.append(token)  # type: ignore[method-assign]
+        await dispatch([handler, Quiet()], "on_llm_new_token", "ignore_llm", "x")
+        return calls
+
+    assert asyncio.run(calls_made(lean_dispatch)) == asyncio.run(calls_made(LANGCHAIN_DISPATCH)) == ["x"]
+
+
 def test_a_served_models_tokens_reach_every_handler_through_it():
     calls: list[str] = []
     use_lean_dispatch()

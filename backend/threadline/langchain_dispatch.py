@@ -40,18 +40,16 @@ LANGCHAIN_DISPATCH = manager.ahandle_event
 # their docstring: the test checks it). Not calling them changes nothing but what each token costs.
 TOKEN = "on_llm_new_token"
 INHERITED_TOKEN_HANDLERS = frozenset({BaseCallbackHandler.on_llm_new_token, AsyncCallbackHandler.on_llm_new_token})
-_SYNCHRONOUS: dict[type, bool] = {}  # each handler class's `on_llm_new_token`: not a coroutine function
+SKIP, CALL, AWAIT = "skip", "call", "await"  # what a token does with a handler's `on_llm_new_token`
+_TOKEN_WAYS: dict[type, str] = {}  # each handler class's, found once
 
 
 async def lean_dispatch(
     handlers: list[BaseCallbackHandler], event_name: str, ignore_condition_name: str | None, *args: Any, **kwargs: Any
 ) -> None:
     for handler in [h for h in handlers if h.run_inline]:
-        if event_name == TOKEN:
-            if type(handler).on_llm_new_token in INHERITED_TOKEN_HANDLERS:
-                continue
-            if _token_called(handler, ignore_condition_name, args, kwargs):
-                continue
+        if event_name == TOKEN and _token_handled(handler, ignore_condition_name, args, kwargs):
+            continue
         await manager._ahandle_event_for_handler(handler, event_name, ignore_condition_name, *args, **kwargs)
     if others := [h for h in handlers if not h.run_inline]:
         await asyncio.gather(
@@ -62,17 +60,18 @@ async def lean_dispatch(
         )
 
 
-def _token_called(handler: BaseCallbackHandler, ignore: str | None, args: Any, kwargs: Any) -> bool:
-    """An inline handler's synchronous `on_llm_new_token` called (or ignored) as `_ahandle_event_for_handler` does:
-    a failure logged, and raised when the handler says so. False for a coroutine, which LangChain's function awaits."""
+def _token_handled(handler: BaseCallbackHandler, ignore: str | None, args: Any, kwargs: Any) -> bool:
+    """True when this token is done with here: the handler's `on_llm_new_token` is LangChain's do-nothing default,
+    or a synchronous one called (or ignored) as `_ahandle_event_for_handler` does, a failure logged and raised
+    when the handler says so. False for a coroutine, which LangChain's function awaits."""
     event, kind = handler.on_llm_new_token, type(handler)
     own = getattr(event, "__func__", None) is kind.on_llm_new_token  # its class's, not one set on the handler
-    if (synchronous := _SYNCHRONOUS.get(kind) if own else None) is None:
-        synchronous = not inspect.iscoroutinefunction(event)
+    if (way := _TOKEN_WAYS.get(kind) if own else None) is None:
+        way = _token_way(event)
         if own:
-            _SYNCHRONOUS[kind] = synchronous
-    if not synchronous:
-        return False
+            _TOKEN_WAYS[kind] = way
+    if way is not CALL:
+        return way is SKIP
     try:
         if ignore is None or not getattr(handler, ignore):
             event(*args, **kwargs)
@@ -83,6 +82,12 @@ def _token_called(handler: BaseCallbackHandler, ignore: str | None, args: Any, k
         if handler.raise_error:
             raise
     return True
+
+
+def _token_way(event: Callable[..., Any]) -> str:
+    if getattr(event, "__func__", event) in INHERITED_TOKEN_HANDLERS:
+        return SKIP
+    return AWAIT if inspect.iscoroutinefunction(event) else CALL
 
 
 def replaceable() -> bool:
