@@ -27,15 +27,14 @@ def config_of(thread_id: str) -> dict:
 
 async def test_a_failing_write_fails_only_its_own_conversation_in_a_shared_batch(saver: PooledPostgresSaver):
     first = asyncio.create_task(saver.aput(config_of("batch-first"), empty_checkpoint(), {}, {}))
-    await asyncio.sleep(0)  # its batch is on its way; the next writes queue behind it, in one batch
-    assert saver.batches.sender is not None
     broken = asyncio.create_task(
         saver.batches.write("batch-broken", [("INSERT INTO no_such_table VALUES (%s)", [(1,)])])
     )
     checkpoint = empty_checkpoint()
     fine = asyncio.create_task(saver.aput(config_of("batch-fine"), checkpoint, {}, {}))
     await asyncio.sleep(0)
-    assert len(saver.batches.queued) == 2, "both writes wait for the same next batch"
+    assert saver.batches.sender is not None
+    assert len(saver.batches.queued) == 3, "the three writes wait for the same batch"
 
     await first
     with pytest.raises(Exception, match="no_such_table"):
@@ -55,3 +54,19 @@ async def test_a_conversations_writes_land_in_the_order_made(saver: PooledPostgr
     await asyncio.gather(*writes)
     latest = await saver.aget_tuple(config)
     assert latest is not None and latest.metadata["step"] == 8
+
+
+async def test_a_steps_checkpoint_goes_in_the_batch_of_its_writes(saver: PooledPostgresSaver):
+    # LangGraph writes a step's task writes, then, a turn or two of the event loop later, the step's checkpoint:
+    # one answer at a time, both go out in one round trip.
+    before, after = empty_checkpoint(), empty_checkpoint()
+    await saver.aput(config_of("gathered"), before, {}, {})
+    step = {"configurable": {**config_of("gathered")["configurable"], "checkpoint_id": before["id"]}}
+    writes = asyncio.create_task(saver.aput_writes(step, [("messages", "hello")], "task-1"))
+    await asyncio.sleep(0)
+    checkpoint = asyncio.create_task(saver.aput(step, after, {}, {}))
+    await asyncio.sleep(0)
+    assert len(saver.batches.queued) == 2, "the checkpoint waits in the batch of the writes before it"
+    await asyncio.gather(writes, checkpoint)
+    latest = await saver.aget_tuple(config_of("gathered"))
+    assert latest is not None and latest.checkpoint["id"] == after["id"]
