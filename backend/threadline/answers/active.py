@@ -29,7 +29,7 @@ from threadline.answers.turn import Stop, Turn
 from threadline.conversations.claims import VISITOR_LOCK
 from threadline.refusals import Refused, busy, too_many_answers
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth
-from threadline.storage.saver import Pool
+from threadline.storage.saver import UNFLUSHED, Pool
 from threadline.storage.threads import branches_of
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,6 @@ CHANNEL = "threadline_cancel"
 # (`synchronous_commit` off for that transaction alone): every session sees it at once all the same, and a
 # crash that loses the write also ends the session the row names, which makes any row left stale. So the
 # answer's first token, and the end of its stream, no longer wait for a flush.
-UNFLUSHED = "unflushed AS (SELECT set_config('synchronous_commit', 'off', true))"
 SESSION = "pid::text || '@' || extract(epoch FROM backend_start)::text"  # a session, even when its pid is reused
 RECORD = (
     f"WITH locked AS (SELECT pg_advisory_xact_lock_shared({VISITOR_LOCK})), {UNFLUSHED} "

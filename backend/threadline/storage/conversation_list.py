@@ -14,7 +14,7 @@ import psycopg
 
 from threadline.refusals import Refused
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, SaveRetries, save_each
-from threadline.storage.saver import Pool
+from threadline.storage.saver import UNFLUSHED, Pool
 from threadline.storage.threads import thread_of
 
 log = logging.getLogger(__name__)
@@ -106,12 +106,16 @@ def unstorable(exc: BaseException) -> Refused:
 
 
 # One statement: continue the visitor's conversation if it has room for a turn, else create it if the
-# visitor has room for a conversation. No row back means one of the two limits was reached.
-TOUCH = """
-WITH continued AS (
+# visitor has room for a conversation. No row back means one of the two limits was reached. It does not wait
+# for PostgreSQL to flush it to disk: the answer's checkpoints, written after it and flushed, flush it too (the
+# write-ahead log is one sequence, flushed in order), so a crash cannot keep a conversation's checkpoint and
+# lose its row; and the answer's first token no longer waits for a flush of its own.
+TOUCH = f"""
+WITH {UNFLUSHED}, continued AS (
     UPDATE conversations
     SET last_message_at = now(), turns = turns + %(turns)s, profile_id = coalesce(%(profile_id)s, profile_id)
     WHERE client_id = %(client_id)s AND id = %(id)s AND turns + %(turns)s <= %(max_turns)s
+      AND EXISTS (SELECT FROM unflushed)
     RETURNING false AS created
 ), started AS (
     INSERT INTO conversations (client_id, id, title, turns, profile_id, agent_id, words)

@@ -200,6 +200,9 @@ WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = '' AND c.checkpoint_id =
 """
 
 Pool = AsyncConnectionPool[AsyncConnection[DictRow]]  # connections that return rows as dicts
+# A common table expression that commits its statement's transaction without waiting for PostgreSQL to flush it
+# to disk (`synchronous_commit` off for that transaction alone); the statement must read it to run it.
+UNFLUSHED = "unflushed AS (SELECT set_config('synchronous_commit', 'off', true))"
 
 
 class PooledPostgresSaver(AsyncPostgresSaver):
