@@ -70,8 +70,8 @@ def _token_handled(handler: BaseCallbackHandler, ignore: str | None, args: Any, 
         way = _token_way(event)
         if own:
             _TOKEN_WAYS[kind] = way
-    if way is not CALL:
-        return way is SKIP
+    if way != CALL:
+        return way == SKIP
     try:
         if ignore is None or not getattr(handler, ignore):
             event(*args, **kwargs)

@@ -104,7 +104,6 @@ class BatchedWrites:
         try:
             while self.queued:
                 batch = await self._gathered()
-                self.queued = []
                 try:
                     outcome = await self._sent(batch)
                     if _refused(outcome) and len({write[0] for write in batch}) > 1:
@@ -120,11 +119,12 @@ class BatchedWrites:
             self.sender = None
 
     async def _gathered(self) -> list[Write]:
-        """What is queued once the event loop has run what was ready a few times: a step's checkpoint follows its
-        task's writes within as many turns of the loop, and so goes out with them, a round trip fewer."""
+        """The next batch: what is queued once the event loop has run what was ready a few times (a step's
+        checkpoint follows its task's writes within as many turns, and so goes out with them, a round trip fewer)."""
         for _ in range(GATHERING_TURNS):
             await asyncio.sleep(0)
-        return self.queued
+        batch, self.queued = self.queued, []
+        return batch
 
     async def _one_conversation_at_a_time(self, batch: list[Write]) -> None:
         by_thread: dict[str, list[Write]] = {}
