@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from compare import BENCH, Peer, peers, start
+from compare import BENCH, Peer, equal_work_peer, start, threadline_settings
 from raw_client import answers_at
 from stream_bench import bench_database
 
@@ -31,8 +31,8 @@ OPEN = "RequestResponseCycle"  # uvicorn's, one per HTTP request being answered,
 
 
 def under_hook(peer: Peer) -> Peer:
-    target = "threadline" if peer.command[1:3] == ["-m", "threadline"] else peer.command[1]
-    return Peer(peer.name, [sys.executable, str(BENCH / "census_hook.py"), target], peer.env)
+    """The peer's server run by census_hook.py: `threadline`, or the peer's script."""
+    return Peer(peer.name, [sys.executable, str(BENCH / "census_hook.py"), peer.command[-1]], peer.env)
 
 
 async def counted(pid: int, out: Path, port: int, streams: int, after: float) -> tuple[dict, dict, int]:
@@ -75,7 +75,8 @@ def main() -> None:
     parser.add_argument("--after", type=float, default=6.0, help="seconds into the streams to count at")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
-        chosen = [p for p in peers(data_dir) if p.name in ("threadline", "LangGraph + Postgres")]
+        threadline = threadline_settings(data_dir)
+        chosen = [Peer("threadline", ["threadline"], threadline), *equal_work_peer(threadline.get("DATABASE_URL"))]
         found = {}
         for peer in chosen:
             out = Path(data_dir) / f"census-{len(found)}.jsonl"

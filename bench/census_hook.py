@@ -5,8 +5,8 @@
 
 On each SIGUSR1 it appends one JSON line to the file CENSUS_OUT names: the process's RSS, the blocks of Python's
 allocator, the objects the cycle collector tracks (counted and sized by type) and how many of them a full
-collection finds unreachable. Counting walks every object, so the census pauses the server for a moment (well under the
-first-token timeout at 1000 streams).
+collection finds unreachable. Counting walks every object, so the census pauses the server for a moment (well
+under the first-token timeout at 1000 streams).
 """
 
 from __future__ import annotations
