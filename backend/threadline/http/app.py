@@ -18,9 +18,10 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
-from litestar.plugins import InitPluginProtocol
+from litestar.plugins import InitPluginProtocol, ReceiveRoutePlugin
 from litestar.plugins.prometheus import PrometheusController
 from litestar.response import File
+from litestar.routes import BaseRoute, HTTPRoute
 from litestar.static_files import create_static_files_router
 from litestar.types import ControllerRouterHandler
 
@@ -32,6 +33,7 @@ from threadline.http.bearer import BearerTokens
 from threadline.http.client_address import ForwardedScheme
 from threadline.http.connection_limits import RequestLimits
 from threadline.http.dependencies import AppServices, chat_allowance, limits_of, owned_conversation
+from threadline.http.dependencies_in_turn import resolve_in_turn
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http.host_identity import Identify
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
@@ -201,6 +203,7 @@ DEPENDENCIES = {  # what handlers declare by name
     "allowance": Provide(chat_allowance, sync_to_thread=False),
     "limits": Provide(limits_of, sync_to_thread=False),
 }
+PROVIDERS = frozenset(provide.dependency for provide in DEPENDENCIES.values())
 
 
 def routes(
@@ -252,7 +255,7 @@ def shared_page(index: Path) -> ControllerRouterHandler:
     return page
 
 
-class Threadline(InitPluginProtocol):
+class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
     """threadline in a Litestar app of your own: every route (the API, the seed contracts, the built-in MCP
     server, and the chat page when `page`) under one router with its own middleware, dependencies, limits and
     error handling, and the services started by the app's lifespan. `graph` is your LangGraph agent, as
@@ -343,6 +346,12 @@ class Threadline(InitPluginProtocol):
         if (cors := cors_config(settings.cors_origins)) is not None:
             app_config.cors_config = merged_cors(app_config.cors_config, cors)
         return app_config
+
+    def receive_route(self, route: BaseRoute) -> None:
+        """threadline's routes resolve their synchronous dependencies in turn (http/dependencies_in_turn.py)."""
+        if isinstance(route, HTTPRoute):
+            for _handler, kwargs_model in route.route_handler_map.values():
+                resolve_in_turn(kwargs_model, PROVIDERS)
 
 
 def create_app(settings: Settings | None = None, agents: tuple[ServedAgent, ...] | None = None) -> Litestar:
