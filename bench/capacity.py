@@ -1,7 +1,7 @@
 """How many conversations can start at the same moment on one core and still meet seed 000's latency
 targets: the first token within 1 s and the whole answer within 5 s (both p95), with no error.
 
-    python3 tasks.py bench capacity [--rounds 3]
+    python3 tasks.py bench capacity [--rounds 3] [--tokens 150]
 
 Each answer is 150 tokens at 50 tokens/s (the demo model with 20 ms between tokens: 3.0 s ideal). For
 each peer the number is found by itself: N conversations open at once against a freshly started server
@@ -9,6 +9,9 @@ each peer the number is found by itself: N conversations open at once against a 
 the last N that held and the first that did not, to within 10 %. Peers: threadline (PostgreSQL,
 suggestions off as for a paid profile), the equal-work LangGraph + AsyncPostgresSaver peer and the AI
 SDK 7 server. Rounds are interleaved; the capacity is printed as the median (min–max) over rounds.
+
+`--tokens 2` makes each answer two tokens long: what is left is what starting an answer costs each peer (the
+request, the records, the graph's setup, the first model call), with next to nothing streamed beside it.
 """
 
 from __future__ import annotations
@@ -31,12 +34,12 @@ FIRST_TOKEN_P95, TOTAL_P95 = 1.0, 5.0  # seconds, seed 000
 START, LIMIT = 100, 6400
 
 
-def probe(peer: Peer, conversations: int) -> dict[str, float]:
+def probe(peer: Peer, conversations: int, tokens: int) -> dict[str, float]:
     """Start `conversations` answers at once on a fresh server; their p95 times, errors and peak memory."""
-    process, port = start(peer, TOKENS, DELAY_MS)
+    process, port = start(peer, tokens, DELAY_MS)
     try:
-        asyncio.run(answers_at(port, TOKENS, 8, 16))  # warm-up
-        results = asyncio.run(answers_at(port, TOKENS, conversations, conversations))
+        asyncio.run(answers_at(port, tokens, 8, 16))  # warm-up
+        results = asyncio.run(answers_at(port, tokens, conversations, conversations))
         rss = peak_rss_mb(process.pid)
     finally:
         process.terminate()
@@ -54,12 +57,12 @@ def holds(result: dict[str, float]) -> bool:
     return result["errors"] == 0 and result["first_token_p95"] <= FIRST_TOKEN_P95 and result["total_p95"] <= TOTAL_P95
 
 
-def capacity(peer: Peer) -> tuple[int, dict[str, float]]:
+def capacity(peer: Peer, tokens: int) -> tuple[int, dict[str, float]]:
     """The most conversations that held the targets, and what was measured there (0 when even 100 did not)."""
     held, best, failed = 0, {}, None
     conversations = START
     while True:
-        result = probe(peer, conversations)
+        result = probe(peer, conversations, tokens)
         ok = holds(result)
         print(
             f"  {peer.name}: {conversations} at once: first token p95 {result['first_token_p95']:.2f} s, "
@@ -84,6 +87,7 @@ def capacity(peer: Peer) -> tuple[int, dict[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tokens", type=int, default=TOKENS, help="tokens per answer (2: starting an answer alone)")
     args = parser.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
@@ -95,11 +99,11 @@ def main() -> None:
             for peer in chosen[number % len(chosen) :] + chosen[: number % len(chosen)]:
                 print(f"round {number + 1}: {peer.name}", file=sys.stderr, flush=True)
                 started = time.perf_counter()
-                found[peer.name].append(capacity(peer))
+                found[peer.name].append(capacity(peer, args.tokens))
                 print(f"  ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     print(
         f"\n| peer | conversations started at once within first token p95 ≤ {FIRST_TOKEN_P95:g} s and total p95 ≤ "
-        f"{TOTAL_P95:g} s ({TOKENS} tokens at {1000 // DELAY_MS}/s) | at the median: first token p95 | total p95 "
+        f"{TOTAL_P95:g} s ({args.tokens} tokens at {1000 // DELAY_MS}/s) | at the median: first token p95 | total p95 "
         "| peak RSS |"
     )
     print("|---|---|---|---|---|")
