@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 
 import httpx
-from raw_client import answers_at
+from raw_client import answers_at, requests_at
 from stream_bench import ROOT, bench_database, cpu_seconds, database_url, peak_rss_mb
 from threadline_testing.ports import free_port
 
@@ -156,12 +156,19 @@ def measure(peer: Peer, scenario: str, data_dir: str, extra: dict[str, str] | No
         "paced": (20, 20, 1, 60),
         "open": (40, 50, 1000, 1000),
         "long": (200, 0, 16, 3000),  # a server that has answered for a while: what it still holds
+        "list": (0, 0, 16, 8000),  # a light request: a visitor's first page of conversations, 8000 times
     }[scenario]
+
+    def load(concurrency: int, answers: int) -> list:
+        if scenario == "list":
+            return asyncio.run(requests_at(port, "/api/conversations", concurrency, answers))
+        return asyncio.run(answers_at(port, tokens, concurrency, answers))
+
     process, port = start(peer, tokens, delay, extra)
     try:
-        asyncio.run(answers_at(port, tokens, min(concurrency, 16), 32))  # warm-up
+        load(min(concurrency, 16), 32)  # warm-up
         cpu_before, client_before, wall = cpu_seconds(process.pid), time.process_time(), time.perf_counter()
-        results = asyncio.run(answers_at(port, tokens, concurrency, answers))
+        results = load(concurrency, answers)
         wall = time.perf_counter() - wall
         server_cpu = cpu_seconds(process.pid) - cpu_before
         client_cpu = time.process_time() - client_before

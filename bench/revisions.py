@@ -8,9 +8,10 @@ is the built-in agent hosted as a team's, paths relative to the repository). Eac
 `bench compare` serves threadline (the demo model on PostgreSQL, one model call per answer, pinned to core 0,
 this load generator on core 1), its own code on the import path, and measured in the scenario `bench compare`
 names (`c64`: 200-token answers at concurrency 64; `c1`, `paced`, `open`; and `long`, 3000 answers at
-concurrency 16, whose peak RSS is what a server that has answered for a while holds). Rounds are interleaved;
-each figure is the median (min–max) over rounds, and the last column is the server CPU per answer against the
-first run's.
+concurrency 16, whose peak RSS is what a server that has answered for a while holds; `list`, no answer but a
+light request: 8000 GETs of a visitor's first page of conversations by 16 keep-alive clients, each figure per
+request). Rounds are interleaved; each figure is the median (min–max) over rounds, and the last column is the
+server CPU per answer against the first run's.
 
 For the closing note of a change on the answer path: `python3 tasks.py bench revisions HEAD~1 .`
 """
@@ -54,7 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("revisions", nargs="+", metavar="REV")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--scenario", default="c64", choices=("c1", "c64", "paced", "open", "long"))
+    parser.add_argument("--scenario", default="c64", choices=("c1", "c64", "paced", "open", "long", "list"))
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
         os.sched_setaffinity(0, {1})
