@@ -85,8 +85,8 @@ async def requests_at(port: int, path: str, clients: int, requests: int) -> list
                 started = time.perf_counter()
                 writer.write(f"GET {path} HTTP/1.1\r\nHost: bench\r\n{cookie}\r\n".encode())
                 head = (await reader.readuntil(b"\r\n\r\n")).decode()
-                fields = dict(line.split(": ", 1) for line in head.split("\r\n")[1:] if ": " in line)
-                fields = {name.lower(): value for name, value in fields.items()}
+                lines = (line.split(": ", 1) for line in head.split("\r\n")[1:] if ": " in line)
+                fields = {name.lower(): value for name, value in lines}
                 await reader.readexactly(int(fields.get("content-length", "0")))
                 if "set-cookie" in fields and not cookie:
                     cookie = f"Cookie: {fields['set-cookie'].split(';', 1)[0]}\r\n"
