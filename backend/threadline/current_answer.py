@@ -39,9 +39,6 @@ class TurnContext(Protocol):
     def called_model(self, model: str) -> None:
         """A hosted agent's model call went to this model (`provider:name`)."""
 
-    def hide_message(self, message_id: str) -> None:
-        """A model call internal to the agent streams this message: it is not the answer's text."""
-
     def declined_calls(self) -> set[str]:
         """The tool calls the person declined in answering this answer's approvals."""
 

@@ -254,7 +254,67 @@ def _openai_app(standin: StandIn) -> Litestar:
 
         return Stream(stream(), media_type="text/event-stream")
 
-    return Litestar([completions], response_headers=ONE_REQUEST_PER_CONNECTION)
+    return Litestar([completions, _responses_route(standin)], response_headers=ONE_REQUEST_PER_CONNECTION)
+
+
+def _input_text(content: str | list[dict[str, Any]]) -> str:
+    return content if isinstance(content, str) else "".join(str(block.get("text", "")) for block in content)
+
+
+def _responses_route(standin: StandIn) -> Any:
+    """OpenAI's Responses API (`ChatOpenAI(use_responses_api=True)`, `openai:gpt-5…` in deepagents), streamed as its
+    typed server-sent events: the response's id comes in `response.created`, the text and a function call as items."""
+
+    @post("/v1/responses", status_code=200)
+    async def responses(request: Request) -> Stream:
+        body = await request.json()
+        standin.requests.append(body)
+        items = body["input"] if isinstance(body["input"], list) else [{"role": "user", "content": body["input"]}]
+        users = [_input_text(item["content"]) for item in items if item.get("role") == "user"]
+        names = {item["call_id"]: item["name"] for item in items if item.get("type") == "function_call"}
+        outputs = [item for item in items if item.get("type") == "function_call_output"]
+        last_result = str(items[-1]["output"]) if items[-1].get("type") == "function_call_output" else None
+        call = Call(
+            users=users,
+            tools=[tool["name"] for tool in body.get("tools") or ()],
+            system=" ".join(_input_text(i["content"]) for i in items if i.get("role") in ("system", "developer")),
+            results=[names.get(item["call_id"], "") for item in outputs],
+            last_result=last_result,
+        )
+        reply = standin.decide(users, last_result, bool(body.get("tools")), call)
+        number = len(standin.requests)
+        response = {"id": f"resp_{number}", "object": "response", "created_at": int(time.time())}
+        response["model"] = body["model"]
+
+        def event(kind: str, **payload: Any) -> bytes:
+            return f"event: {kind}\ndata: {json.dumps({'type': kind, **payload})}\n\n".encode()
+
+        async def stream():
+            yield event("response.created", response={**response, "status": "in_progress", "output": []})
+            text_item = {"id": f"msg_{number}", "type": "message", "role": "assistant"}
+            yield event("response.output_item.added", output_index=0, item={**text_item, "content": []})
+            for word in _words(reply.text) if reply.text else ():
+                yield event("response.output_text.delta", item_id=text_item["id"], output_index=0, delta=word)
+                await asyncio.sleep(reply.pace)
+            text = {"type": "output_text", "text": reply.text, "annotations": []}
+            output = [{**text_item, "status": "completed", "content": [text]}]
+            yield event("response.output_item.done", output_index=0, item=output[0])
+            if reply.tool:
+                name, args = reply.tool
+                arguments = json.dumps(args)
+                fc = {"id": f"fc_{number}", "type": "function_call", "call_id": f"call_{number}", "name": name}
+                yield event("response.output_item.added", output_index=1, item={**fc, "arguments": ""})
+                for piece in (arguments[:5], arguments[5:]):
+                    yield event("response.function_call_arguments.delta", item_id=fc["id"], output_index=1, delta=piece)
+                output.append({**fc, "arguments": arguments, "status": "completed"})
+                yield event("response.output_item.done", output_index=1, item=output[1])
+            usage = {"input_tokens": 11, "output_tokens": 7, "total_tokens": 18}
+            completed = {**response, "status": "completed", "output": output, "usage": usage}
+            yield event("response.completed", response=completed)
+
+        return Stream(stream(), media_type="text/event-stream")
+
+    return responses
 
 
 def _text_blocks(content: str | list[dict[str, Any]], kind: str = "text") -> str:

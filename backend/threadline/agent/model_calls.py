@@ -1,7 +1,7 @@
 """Every model call of an answer, whichever agent makes it, seen one way: as LangChain callbacks.
 
 answers/runner.py adds a `ModelCalls` handler to each graph run; it reports each call to the answer (the trace's
-generation, the model it went to, its usage), marks a structured-output call's message as not the answer's text,
+generation, the model it went to, its usage), marks a structured-output call as internal (LangChain's own mark),
 and remembers which errors were a model call's, so the agent's own failures can be told from the provider's.
 """
 
@@ -38,7 +38,6 @@ class ModelCalls(BaseCallbackHandler):
         self.turn = turn  # None outside an answer (the agent's calls are then only watched for failures)
         self.calls: dict[UUID, tuple[float, list[BaseMessage]]] = {}
         self.errors: list[BaseException] = []  # what model calls raised, to tell them from the agent's own errors
-        self.internal: set[UUID] = set()  # structured-output calls: what they stream is not the answer's text
         self.ignored: set[UUID] = set()
 
     def failed(self, error: BaseException) -> bool:
@@ -78,7 +77,6 @@ class ModelCalls(BaseCallbackHandler):
         if self.turn is not None and about.get("ls_model_name"):  # which model this call went to
             self.turn.called_model(f"{about.get('ls_provider') or 'model'}:{about['ls_model_name']}")
         if (kwargs.get("options") or {}).get("ls_structured_output_format"):  # its JSON is parsed, not prose
-            self.internal.add(run_id)
             # LangChain's own mark for an internal call, on the metadata LangGraph streams this call's tokens with
             # (the same dict every handler is given): the answer leaves them out, with no handler run per token.
             about[INTERNAL_CALL] = True
@@ -89,10 +87,6 @@ class ModelCalls(BaseCallbackHandler):
             return
         generation = response.generations[0][0] if response.generations and response.generations[0] else None
         message = getattr(generation, "message", None)
-        if run_id in self.internal:  # the whole message, as its node returns it, is not shown either
-            self.internal.discard(run_id)
-            if self.turn is not None and message is not None and message.id:
-                self.turn.hide_message(message.id)
         if self.turn is not None and isinstance(message, AIMessage) and message.usage_metadata:
             self.turn.used(message.id, message.usage_metadata)  # every call, the hidden and a sub-agent's too
         if (call := self.calls.pop(run_id, None)) is not None and self.turn is not None:

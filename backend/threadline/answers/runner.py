@@ -18,6 +18,7 @@ import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol, cast
+from uuid import UUID
 
 import msgspec
 from langchain_core.messages import (
@@ -29,6 +30,7 @@ from langchain_core.messages import (
     ToolMessage,
     convert_to_messages,
 )
+from langchain_core.outputs import LLMResult
 from langgraph.pregel._messages import StreamMessagesHandler
 from langgraph.types import Command, StreamMode
 
@@ -95,7 +97,10 @@ class TurnTranslator:
         self.declined: set[str] = set()  # tool calls the person declined: their results are shown as denied
         self.waiting: list[Waiting] = []  # the approvals this answer ended waiting for
         self.interactive = True  # False: the wire cannot ask the person, and run_graph declines what waits
-        self.hidden: set[str] = set()  # messages of model calls internal to the agent (structured output)
+        self.hidden: set[str] = set()  # messages of model calls internal to the agent (structured output): never shown
+        # Messages of `nostream` calls, by id, with their tool calls: shown only if they land in the agent's messages
+        self.unsaid: dict[str, set[str]] = {}
+        self.unsaid_calls: set[str] = set()
         self.early_results: dict[str, ToolMessage] = {}  # results streamed before their call's input was shown
         self.settled: set[str] = set()  # tool calls whose result this answer has shown
         self.shown: list[AnyMessage] = []  # the agent's messages as they were shown, for the transcript
@@ -339,6 +344,9 @@ class TurnTranslator:
                     and (message.id is None or message.tool_call_id in self.pending_tools)
                 ):  # a result LangGraph did not stream (a node's dict, a Command's update), not an earlier one
                     out += self.agent_message(message)
+                if isinstance(message, AIMessage) and message.id in self.unsaid:  # what a hidden call said, kept
+                    self.unsaid_calls -= self.unsaid.pop(message.id)
+                    out += self.agent_message(message)
                 if not isinstance(message, AIMessage) or message.id not in self.streamed:
                     continue
                 if message.id not in self.finished_calls:
@@ -348,6 +356,24 @@ class TurnTranslator:
             if isinstance(value, dict) and value.get(STRUCTURED) is not None:  # create_agent's response_format
                 out.append(ev.Data(name=STRUCTURED.replace("_", "-"), data=ev.plain(value[STRUCTURED])))
         return out
+
+    def hide(self, call: HiddenCall) -> None:
+        """A hidden model call ended: what it said is not shown, nor are its tool calls and their results, unless its
+        message lands in the agent's messages (`agent_update`); a structured-output call's never is."""
+        if call.message.id is None:
+            return
+        if call.internal:
+            self.hidden.add(call.message.id)
+            return
+        calls = {tool_call["id"] for tool_call in call.message.tool_calls if tool_call["id"]}
+        self.unsaid[call.message.id] = calls
+        self.unsaid_calls |= calls
+
+    def same_call(self, call: SameCall) -> None:
+        """One model call streamed under several message ids (OpenAI's Responses API: LangChain's run id, then the
+        response's): it is one message, the one its node returns."""
+        self.streamed -= call.ids
+        self.streamed.add(call.message_id)
 
     def paused(self, interrupts: Any) -> list[ev.Event]:
         """Approvals end the answer with a request per call; any other interrupt is the agent's question."""
@@ -408,6 +434,63 @@ def closing_of(update: Any) -> dict[str, AnswerRecord] | None:
     return None
 
 
+class HiddenCall(msgspec.Struct, frozen=True):
+    """A model call internal to the agent ended with this message (`internal`: a structured-output call's)."""
+
+    message: AIMessage
+    internal: bool
+
+
+class SameCall(msgspec.Struct, frozen=True):
+    """A model call whose tokens came under `ids` ended as the message `message_id`."""
+
+    ids: frozenset[str]
+    message_id: str
+
+
+class CallsAsTheyEnd(StreamMessagesHandler):
+    """LangGraph's handler for the `messages` stream mode, which also tells the answer, in the stream's order, when a
+    hidden call (`nostream` tags, LangChain's internal-call mark) ends with its message, and when a call that streamed
+    under several message ids ends with the one id its message has."""
+
+    def __init__(self, take: Callable[[MessagesItem], None]) -> None:
+        super().__init__(take, subgraphs=True)
+        self.hidden_runs: dict[UUID, bool] = {}  # the hidden calls running, and whether each is internal
+        self.ids: dict[UUID, set[str]] = {}
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID, **kwargs: Any) -> Any:
+        about = kwargs.get("metadata") or {}
+        if not HIDDEN_TAGS.isdisjoint(kwargs.get("tags") or ()) or INTERNAL_CALL in about:
+            self.hidden_runs[run_id] = INTERNAL_CALL in about
+        return super().on_chat_model_start(serialized, messages, run_id=run_id, **kwargs)
+
+    def on_llm_new_token(self, token: Any, *, run_id: UUID, **kwargs: Any) -> Any:
+        chunk = kwargs.get("chunk")
+        if run_id in self.metadata and chunk is not None and (message_id := chunk.message.id) is not None:
+            if (ids := self.ids.get(run_id)) is None:
+                self.ids[run_id] = {message_id}
+            elif message_id not in ids:
+                ids.add(message_id)
+        return super().on_llm_new_token(token, run_id=run_id, **kwargs)
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> Any:
+        ids = self.ids.pop(run_id, None)
+        hidden = self.hidden_runs.pop(run_id, None)
+        generation = response.generations[0][0] if response.generations and response.generations[0] else None
+        message = getattr(generation, "message", None)
+        if isinstance(message, AIMessage) and message.id is not None:
+            if ids is not None and len(ids) > 1:
+                self.stream(((), "calls", (SameCall(frozenset(ids), message.id), {})))
+            if hidden is not None:
+                self.stream(((), "calls", (HiddenCall(message, hidden), {})))
+        return super().on_llm_end(response, run_id=run_id, **kwargs)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
+        self.ids.pop(run_id, None)
+        self.hidden_runs.pop(run_id, None)
+        return super().on_llm_error(error, run_id=run_id, **kwargs)
+
+
 class MessagesAsTheyCome:
     """LangGraph's handler for the `messages` stream mode (every model call's tokens and the messages nodes return,
     from any agent, subgraphs included), attached with a function that translates each and shows its events at once.
@@ -427,7 +510,7 @@ class MessagesAsTheyCome:
     def handler(self) -> StreamMessagesHandler:
         """LangGraph's handler, for the run's callbacks. Not kept here: it holds `_take`, and a reference back
         would make the answer a cycle, which only the rare full garbage collection frees."""
-        handler = StreamMessagesHandler(self._take, subgraphs=True)
+        handler = CallsAsTheyEnd(self._take)
         handler.raise_error = True  # a translation that fails fails the answer, as it did from the stream
         return handler
 
@@ -456,19 +539,27 @@ class MessagesAsTheyCome:
         translator = self.translator
         if translator.stopped:
             raise asyncio.CancelledError
-        if translator.inside_a_node(namespace) or internal(message, metadata, translator.hidden):
+        if isinstance(message, SameCall):
+            translator.same_call(message)
+            return
+        if isinstance(message, HiddenCall):
+            translator.hide(message)
+            return
+        if translator.inside_a_node(namespace) or internal(message, metadata, translator):
             return
         for event in translator.message(message, metadata.get("langgraph_node", ""), namespace):
             self.show(event)
 
 
-def internal(message: Any, metadata: Mapping[str, Any], hidden: set[str]) -> bool:
-    """A message of a model call internal to the agent: LangChain's internal-call metadata, a `nostream` or
-    `langsmith:nostream` tag, or a structured-output call (agent/hosting.py finds those)."""
+def internal(message: Any, metadata: Mapping[str, Any], translator: TurnTranslator) -> bool:
+    """A message of a model call internal to the agent (LangChain's internal-call metadata, a `nostream` or
+    `langsmith:nostream` tag, a structured-output call), or a result of such a call's tool call."""
+    if isinstance(message, ToolMessage):
+        return message.tool_call_id in translator.unsaid_calls
     return (
         INTERNAL_CALL in metadata
         or not HIDDEN_TAGS.isdisjoint(metadata.get("tags") or ())
-        or (isinstance(message, AIMessage) and message.id in hidden)
+        or (isinstance(message, AIMessage) and (message.id in translator.hidden or message.id in translator.unsaid))
     )
 
 

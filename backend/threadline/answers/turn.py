@@ -164,10 +164,6 @@ class Turn:
     def called_model(self, model: str) -> None:
         self.models_called.add(model)
 
-    def hide_message(self, message_id: str) -> None:
-        """A model call internal to the agent (structured output, say) streams this message: it is not shown."""
-        self.translator.hidden.add(message_id)
-
     def model_called(
         self, started: float, messages: list[Any], response: AIMessage | None, error: BaseException | None
     ) -> None:

@@ -1,0 +1,140 @@
+"""Any LangGraph graph as LangGraph runs it, beyond chat agents built the usual way: hidden model calls, a provider
+that streams one call under two ids, an output schema without `messages`, factories of any arity, graph names as a
+`langgraph.json` writes them. Each graph here is the smallest one that shows what a public agent does
+(agents/sources/README.md names them); read by the real `ai` 7 client, and its history checked against the stream."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import chat, new_conversation_id, running
+from test_agents import accepted, parts, texts
+from test_public_agents import history_of, shown, standin_for
+from threadline_testing.standins import Call, Reply
+
+HIDDEN_CALLS = """
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+
+@tool
+def shout(text: str) -> str:
+    "Say it louder."
+    return text.upper()
+
+
+def graph(context):
+    # open_deep_research tags every model call so: LangSmith and the Agent Server do not stream it
+    model = context.model.bind_tools([shout]).with_config(tags=[TAG])
+
+    async def agent(state):
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode([shout]))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    return builder
+
+
+class Notes(MessagesState):
+    notes: list
+
+
+def aside(context):
+    # the supervisor pattern of open_deep_research: a hidden call's tool calls and their results kept in a key of
+    # its own, and only the report in `messages`
+    model = context.model.bind_tools([shout]).with_config(tags=[TAG])
+
+    async def research(state):
+        call = await model.ainvoke(state["messages"])
+        results = await ToolNode([shout]).ainvoke({"messages": [call]})
+        return {"notes": [call, *results["messages"]]}
+
+    async def report(state):
+        return {"messages": [AIMessage("Report: " + state["notes"][-1].text)]}
+
+    builder = StateGraph(Notes)
+    builder.add_node("research", research)
+    builder.add_node("report", report)
+    builder.add_edge(START, "research")
+    builder.add_edge("research", "report")
+    return builder
+"""
+
+
+@pytest.mark.parametrize("tag", ["nostream", "langsmith:nostream"])
+async def test_a_hidden_call_that_lands_in_the_messages_is_shown_whole_with_its_tool_calls(
+    make_settings, tmp_path, tag
+):
+    path = tmp_path / "hidden_calls.py"
+    path.write_text(HIDDEN_CALLS.replace("TAG", repr(tag)))
+    async with running(make_settings(graph=f"{path}:graph")) as client:
+        conversation_id = new_conversation_id()
+        _, raw, chunks = await chat(client, conversation_id, 'use the shout tool with {"text": "hello"}')
+        message = accepted(raw)["message"]
+        (tool,) = parts(message, "tool-shout")
+        assert tool["state"] == "output-available" and tool["output"] == "HELLO"
+        assert "HELLO" in texts(message), "the answer after the tool, though its call was hidden too"
+        assert sum(chunk["type"] == "text-delta" for chunk in chunks) == 1, "shown whole when it landed"
+        (saved,) = (await history_of(client, conversation_id))[1::2]
+        assert shown(saved) == shown(message)
+
+
+@pytest.mark.parametrize("tag", ["nostream", "langsmith:nostream"])
+async def test_a_hidden_calls_tool_calls_kept_aside_are_hidden_with_their_results(make_settings, tmp_path, tag):
+    path = tmp_path / "hidden_calls.py"
+    path.write_text(HIDDEN_CALLS.replace("TAG", repr(tag)))
+    async with running(make_settings(graph=f"{path}:aside")) as client:
+        conversation_id = new_conversation_id()
+        _, raw, _ = await chat(client, conversation_id, 'use the shout tool with {"text": "hello"}')
+        message = accepted(raw)["message"]
+        assert not [part for part in message["parts"] if part["type"].startswith("tool-")]
+        assert texts(message) == "Report: HELLO"
+        (saved,) = (await history_of(client, conversation_id))[1::2]
+        assert shown(saved) == shown(message)
+
+
+RESPONSES_API = """
+from langchain.agents import create_agent
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+
+
+@tool
+def shout(text: str) -> str:
+    "Say it louder."
+    return text.upper()
+
+
+agent = create_agent(ChatOpenAI(model="gpt-5.5", use_responses_api=True), [shout])
+"""
+
+
+def shout_script(call: Call) -> Reply:
+    if call.last_result is not None:
+        return Reply(text=f"It said {call.last_result}.")
+    return Reply(text="Let me shout.", tool=("shout", {"text": "hello"}))
+
+
+async def test_a_responses_api_call_is_one_message_and_its_tool_result_comes_when_it_finishes(make_settings, tmp_path):
+    """OpenAI's Responses API streams one call under LangChain's run id, then the response's id."""
+    path = tmp_path / "responses_agent.py"
+    path.write_text(RESPONSES_API)
+    with standin_for("openai", "OPENAI_BASE_URL", "OPENAI_API_KEY") as openai:
+        openai.script = shout_script
+        async with running(make_settings(graph=f"{path}:agent")) as client:
+            conversation_id = new_conversation_id()
+            _, raw, chunks = await chat(client, conversation_id, "shout hello")
+            message = accepted(raw)["message"]
+            (tool,) = parts(message, "tool-shout")
+            assert tool["state"] == "output-available" and tool["output"] == "HELLO"
+            kinds = [chunk["type"] for chunk in chunks]
+            assert kinds.index("tool-output-available") < kinds.index("finish-step"), "not held to the end"
+            assert texts(message) == "Let me shout.It said HELLO."
+            (saved,) = (await history_of(client, conversation_id))[1::2]
+            assert shown(saved) == shown(message)
+
