@@ -138,3 +138,84 @@ async def test_a_responses_api_call_is_one_message_and_its_tool_result_comes_whe
             (saved,) = (await history_of(client, conversation_id))[1::2]
             assert shown(saved) == shown(message)
 
+
+OUTPUT_SCHEMA = """
+from typing import TypedDict
+
+from langchain_core.tools import tool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+
+@tool
+def shout(text: str) -> str:
+    "Say it louder."
+    return text.upper()
+
+
+class Found(TypedDict):
+    info: dict
+
+
+class State(MessagesState):
+    info: dict
+
+
+def graph(context):
+    # data-enrichment's shape: the agent works in `messages`, and its output schema lets only `info` through
+    model = context.model.bind_tools([shout])
+
+    async def agent(state):
+        answer = await model.ainvoke(state["messages"])
+        return {"messages": [answer], "info": {"said": answer.text}}
+
+    builder = StateGraph(State, input_schema=MessagesState, output_schema=Found)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode([shout]))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    return builder
+
+
+def no_arguments():  # deepagents' text-to-sql example: a factory that takes nothing
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", lambda state: {"messages": [("ai", "Made by a factory of no arguments.")]})
+    builder.add_edge(START, "agent")
+    return builder.compile()
+
+
+def with_config(config):
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", lambda state: {"messages": [("ai", f"Made for {sorted(config)}.")]})
+    builder.add_edge(START, "agent")
+    return builder.compile()
+"""
+
+
+async def test_an_output_schema_without_messages_hides_nothing_of_what_the_agent_did(make_settings, tmp_path):
+    path = tmp_path / "output_schema.py"
+    path.write_text(OUTPUT_SCHEMA)
+    async with running(make_settings(graph=f"{path}:graph")) as client:
+        conversation_id = new_conversation_id()
+        _, raw, _ = await chat(client, conversation_id, 'use the shout tool with {"text": "hello"}')
+        message = accepted(raw)["message"]
+        (tool,) = parts(message, "tool-shout")
+        assert tool["state"] == "output-available" and tool["output"] == "HELLO"
+        assert "HELLO" in texts(message)
+        history = await history_of(client, conversation_id)
+        assert [m["role"] for m in history] == ["user", "assistant"]
+        assert shown(history[1]) == shown(message)
+
+
+@pytest.mark.parametrize(
+    ("factory", "said"),
+    [("no_arguments", "Made by a factory of no arguments."), ("with_config", "Made for ['configurable'].")],
+)
+async def test_a_factory_takes_what_langgraph_json_allows(make_settings, tmp_path, factory, said):
+    path = tmp_path / "output_schema.py"
+    path.write_text(OUTPUT_SCHEMA)
+    async with running(make_settings(graph=f"{path}:{factory}")) as client:
+        _, raw, _ = await chat(client, new_conversation_id(), "hi")
+        assert texts(accepted(raw)["message"]) == said
+

@@ -34,6 +34,7 @@ from threadline.conversations.state import AnswerRecord, Usage
 from threadline.current_answer import TurnContext, current_turn
 from threadline.events import plain
 
+MESSAGES = "messages"
 STRUCTURED = "structured_response"  # create_agent's state key for a `response_format` agent's typed answer
 
 
@@ -56,6 +57,11 @@ def host_graph(
     a `respond` step after it) keep the turn's record as the built-in agent's middleware does, so a stop, a
     rollback or a recovery edits either conversation alike (conversations/closing.py), as `respond`."""
 
+    # LangGraph filters what a run returns, and the node updates it streams, to the graph's output schema: the
+    # agent's messages are read whatever that schema lets through (data-enrichment's lets only `info` out).
+    output = [agent.output_channels] if isinstance(agent.output_channels, str) else list(agent.output_channels)
+    output_keys = output if MESSAGES in output else [*output, MESSAGES]
+
     async def run_agent(state: HostedState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         carried = state.get("agent_state") or {}
         memory = agent_input(state["messages"], state.get("agent_messages"), state.get("agent_messages_until"))
@@ -71,7 +77,11 @@ def host_graph(
             # and a stopped or killed run is closed from it (conversations/closing.py), so its own steps in
             # between were never read back; a run that asks resumes from what it saved (6 fewer checkpoints).
             result = await agent.ainvoke(
-                {**carried, **own_input, "messages": given}, config, context=context, durability="exit"
+                {**carried, **own_input, MESSAGES: given},
+                config,
+                context=context,
+                durability="exit",
+                output_keys=output_keys,
             )
         except GraphBubbleUp:
             raise  # an interrupt, or a Command for a parent graph: LangGraph's control flow
@@ -83,9 +93,9 @@ def host_graph(
             CURRENT.reset(threadline_context)
         # Messages with attachments go back to holding references only; calls the person declined stay declined.
         declined = turn.declined_calls() if (turn := current_turn.get()) is not None else set()
-        kept = [_marked(message, declined) for message in restored(result.get("messages", []), memory)]
+        kept = [_marked(message, declined) for message in restored(result.get(MESSAGES, []), memory)]
         update = after_run(given, kept, state["messages"])
-        update["agent_state"] = {k: v for k, v in result.items() if k != "messages"}
+        update["agent_state"] = {k: v for k, v in result.items() if k != MESSAGES}
         if suggester is None:  # the run that ends the agent closes the turn, in its own step
             update["turns"] = await _closing_records(state, update)
         return update

@@ -1,7 +1,8 @@
 """THREADLINE_GRAPH: finding a team's LangGraph agent and checking, at start-up, that threadline can host it.
 
 `path/to/file.py:name` or `package.module:name` names a `StateGraph` builder, a compiled graph, or a
-factory that is given an `AgentContext` and returns either; `path/langgraph.json` names every graph of
+factory that returns either, given nothing, a `RunnableConfig` or an `AgentContext` (by what it takes);
+`path/langgraph.json` names every graph of
 that file (agent/langgraph_json.py), each served as an agent a conversation may pick. The one
 requirement is a `messages` state key that merges message lists by id, as LangGraph's add_messages
 does; anything else stops start-up with one line that says what is wrong.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from typing import Any
 
 import msgspec
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.channels.base import BaseChannel
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
@@ -109,7 +112,7 @@ def agent_graph(source: AgentSource, context: AgentContext) -> AgentGraph:
     made: Any = source
     if callable(source) and not isinstance(source, StateGraph | Pregel):
         try:
-            made = source(context)
+            made = source(*_factory_arguments(source, context))
         except Exception as error:
             raise AgentLoadError(f"THREADLINE_GRAPH: the factory raised {_one_line(error)}") from error
     if isinstance(made, StateGraph):
@@ -123,6 +126,25 @@ def agent_graph(source: AgentSource, context: AgentContext) -> AgentGraph:
     if problem := messages_problem(made.channels.get("messages")):
         raise NoMessages(f"THREADLINE_GRAPH: the graph's `messages` state key {problem}")
     return made.copy(update={"checkpointer": None}) if made.checkpointer not in (None, True) else made
+
+
+def _factory_arguments(factory: Callable[..., Any], context: AgentContext) -> tuple[Any, ...]:
+    """What a factory is given, by what it takes, as langgraph.json allows: nothing, a `RunnableConfig` (a parameter
+    named `config` or annotated so), or threadline's `AgentContext` (the model, tools and settings it would use)."""
+    try:
+        parameters = [
+            parameter
+            for parameter in inspect.signature(factory).parameters.values()
+            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):  # no signature to read (a builtin, say): given the context, as before
+        return (context,)
+    if not parameters:
+        return ()
+    first = parameters[0]
+    if first.name == "config" or "RunnableConfig" in str(first.annotation):
+        return (RunnableConfig(configurable={}),)
+    return (context,)
 
 
 def messages_problem(channel: Any) -> str | None:
