@@ -5,8 +5,10 @@ that streams one call under two ids, an output schema without `messages`, factor
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from helpers import chat, new_conversation_id, running
+from helpers import chat, chat_body, new_conversation_id, running
 from test_agents import accepted, parts, texts
 from test_public_agents import history_of, shown, standin_for
 from threadline_testing.standins import Call, Reply
@@ -219,3 +221,21 @@ async def test_a_factory_takes_what_langgraph_json_allows(make_settings, tmp_pat
         _, raw, _ = await chat(client, new_conversation_id(), "hi")
         assert texts(accepted(raw)["message"]) == said
 
+
+async def test_a_graph_is_named_as_its_langgraph_json_writes_it(make_settings, tmp_path):
+    (tmp_path / "speakers.py").write_text(OUTPUT_SCHEMA)
+    (tmp_path / "langgraph.json").write_text(
+        json.dumps({"graphs": {"Email Agent": "./speakers.py:no_arguments", "v1.config": "./speakers.py:with_config"}})
+    )
+    async with running(make_settings(graph=str(tmp_path / "langgraph.json"))) as client:
+        listed = (await client.get("/api/agents")).json()
+        assert [agent["id"] for agent in listed] == ["Email Agent", "v1.config"]
+        conversation_id = new_conversation_id()
+        _, raw, _ = await chat(client, conversation_id, "hi", agent="v1.config")
+        assert texts(accepted(raw)["message"]) == "Made for ['configurable']."
+        rows = (await client.get("/api/conversations")).json()
+        assert [row["agentId"] for row in rows] == ["v1.config"]
+        for refused in ("Nobody", "Email\nAgent", "x" * 129):
+            response = await client.post("/api/chat", json=chat_body(new_conversation_id(), "hi", agent=refused))
+            assert response.status_code == 400, refused
+            assert response.json()["error"]["details"][0]["field"] == "agent"

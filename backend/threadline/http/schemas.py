@@ -12,6 +12,10 @@ from threadline.settings import MOST_FILE_BYTES, MultitaskStrategy, OnDisconnect
 # `(?!\n)$`: in Python's regex `$` alone also matches before a final newline, and an id ends up in headers.
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}(?!\n)$"
 Id = Annotated[str, msgspec.Meta(pattern=ID_PATTERN, description="letters, digits, _ and -")]
+# An agent is named as its langgraph.json names it ("Deep Researcher", "email.agent"): printable text.
+AgentName = Annotated[
+    str, msgspec.Meta(pattern=r"^[^\x00-\x1f\x7f]{1,128}$", description="an agent's id as GET /api/agents lists it")
+]
 MAX_MESSAGE_CHARS = 10_000
 MAX_BODY_BYTES = 1_048_576  # 1 MB
 # What a value the client chooses freely may take, as JSON: the answer to an agent's question
@@ -82,7 +86,8 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     message_id: Id | None = None
     stream_mode: StreamMode | None = None  # overrides CHAT_STREAM_MODE for this answer
     profile_id: Id | None = None  # the model profile (GET /api/profiles); else the conversation's, else the default
-    agent: Id | None = None  # the agent (GET /api/agents) a new conversation goes to; a started one keeps its own
+    # The agent (GET /api/agents) a new conversation goes to; a started one keeps its own.
+    agent: AgentName | None = None
     # What to do when an answer is already running in this conversation (double-texting); else the server's.
     multitask_strategy: MultitaskStrategy | None = None
     # Two profiles: an A/B comparison of their answers (conversations/comparisons.py).
