@@ -85,3 +85,25 @@ async def test_the_host_apps_cors_configuration_is_kept_and_ours_added(make_sett
             assert preflight.status_code in (200, 204), (origin, preflight.text)
             assert preflight.headers["access-control-allow-origin"] == origin
             assert method in preflight.headers["access-control-allow-methods"]
+
+
+async def test_a_host_app_that_allows_every_origin_gives_no_origin_credentials(make_settings):
+    """With `*` and credentials, Litestar answers any origin that sends a cookie with that origin: every site could
+    read a signed-in user's conversations with their session cookie."""
+    for host_credentials in (False, True):
+        app = Litestar(
+            route_handlers=[login, whoami],
+            middleware=[CookieBackendConfig(secret=os.urandom(16)).middleware],
+            cors_config=CORSConfig(allow_origins=["*"], allow_credentials=host_credentials),
+            plugins=[Threadline(make_settings(cors_origins=("http://localhost:3000",)), identify=identify)],
+        )
+        async with AsyncTestClient(app=app, timeout=30) as client:
+            await client.post(f"/login/carol{host_credentials}")
+            await chat(client, new_conversation_id(), "carol here")
+            for origin in ("http://evil.example", "http://localhost:3000"):
+                response = await client.get("/api/conversations", headers={"origin": origin})
+                assert len(response.json()) == 1
+                # without it a browser keeps a credentialed response from the page, whatever the allowed origin
+                assert "access-control-allow-credentials" not in response.headers, origin
+            open_route = await client.get("/whoami", headers={"origin": "http://any.example"})
+            assert "access-control-allow-origin" in open_route.headers, "the host's routes stay open to every origin"

@@ -3,6 +3,7 @@ create_app(), the standalone server; the lifespan starts the services (http/serv
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -180,6 +181,19 @@ def merged_cors(host: CORSConfig | None, ours: CORSConfig) -> CORSConfig:
     )
 
 
+def credentials_only_for_listed_origins(cors: CORSConfig) -> CORSConfig:
+    """With `*` among the origins, Litestar answers any origin that sends a cookie with that origin and credentials
+    allowed: every site could read a signed-in user's conversations. Credentials go only with listed origins, so a
+    host app's `*` keeps its routes open to every origin, without credentials (a bearer token still works)."""
+    if not (cors.is_allow_all_origins and cors.allow_credentials):
+        return cors
+    log.warning(
+        "CORS: every origin is allowed ('*'), so no origin gets credentials (cookies); list the origins that need "
+        "them instead of '*' (THREADLINE_CORS_ORIGINS, or the host app's CORSConfig)"
+    )
+    return dataclasses.replace(cors, allow_credentials=False)
+
+
 def page_provider(settings: Settings) -> tuple[str, ...]:
     """The identity provider's origin, which the page signing in talks to (discovery, tokens)."""
     if not (settings.auth_issuer and settings.auth_client_id):
@@ -345,6 +359,8 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
         app_config.before_send.append(SecurityHeaders((*settings.cors_origins, *page_provider(settings))))
         if (cors := cors_config(settings.cors_origins)) is not None:
             app_config.cors_config = merged_cors(app_config.cors_config, cors)
+        if app_config.cors_config is not None:
+            app_config.cors_config = credentials_only_for_listed_origins(app_config.cors_config)
         return app_config
 
     def receive_route(self, route: BaseRoute) -> None:
