@@ -239,3 +239,33 @@ async def test_a_graph_is_named_as_its_langgraph_json_writes_it(make_settings, t
             response = await client.post("/api/chat", json=chat_body(new_conversation_id(), "hi", agent=refused))
             assert response.status_code == 400, refused
             assert response.json()["error"]["details"][0]["field"] == "agent"
+
+
+PYDANTIC_ANSWER = """
+from langchain.agents import create_agent
+from langchain.agents.structured_output import ToolStrategy
+from langchain_anthropic import ChatAnthropic
+from pydantic import BaseModel
+
+
+class Weather(BaseModel):
+    city: str
+    high_c: int
+
+
+agent = create_agent(ChatAnthropic(model="claude-sonnet-4-5"), [], response_format=ToolStrategy(Weather))
+"""
+
+
+async def test_a_pydantic_structured_answer_is_json_live_and_in_the_history(make_settings, tmp_path):
+    path = tmp_path / "pydantic_answer.py"
+    path.write_text(PYDANTIC_ANSWER)
+    with standin_for("anthropic", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY") as anthropic:
+        anthropic.script = lambda call: Reply(tool=("Weather", {"city": "Lisbon", "high_c": 24}))
+        async with running(make_settings(graph=f"{path}:agent")) as client:
+            conversation_id = new_conversation_id()
+            _, raw, _ = await chat(client, conversation_id, "the weather in Lisbon?")
+            (live,) = parts(accepted(raw)["message"], "data-structured-response")
+            assert live["data"] == {"city": "Lisbon", "high_c": 24}
+            (saved,) = parts((await history_of(client, conversation_id))[1], "data-structured-response")
+            assert saved["data"] == live["data"]

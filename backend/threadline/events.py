@@ -248,9 +248,18 @@ AnyEvent = (  # every event, so a recorded answer (answers/recordings.py) reads 
 def plain(value: Any) -> Any:
     """A value an agent produced, as JSON the wires can send; what has no JSON form is sent as its text."""
     try:
-        return msgspec.to_builtins(value, str_keys=True)
+        return msgspec.to_builtins(value, str_keys=True, enc_hook=_pydantic)
     except (TypeError, ValueError):
         return str(value)
+
+
+def _pydantic(value: Any) -> Any:
+    """A Pydantic model (`create_agent(response_format=Model)`, a tool's result) as its JSON form, not its repr;
+    found by its method, so this module needs no Pydantic."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    raise TypeError(f"{type(value).__name__} has no JSON form")
 
 
 def timestamp() -> str:
