@@ -10,6 +10,7 @@ import json
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running
 from test_agents import accepted, parts, texts
+from test_cli import threadline
 from test_public_agents import history_of, shown, standin_for
 from threadline_testing.standins import Call, Reply
 
@@ -269,3 +270,38 @@ async def test_a_pydantic_structured_answer_is_json_live_and_in_the_history(make
             assert live["data"] == {"city": "Lisbon", "high_c": 24}
             (saved,) = parts((await history_of(client, conversation_id))[1], "data-structured-response")
             assert saved["data"] == live["data"]
+
+
+OWN_STORE = """
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.messages import AIMessage
+from langgraph.config import get_store
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.store.memory import InMemoryStore
+
+# langgraph-bigtool's and langmem's pattern: the agent's tools or memories in an indexed store compiled into it
+store = InMemoryStore(index={"dims": 8, "embed": DeterministicFakeEmbedding(size=8), "fields": ["about"]})
+store.put(("tools",), "shout", {"about": "say something louder"})
+
+
+async def look_up(state):
+    found = await get_store().asearch(("tools",), query=state["messages"][-1].text)
+    return {"messages": [AIMessage(f"Found {len(found)}: {', '.join(item.key for item in found)}.")]}
+
+
+builder = StateGraph(MessagesState)
+builder.add_node("look_up", look_up)
+builder.add_edge(START, "look_up")
+agent = builder.compile(store=store)
+"""
+
+
+async def test_an_agents_own_store_is_the_one_it_reads_and_check_says_so(make_settings, tmp_path):
+    path = tmp_path / "own_store.py"
+    path.write_text(OWN_STORE)
+    async with running(make_settings(graph=f"{path}:agent")) as client:
+        _, raw, _ = await chat(client, new_conversation_id(), "a tool to shout")
+        assert texts(accepted(raw)["message"]) == "Found 1: shout."
+    checked = threadline("check", "--graph", f"{path}:agent", THREADLINE_DATA_DIR=str(tmp_path))
+    said = dict(line.split(":", 1) for line in checked.stdout.splitlines())
+    assert said["agent memory"].strip().startswith("agent: its own InMemoryStore; else threadline's"), said

@@ -167,6 +167,20 @@ def run_supervised(config: Any, reload: bool) -> None:
         Multiprocess(config, sockets=sockets).run()
 
 
+def agent_stores(agents: tuple[Any, ...], storage: str) -> str:
+    """Which store each agent's `runtime.store` is: its own where it is compiled with one, else threadline's."""
+    from langgraph.pregel import Pregel
+    from langgraph.store.base import BaseStore
+
+    said = []
+    for agent in agents:
+        if not isinstance(agent.source, Pregel):
+            said.append(f"{agent.id}: its own if its builder or factory compiles one")
+        elif isinstance(agent.source.store, BaseStore):
+            said.append(f"{agent.id}: its own {type(agent.source.store).__name__}")
+    return "; ".join([*said, f"{'else ' if said else ''}threadline's ({storage})"])
+
+
 def check(options: dict[str, str]) -> int:
     """Load the settings and the agent as `serve` would, print what would run, and exit: 0 when it can."""
     if (settings := settings_from(options)) is None or (agents := loaded_agents(settings)) is None:
@@ -182,6 +196,7 @@ def check(options: dict[str, str]) -> int:
         "profiles": profiles,
         "agents": ", ".join(agent.id for agent in agents) or "the built-in agent",
         "storage": storage,
+        "agent memory": agent_stores(agents, storage),
         "tool servers": ", ".join(server.name for server in settings.mcp_servers) or "none",
         "chat page": str(settings.frontend_dir) if (settings.frontend_dir / "index.html").exists() else "none",
     }

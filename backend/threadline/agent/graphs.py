@@ -200,7 +200,10 @@ class GraphSwitch:
             own_context = own_context_of(agent, self.settings)
             subgraphs = frozenset(name for name, _ in agent.get_subgraphs(recurse=True))
             self.hosting[agent_id] = Hosting(own_context, InputCheck(agent), subgraphs)
-            return host_graph(agent, own_context, self.checkpointer, self.store, suggester, self.files)
+            # An agent compiled with a store of its own (an indexed one, langmem's or langgraph-bigtool's) keeps it:
+            # its memories and tools are there. threadline's is for the agents that bring none.
+            store = agent.store if isinstance(agent.store, BaseStore) else self.store
+            return host_graph(agent, own_context, self.checkpointer, store, suggester, self.files)
         options = GraphOptions(
             system_prompt=self.contexts[profile.id].system_prompt,
             max_model_calls=self.settings.max_model_calls,
