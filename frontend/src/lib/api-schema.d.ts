@@ -599,7 +599,7 @@ export interface components {
         };
         /** ChatRequest */
         ChatRequest: {
-            /** @description letters, digits, _ and - */
+            /** @description an agent's id as GET /api/agents lists it */
             agent?: string | null;
             compareProfiles?: string[] | null;
             context?: {
