@@ -305,3 +305,58 @@ async def test_an_agents_own_store_is_the_one_it_reads_and_check_says_so(make_se
     checked = threadline("check", "--graph", f"{path}:agent", THREADLINE_DATA_DIR=str(tmp_path))
     said = dict(line.split(":", 1) for line in checked.stdout.splitlines())
     assert said["agent memory"].strip().startswith("agent: its own InMemoryStore; else threadline's"), said
+
+
+TYPED_INPUT = """
+from typing import TypedDict
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+class Email(TypedDict):  # typing's TypedDict: Pydantic builds no JSON schema from it on Python 3.11
+    author: str
+    subject: str
+
+
+class Input(MessagesState):
+    email_input: Email
+
+
+class State(Input):
+    seen: int
+
+
+def read(state):
+    email = state["email_input"]
+    return {"messages": [AIMessage(f"From {email['author']}: {email['subject']}.")]}
+
+
+builder = StateGraph(State, input_schema=Input)
+builder.add_node("read", read)
+builder.add_edge(START, "read")
+agent = builder.compile()
+"""
+
+
+async def test_a_typed_dict_input_is_checked_by_its_type_hints_and_a_missing_key_is_named(make_settings, tmp_path):
+    """agents-from-scratch's email assistant takes `email_input`; a message without it is a 400 naming it, not the
+    agent's KeyError; given once, it is kept for the conversation's next messages."""
+    path = tmp_path / "typed_input.py"
+    path.write_text(TYPED_INPUT)
+    async with running(make_settings(graph=f"{path}:agent")) as client:
+        conversation_id = new_conversation_id()
+        missing = await client.post("/api/chat", json=chat_body(conversation_id, "read it"))
+        assert missing.status_code == 400, missing.text
+        assert "email_input" in missing.json()["error"]["message"]
+        email = {"author": "Ana", "subject": "Lunch"}
+        _, raw, _ = await chat(client, conversation_id, "read it", input={"email_input": email})
+        assert texts(accepted(raw)["message"]) == "From Ana: Lunch."
+        _, raw, _ = await chat(client, conversation_id, "again")
+        assert texts(accepted(raw)["message"]) == "From Ana: Lunch.", "kept from the message that gave it"
+        wrong = await client.post("/api/chat", json=chat_body(conversation_id, "hi", input={"email_input": "x"}))
+        assert wrong.status_code == 400 and "email_input" in wrong.json()["error"]["details"][0]["message"]
+        unknown = await client.post("/api/chat", json=chat_body(conversation_id, "hi", input={"seen": 1}))
+        assert unknown.status_code == 400 and "it takes email_input" in unknown.json()["error"]["details"][0]["message"]
+        history = await history_of(client, conversation_id)  # the refused message is kept, as after any failure
+        assert [texts(m) for m in history[-4:]] == ["read it", "From Ana: Lunch.", "again", "From Ana: Lunch."]

@@ -199,11 +199,12 @@ class GraphSwitch:
             agent = agent_graph(self.agents[agent_id].source, self.contexts[profile.id])
             own_context = own_context_of(agent, self.settings)
             subgraphs = frozenset(name for name, _ in agent.get_subgraphs(recurse=True))
-            self.hosting[agent_id] = Hosting(own_context, InputCheck(agent), subgraphs)
+            input_check = InputCheck(agent)
+            self.hosting[agent_id] = Hosting(own_context, input_check, subgraphs)
             # An agent compiled with a store of its own (an indexed one, langmem's or langgraph-bigtool's) keeps it:
             # its memories and tools are there. threadline's is for the agents that bring none.
             store = agent.store if isinstance(agent.store, BaseStore) else self.store
-            return host_graph(agent, own_context, self.checkpointer, store, suggester, self.files)
+            return host_graph(agent, own_context, self.checkpointer, store, suggester, self.files, input_check)
         options = GraphOptions(
             system_prompt=self.contexts[profile.id].system_prompt,
             max_model_calls=self.settings.max_model_calls,

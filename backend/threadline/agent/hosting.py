@@ -27,6 +27,7 @@ from threadline.agent.graph import ChatState, Graph, closing_update, input_node
 from threadline.agent.loading import AgentGraph
 from threadline.agent.model_calls import model_calls_of
 from threadline.agent.own_context import CURRENT, OwnContext
+from threadline.agent.own_input import InputCheck
 from threadline.agent.suggestions import Suggester
 from threadline.agent.transcript import after_run, agent_input
 from threadline.conversations.approvals import is_denied
@@ -52,6 +53,7 @@ def host_graph(
     store: BaseStore,
     suggester: Suggester | None,
     files: FileReader,
+    input_check: InputCheck,
 ) -> Graph:
     """Compile threadline's graph around `agent`: its `input` node and the `agent` step's end (or, with suggestions,
     a `respond` step after it) keep the turn's record as the built-in agent's middleware does, so a stop, a
@@ -64,6 +66,9 @@ def host_graph(
 
     async def run_agent(state: HostedState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         carried = state.get("agent_state") or {}
+        own_input = state.get("agent_input") or {}
+        if missing := input_check.missing([*carried, *own_input]):
+            raise AgentInputMissing(missing)
         memory = agent_input(state["messages"], state.get("agent_messages"), state.get("agent_messages_until"))
         given = await files.readable(memory)  # attachments as content blocks, for its model
         config = get_config()
@@ -72,7 +77,6 @@ def host_graph(
         context = own_context.build(ours.request_context, ours.visitor_id) if own_context else ours
         threadline_context = CURRENT.set(ours)  # what threadline_context() gives the agent's code
         try:
-            own_input = state.get("agent_input") or {}
             # Checkpointed when it ends or stops to ask ("exit"), not step by step: the transcript is this graph's,
             # and a stopped or killed run is closed from it (conversations/closing.py), so its own steps in
             # between were never read back; a run that asks resumes from what it saved (6 fewer checkpoints).
@@ -162,6 +166,11 @@ def _marked(message: BaseMessage, declined: set[str]) -> BaseMessage:
         return message
     reason = message.text
     return message.model_copy(update={"artifact": {"denied": True, "approval_id": None, "reason": reason}})
+
+
+class AgentInputMissing(ValueError):
+    """The agent's input lacks a key it needs (its input schema's, without a default), which no message of this
+    conversation gave: the request is refused naming it, before the agent runs."""
 
 
 class AgentFailed(Exception):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import httpx
 
-from threadline.agent.hosting import AgentFailed
+from threadline.agent.hosting import AgentFailed, AgentInputMissing
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,8 @@ def classify(exc: BaseException, trace_id: str = "") -> Failure:
     for library in ("openai", "anthropic"):  # both name their timeout and connection errors alike
         if module := sys.modules.get(library):
             timeouts, unreachable = (*timeouts, module.APITimeoutError), (*unreachable, module.APIConnectionError)
+    if isinstance(exc, AgentInputMissing):
+        return Failure("VALIDATION_ERROR", f"Invalid request: {exc}", False)
     if isinstance(exc, AgentFailed):
         where = f" Its trace id is {trace_id}." if trace_id else ""
         return replace(AGENT_ERROR, message=f"{AGENT_ERROR.message}{where} Your next message starts afresh.")

@@ -11,6 +11,7 @@ from threadline.http.schemas import ErrorDetail
 from threadline.wires.registry import BY_MEDIA_TYPE, UI_MESSAGE_STREAM, WIRES, Wire
 
 PRE_STREAM_FAILURE = 500
+PRE_STREAM_STATUS = {"VALIDATION_ERROR": 400}  # the request, not the server: the agent's input lacks a key
 
 
 def choose_wire(request: AnyRequest) -> Wire:
@@ -39,7 +40,8 @@ async def stream_answer(turn: Turn, wire: Wire, conversation_id: str) -> Stream:
         # The answer is let finish closing first, so a retry sent at once is not refused as a second answer.
         failure = opening[-1]
         await turn.finished()
-        raise ApiError(PRE_STREAM_FAILURE, failure.code, failure.message)
+        status = PRE_STREAM_STATUS.get(failure.code, PRE_STREAM_FAILURE)
+        raise ApiError(status, failure.code, failure.message)
     return Stream(
         wire.encode(turn.events(opening)),
         media_type=wire.media_type,
