@@ -6,11 +6,13 @@ import asyncio
 import subprocess
 import time
 
+import httpx
 import pgserver
 import pytest
-from helpers import chat, chat_body, last_text, running, text_of
+from helpers import chat, chat_body, last_text, new_conversation_id, running, serving, text_of
 from pgserver._commands import pg_ctl
 from threadline_testing import standins
+from threadline_testing.sse import parse_sse
 
 
 @pytest.fixture
@@ -129,3 +131,39 @@ async def test_a_conversation_survives_the_database_going_away_and_is_saved_when
         "Echo: four (user messages seen: 4)",
     ]
     assert [last_text(message) for message in whole][:4] == [last_text(message) for message in kept]
+
+
+async def test_one_answer_per_conversation_holds_across_processes_through_a_database_restart(
+    own_postgres, make_settings
+):
+    """An answer streams in one process while PostgreSQL restarts; the same visitor's next messages to that
+    conversation reach another process. Its pooled connections are dead sessions and the running answer's row names
+    a session the restart ended, yet the answer is alive: the messages are refused, and nothing is lost."""
+    settings = make_settings(database_url=own_postgres.get_uri(), demo_token_delay_ms=40.0)
+    with serving(settings) as first_url, serving(settings) as second_url:
+        async with httpx.AsyncClient(base_url=first_url, timeout=30) as first:
+            conversation_id = new_conversation_id()
+            assert (await first.post("/api/chat", json=chat_body(conversation_id, "hello"))).status_code == 200
+            identity = {"x-threadline-client": first.cookies["threadline_client"]}
+            async with httpx.AsyncClient(base_url=second_url, timeout=30, headers=identity) as second:
+                await second.get(f"/api/conversations/{conversation_id}")  # its pool's connections are from before
+                streaming = asyncio.create_task(
+                    first.post("/api/chat", json=chat_body(conversation_id, "count to 100"))
+                )
+                await asyncio.sleep(0.5)
+                await asyncio.to_thread(stop, own_postgres)
+                await asyncio.to_thread(start, own_postgres)
+                refused = [await second.post("/api/chat", json=chat_body(conversation_id, f"me {n}")) for n in range(3)]
+                answered = await streaming
+
+                async def settled():
+                    health = (await second.get("/health")).json()
+                    return health["unsavedConversations"] == 0 and (await first.get("/health")).status_code == 200
+
+                await wait_for(settled)
+                history = (await second.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+    assert [response.status_code for response in refused] == [409, 409, 409], [r.text for r in refused]
+    assert all(response.json()["error"]["code"] == "CONFLICT" for response in refused)
+    said = text_of(parse_sse(answered.content))
+    assert answered.status_code == 200 and said.rstrip().endswith("100"), said[-40:]
+    assert [last_text(message) for message in history] == ["hello", last_text(history[1]), "count to 100", said]

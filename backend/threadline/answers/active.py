@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from functools import partial
 
@@ -50,11 +50,13 @@ FORGET = (
     f"WITH {UNFLUSHED} DELETE FROM active_turns WHERE thread_id = %s AND started_at = %s "
     "AND EXISTS (SELECT FROM unflushed)"
 )
-# A row is stale when the session that wrote it is gone, or, for a row written before this process had
-# its session, when it is older than any answer may run.
+# A row is stale when the session that wrote it is gone. A row written before this process had its session, or
+# before the database last started (a restart ends every session, not the processes that had them: their answers
+# go on), is stale only when it is older than any answer may run.
 STALE = (
-    f"(session IS NULL AND started_at < now() - make_interval(secs => %(stale_after)s)) OR "
-    f"(session IS NOT NULL AND NOT EXISTS "
+    "((session IS NULL OR started_at < pg_postmaster_start_time()) "
+    "AND started_at < now() - make_interval(secs => %(stale_after)s)) OR "
+    "(session IS NOT NULL AND started_at >= pg_postmaster_start_time() AND NOT EXISTS "
     f"(SELECT 1 FROM pg_stat_activity WHERE {SESSION} = active_turns.session))"
 )
 
@@ -126,24 +128,28 @@ class ActiveTurns:
         }
         assert self.pool is not None, "recorded only with a database"
         try:
-            async with self.pool.connection() as conn:
-                try:
-                    row = await (await conn.execute(RECORD, params)).fetchone()
-                except psycopg.errors.UniqueViolation:
-                    row = None
-                if row is None:
-                    # Only now look for rows left behind: one statement less per answer. Then insert again
-                    # whatever they found: the ended answer's own removal may have taken its row meanwhile,
-                    # and a row that is really there refuses the second insert too.
-                    await self._clear_ended_here(conn, turn) or await self.clear_stale(conn)
-                    row = await (await conn.execute(RECORD, params)).fetchone()
-                if row is None:
-                    raise busy() if most == 1 else too_many_answers(most)
-                self.recorded[turn] = row["started_at"]
+            await self._insert(turn, params, most)
         except psycopg.errors.UniqueViolation:
             raise busy() from None
         except CONNECTION_ERRORS as exc:  # PoolTimeout is an OperationalError
             self.health.failed("recording a running answer", exc, conversation_id=turn.conversation_id)
+
+    async def _insert(self, turn: Turn, params: Mapping[str, object], most: int) -> None:
+        assert self.pool is not None
+        async with self.pool.connection() as conn:
+            try:
+                row = await (await conn.execute(RECORD, params)).fetchone()
+            except psycopg.errors.UniqueViolation:
+                row = None
+            if row is None:
+                # Only now look for rows left behind: one statement less per answer. Then insert again
+                # whatever they found: the ended answer's own removal may have taken its row meanwhile,
+                # and a row that is really there refuses the second insert too.
+                await self._clear_ended_here(conn, turn) or await self.clear_stale(conn)
+                row = await (await conn.execute(RECORD, params)).fetchone()
+            if row is None:
+                raise busy() if most == 1 else too_many_answers(most)
+            self.recorded[turn] = row["started_at"]
 
     async def _clear_ended_here(self, conn: psycopg.AsyncConnection[DictRow], turn: Turn) -> int:
         """Remove this client's rows of answers this process ran and has ended, whose own removal is still on

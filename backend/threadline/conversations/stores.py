@@ -39,7 +39,7 @@ from threadline.storage.conversation_list import (
     StorageLimits,
 )
 from threadline.storage.embedded import embedded_database
-from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer
+from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, closed_while_idle
 from threadline.storage.file_store import FileStore, MemoryFiles, PostgresFiles, s3_blobs
 from threadline.storage.migrations import migrate
 from threadline.storage.saver import Pool, PooledPostgresSaver
@@ -131,6 +131,7 @@ async def open_storage(settings: StorageSettings) -> AsyncIterator[Storage]:
             open=False,
             timeout=2.0,
             kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, "connect_timeout": 3},
+            check=closed_while_idle,
         )
         await pool.open(wait=True, timeout=30)
         stack.push_async_callback(pool.close)
