@@ -24,6 +24,7 @@ from threadline.agent.loading import load_source, load_sources
 from threadline.client import AgentOptions, Client, ThreadlineError
 from threadline.http.app import Threadline
 from threadline.http.identity import COOKIE
+from threadline.settings import DEFAULTS, load_settings
 from threadline.storage.conversation_list import PostgresConversations, StorageLimits
 from threadline.storage.fallback import DatabaseHealth
 from threadline.storage.migrations import migrate
@@ -541,6 +542,23 @@ def test_a_langgraph_json_brings_its_graph_its_environment_and_its_folders(tmp_p
     assert os.environ["TEAM_AGENT_KEY"] == "from-env-file" and os.environ["TEAM_AGENT_MODE"] == "from-process"
     with pytest.raises(ValueError, match="has no graph 'third' \\(it has first, second\\)"):
         load_sources(f"{tmp_path / 'langgraph.json'}:third")
+
+
+def test_a_langgraph_json_env_is_the_agents_and_never_threadlines_settings(tmp_path, monkeypatch):
+    """Under `serve --workers` or `--reload` each process reads its settings from the environment the first one
+    had after loading the agent: a `CORS_ORIGINS` or `CHAT_RATE_LIMIT` in the agent's `.env` must not become
+    threadline's there, as it does not in one process."""
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if not k.startswith(("CHAT_", "CORS_"))})
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "agent.py").write_text("graph = 'the agent'\n")
+    (tmp_path / ".env").write_text("CORS_ORIGINS=http://evil.example\nCHAT_RATE_LIMIT=1/minute\nAGENT_KEY=k\n")
+    (tmp_path / "langgraph.json").write_text(json.dumps({"graphs": {"a": "./agent.py:graph"}, "env": ".env"}))
+    load_sources(str(tmp_path / "langgraph.json"))
+    assert os.environ["AGENT_KEY"] == "k" and os.environ["CORS_ORIGINS"] == "http://evil.example", "the agent's own"
+    worker = load_settings()  # what `app_from_environment` reads in each process `--workers` starts
+    assert worker.cors_origins == () and worker.rate_limit == DEFAULTS.rate_limit
+    load_sources(str(tmp_path / "langgraph.json"))  # a worker loads the agent again: still the agent's
+    assert load_settings().cors_origins == ()
 
 
 SPEAKERS = Path(__file__).resolve().parent / "agents" / "speakers" / "langgraph.json"

@@ -18,6 +18,8 @@ from typing import Any, NamedTuple
 
 from dotenv import dotenv_values
 
+from threadline.settings import AGENT_ENV
+
 log = logging.getLogger(__name__)
 
 
@@ -77,7 +79,7 @@ def _resolved(target: str, folder: Path) -> str:
 
 def _load_env(env: Any, folder: Path) -> None:
     """`env` as a file (a missing one is skipped, as a template's `.env` is not shipped) or an object; a
-    variable the process already has is left as it is."""
+    variable the process already has is left as it is, and one it adds is never read as threadline's setting."""
     if isinstance(env, str):
         file = folder / env
         if not file.is_file():
@@ -88,9 +90,11 @@ def _load_env(env: Any, folder: Path) -> None:
         values = env
     else:
         return
-    for name, value in values.items():
-        if value is not None and name not in os.environ:
-            os.environ[name] = str(value)
+    added = [name for name, value in values.items() if value is not None and name not in os.environ]
+    for name in added:
+        os.environ[name] = str(values[name])
+    if added:  # the agent's, not threadline's settings (settings.AGENT_ENV), in the processes started after this too
+        os.environ[AGENT_ENV] = ",".join(filter(None, [os.environ.get(AGENT_ENV, ""), *added]))
 
 
 def _add_dependencies(dependencies: list[Any], folder: Path) -> None:

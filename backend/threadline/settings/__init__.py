@@ -819,9 +819,17 @@ def _parsed(env_vars: Mapping[str, str], name: str, parse: Callable[[str, Mappin
         raise SettingsError(str(error)) from None
 
 
+# The variables a langgraph.json's `env` put into this process's environment (agent/langgraph_json.py): the agent's,
+# never threadline's settings, also in the processes `serve --workers` and `--reload` start, which inherit them.
+AGENT_ENV = "THREADLINE_AGENT_ENV_NAMES"
+
+
 def load_settings(env_vars: Mapping[str, str] | None = None) -> Settings:
-    """Build Settings from environment variables; raise SettingsError on the first bad one."""
+    """Build Settings from environment variables (but those an agent's langgraph.json set); raise SettingsError on the
+    first bad one."""
     env_vars = os.environ if env_vars is None else env_vars
+    if agents := set(env_vars.get(AGENT_ENV, "").split(",")) - {""}:
+        env_vars = {name: value for name, value in env_vars.items() if name not in agents}
     values = {field: _read(env_vars, variable) for field, variable in VARIABLES.items() if variable.read is not _unread}
     if not given(env_vars, "CHAT_MODEL_PROVIDER"):
         values["model_provider"] = provider_by_key(values)
