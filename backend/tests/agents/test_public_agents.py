@@ -322,12 +322,15 @@ async def test_the_email_assistant_with_memory_keeps_what_it_learns_in_the_postg
 
 
 async def test_an_exception_in_the_agents_own_code_is_an_agent_error_and_the_next_message_works(make_settings, openai):
-    """Without its `email_input` the email assistant raises KeyError in its own node: AGENT_ERROR with the trace
-    id to find it (not "the assistant is unavailable"), and the conversation goes on."""
+    """Without its `email_input` the request is refused naming it; with an empty one the email assistant raises
+    KeyError in its own node: AGENT_ERROR with the trace id to find it (not "the assistant is unavailable"), and
+    the conversation goes on."""
     openai.script = email_script
     async with running(make_settings(graph="email_assistant.email_assistant_hitl:email_assistant")) as client:
         conversation_id = new_conversation_id()
-        response = await client.post("/api/chat", json=chat_body(conversation_id, "hello"))
+        missing = await client.post("/api/chat", json=chat_body(conversation_id, "hello"))
+        assert missing.status_code == 400 and "needs email_input" in missing.json()["error"]["message"]
+        response = await client.post("/api/chat", json=chat_body(conversation_id, "hello", input={"email_input": {}}))
         assert response.status_code == 500
         error = response.json()["error"]
         assert error["code"] == "AGENT_ERROR" and "The agent failed while answering" in error["message"]

@@ -4,7 +4,8 @@ agents-from-scratch's email assistant starts from `{"email_input": …}`, not fr
 `input` object is merged into the graph's input, checked first against the graph's input schema
 (`get_input_jsonschema()`): a key the graph does not take, or a value of the wrong type, is refused naming
 it; a key it needs is asked for until a message gives it (the agent's state keeps it). Where that schema cannot
-be built (a `typing.TypedDict` input on Python 3.11 makes it raise), the input's type hints give it, key by key. `messages` is never the request's: the chat gives it.
+be built (a `typing.TypedDict` input on Python 3.11 makes it raise), the input's type hints give it, key by key.
+`messages` is never the request's: the chat gives it.
 """
 
 from __future__ import annotations
@@ -46,7 +47,11 @@ class InputCheck:
             except SchemaError:
                 self.validators[key] = Draft202012Validator({})
         self.keys = frozenset(self.validators)
-        self.required = frozenset(schema.get("required", ())) & self.keys
+        # LangGraph itself requires no key; a graph that declares an input schema apart from its state (the email
+        # assistant's `StateInput`, data-enrichment's `InputState`) says what it starts from.
+        builder = getattr(agent, "builder", None)
+        if builder is not None and getattr(builder, "input_schema", None) is not getattr(builder, "state_schema", None):
+            self.required = frozenset(schema.get("required", ())) & self.keys
 
     def problem(self, values: Mapping[str, Any]) -> str | None:
         """What is wrong with a request's `input`, naming the key; None when the graph takes all of it."""
@@ -80,7 +85,7 @@ def _schema_of_hints(agent: AgentGraph) -> dict[str, Any]:
         channels = agent.input_channels
         hints = {key: Any for key in ([channels] if isinstance(channels, str) else channels)}
     properties = {key: _json_schema(hint) for key, hint in hints.items()}
-    required = getattr(schema_type, "__required_keys__", frozenset())
+    required: frozenset[str] = getattr(schema_type, "__required_keys__", frozenset())
     return {"properties": properties, "required": sorted(required & properties.keys())}
 
 

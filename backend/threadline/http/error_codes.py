@@ -22,9 +22,9 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
         "a body that is not JSON (`Content-Type` must be `application/json`), malformed JSON, a body that is not "
         "UTF-8 or is nested too deeply, an empty or whitespace-only message, one over 10,000 characters, one "
         "holding a NUL character (U+0000) or an unpaired surrogate (PostgreSQL cannot store them), a malformed id "
-        "(letters, digits, `_` and `-`, 1–128, nothing after), a path holding a NUL, a hosted agent's input without a key it "
-        "needs (its input schema's, with no default) that no message of the conversation gave; `details` names the "
-        "field",
+        "(letters, digits, `_` and `-`, 1–128, nothing after), a path holding a NUL, a hosted agent's input without "
+        "a key it needs (its input schema's, with no default) that no message of the conversation gave; `details` "
+        "names the field",
     ),
     ErrorCode(400, "UNKNOWN_ACTION", "`POST /api/actions` names no server action"),
     ErrorCode(400, "NOT_SUGGESTED", "`POST /api/actions` with an action (or data) the answer did not suggest"),
