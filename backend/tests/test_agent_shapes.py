@@ -12,6 +12,7 @@ from helpers import chat, chat_body, new_conversation_id, running
 from test_agents import accepted, parts, texts
 from test_cli import threadline
 from test_public_agents import history_of, shown, standin_for
+from threadline_testing.sse import parse_sse
 from threadline_testing.standins import Call, Reply
 
 HIDDEN_CALLS = """
@@ -360,3 +361,45 @@ async def test_a_typed_dict_input_is_checked_by_its_type_hints_and_a_missing_key
         assert unknown.status_code == 400 and "it takes email_input" in unknown.json()["error"]["details"][0]["message"]
         history = await history_of(client, conversation_id)  # the refused message is kept, as after any failure
         assert [texts(m) for m in history[-4:]] == ["read it", "From Ana: Lunch.", "again", "From Ana: Lunch."]
+
+
+UNSAVEABLE = """
+import math
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+class State(MessagesState):
+    scope: dict[str, Any]
+
+
+async def run_code(state):
+    # langgraph-codeact keeps the names its code defined, `import math` among them: a module, which no checkpoint
+    # serializer stores
+    return {"messages": [AIMessage("I imported math.")], "scope": {"math": math}}
+
+
+builder = StateGraph(State)
+builder.add_node("run_code", run_code)
+builder.add_edge(START, "run_code")
+agent = builder.compile()
+"""
+
+
+async def test_state_that_cannot_be_saved_is_the_agents_error_naming_the_type_and_keeps_what_was_shown(
+    make_settings, tmp_path
+):
+    path = tmp_path / "unsaveable.py"
+    path.write_text(UNSAVEABLE)
+    async with running(make_settings(graph=f"{path}:agent")) as client:
+        conversation_id = new_conversation_id()
+        response = await client.post("/api/chat", json=chat_body(conversation_id, "import math"))
+        chunks = parse_sse(response.content)
+        (error,) = [chunk for chunk in chunks if chunk["type"] == "error"]
+        assert "The agent's state could not be saved" in error["errorText"], "the agent's error, not the service's"
+        assert "module" in error["errorText"], "names the type that could not be saved"
+        assert "I imported math." in [chunk.get("delta") for chunk in chunks]
+        history = await history_of(client, conversation_id)
+        assert [texts(m) for m in history] == ["import math", "I imported math."], "what the person saw is kept"

@@ -138,3 +138,15 @@ def test_a_stop_ends_with_cancelled_and_a_failure_with_error(make_settings, open
         refused = httpx.post(f"{base_url}/api/general_chat/stream", json={"message": "  "})
     assert broken.error and broken.events[-1]["type"] == "error" and broken.completed is None
     assert refused.status_code == 400 and refused.json()["error"]["code"] == "VALIDATION_ERROR"
+
+
+def test_the_iteration_limit_is_said_after_the_last_calls_tool_card(openai_settings):
+    """The last model call the budget allows asks for a tool it does not run: its card comes first, then the words
+    that say the agent stopped, so no tool appears to run after them (the stand-in's model always wants a tool)."""
+    with serving(openai_settings(max_model_calls=2)) as base_url, Client(base_url) as client:
+        chat = read(client, "loop forever please")
+    types = [event["type"] for event in chat.events]
+    assert [event["index"] for event in chat.events if event["type"] == "tool_complete"] == [0, 1]
+    said = chat.streaming_text.index("I stopped after 2 model calls")
+    assert said > chat.streaming_text.index("[[tool:1]]"), chat.streaming_text
+    assert types.index("complete") == len(types) - 1

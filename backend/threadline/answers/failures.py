@@ -62,6 +62,12 @@ def _status(exc: BaseException) -> int | None:
     return None
 
 
+def _unsaveable(exc: BaseException) -> bool:
+    """LangGraph's checkpoint serializer refused a value of the agent's state (a module, an open file, a client):
+    the agent's doing, not the service's. Told by the serializer's own words, the only mark it leaves."""
+    return isinstance(exc, TypeError) and "serializable" in str(exc)
+
+
 def classify(exc: BaseException, trace_id: str = "") -> Failure:
     timeouts: tuple[type, ...] = (httpx.TimeoutException, asyncio.TimeoutError, TimeoutError)
     unreachable: tuple[type, ...] = (httpx.TransportError, ConnectionError)
@@ -70,9 +76,12 @@ def classify(exc: BaseException, trace_id: str = "") -> Failure:
             timeouts, unreachable = (*timeouts, module.APITimeoutError), (*unreachable, module.APIConnectionError)
     if isinstance(exc, AgentInputMissing):
         return Failure("VALIDATION_ERROR", f"Invalid request: {exc}", False)
+    where = f" Its trace id is {trace_id}." if trace_id else ""
     if isinstance(exc, AgentFailed):
-        where = f" Its trace id is {trace_id}." if trace_id else ""
         return replace(AGENT_ERROR, message=f"{AGENT_ERROR.message}{where} Your next message starts afresh.")
+    if unsaveable := next((cause for cause in _chain(exc) if _unsaveable(cause)), None):
+        said = f"The agent's state could not be saved ({unsaveable}): keep only values a checkpoint can store."
+        return replace(AGENT_ERROR, message=f"{said}{where}")
     for cause in _chain(exc):
         status = _status(cause)
         if status in (401, 403):

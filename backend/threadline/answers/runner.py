@@ -102,6 +102,7 @@ class TurnTranslator:
         self.unsaid: dict[str, set[str]] = {}
         self.unsaid_calls: set[str] = set()
         self.early_results: dict[str, ToolMessage] = {}  # results streamed before their call's input was shown
+        self.early_said: list[AIMessage] = []  # ... and whole messages (the budget's "I stopped …" after its results)
         self.settled: set[str] = set()  # tool calls whose result this answer has shown
         self.shown: list[AnyMessage] = []  # the agent's messages as they were shown, for the transcript
         self.subgraph_shown = False  # ... some of them from its subgraphs, which its state may not keep
@@ -237,6 +238,9 @@ class TurnTranslator:
                 out += self.agent_message(early)
         for call_id in list(self.early_results):
             out += self.agent_message(self.early_results.pop(call_id))
+        said, self.early_said = self.early_said, []
+        for whole in said:
+            out += self.agent_message(whole)
         return out
 
     def _title(self, tool_name: str) -> str:
@@ -278,6 +282,9 @@ class TurnTranslator:
                 return [ev.ToolOutputDenied(tool_call_id=message.tool_call_id, error_text=str(message.text))]
             return tool_results(message)
         if isinstance(message, AIMessage) and message.id not in self.finished_calls:
+            if self.streamed - self.finished_calls:  # after a call still streaming: shown once that call is done
+                self.early_said.append(message)
+                return []
             self.finished_calls.add(message.id)
             self.shown.append(message)
             return [*self.model_chunk(message), *self.model_done(message)]

@@ -25,7 +25,7 @@ from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers.failures import TIMEOUT, Failure, classify
 from threadline.answers.runner import TurnTranslator, run_graph
-from threadline.conversations.closing import STOPPED, close_turn, forget_turn, keep_shown
+from threadline.conversations.closing import STOPPED, Said, close_turn, forget_turn, keep_shown
 from threadline.conversations.state import (
     AnswerRecord,
     Usage,
@@ -403,6 +403,6 @@ class Turn:
             why,
             finish_reason,
             finished_at,
-            partial=self.translator.partial_message(),
+            said=Said(self.translator.shown, self.translator.partial_message()),
             assistant_id=self.request["assistant_message_id"],
         )

@@ -4,6 +4,8 @@ rollback, a stop while tool calls wait for approval, or a process that died mid-
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, ToolMessage
@@ -25,6 +27,15 @@ from threadline.events import timestamp
 STOPPED = "cancelled"  # what a record's `interrupted` says of an answer a person stopped
 
 
+@dataclass(frozen=True)
+class Said:
+    """What an interrupted answer showed: its messages (whole, as the person saw them), and the text and reasoning
+    of the model call it was in the middle of."""
+
+    shown: Sequence[AnyMessage] = ()
+    partial: AIMessage | None = None
+
+
 async def close_turn(
     graph: StateWriter,
     thread_id: str,
@@ -32,12 +43,13 @@ async def close_turn(
     finish_reason: str,
     finished_at: str,
     *,
-    partial: AIMessage | None = None,
+    said: Said | None = None,
     assistant_id: str | None = None,
 ) -> None:
-    """Add the partial answer after what the checkpoint holds, closing tool calls that never got a result,
-    and mark the turn interrupted. Without `assistant_id`, the newest turn that never finished is closed
-    (an answer whose server process died)."""
+    """Add what the answer showed that the checkpoint does not hold (a node's message whose write failed) and the
+    partial answer after what the checkpoint holds, closing tool calls that never got a result, and mark the
+    turn interrupted. Without `assistant_id`, the newest turn that never finished is closed (an answer whose server
+    process died)."""
     conversation = await load(graph, thread_id)
     if assistant_id is not None:
         user_id = conversation.question_answered_by(assistant_id)
@@ -45,8 +57,11 @@ async def close_turn(
         user_id = conversation.unfinished_question()
     if user_id is None:
         return  # stopped before the turn began (or it did finish): nothing was shown, nothing to keep
-    messages = conversation.messages
-    update: list[Any] = list(conversation.unsaved)  # what a hosted agent did before it was stopped
+    said = said or Said()
+    known = {message.id for message in conversation.messages}
+    messages = [*conversation.messages, *(message for message in said.shown if message.id not in known)]
+    # what a hosted agent did before it was stopped, and what was shown but not kept
+    update: list[Any] = [*conversation.unsaved, *messages[len(conversation.messages) :]]
     answered = {message.tool_call_id for message in messages if isinstance(message, ToolMessage)}
     last = messages[-1] if messages else None
     if isinstance(last, AIMessage):
@@ -60,8 +75,8 @@ async def close_turn(
             for call in last.tool_calls
             if call["id"] not in answered
         ]
-    if partial is not None:
-        update.append(partial)
+    if said.partial is not None:
+        update.append(said.partial)
     start = next(index for index, message in enumerate(messages) if message.id == user_id)
     record = AnswerRecord(
         finished_at=finished_at, finish_reason=finish_reason, interrupted=why, usage=usage_since(messages, start)
