@@ -12,6 +12,7 @@ from helpers import chat, chat_body, new_conversation_id, running
 from test_agents import accepted, parts, texts
 from test_cli import threadline
 from test_public_agents import history_of, shown, standin_for
+from threadline.settings import AgentLimits
 from threadline_testing.sse import parse_sse
 from threadline_testing.standins import Call, Reply
 
@@ -403,3 +404,98 @@ async def test_state_that_cannot_be_saved_is_the_agents_error_naming_the_type_an
         assert "I imported math." in [chunk.get("delta") for chunk in chunks]
         history = await history_of(client, conversation_id)
         assert [texts(m) for m in history] == ["import math", "I imported math."], "what the person saw is kept"
+
+
+WORKS_BEFORE_IT_SPEAKS = """
+import asyncio
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+def graph(context):
+    # open_deep_research's shape: it researches with hidden calls and steps before it says anything
+    model = context.model.with_config(tags=["langsmith:nostream"])
+
+    async def research(state):
+        await model.ainvoke(state["messages"])  # its tokens come for longer than the first-token limit
+        return {}
+
+    async def read_sources(state):
+        await asyncio.sleep(0.4)
+        return {}
+
+    async def check_sources(state):
+        await asyncio.sleep(0.4)
+        return {}
+
+    async def report(state):
+        return {"messages": [AIMessage("Here is the report.")]}
+
+    builder = StateGraph(MessagesState)
+    for node in (research, read_sources, check_sources, report):
+        builder.add_node(node.__name__, node)
+    builder.add_edge(START, "research")
+    builder.add_edge("research", "read_sources")
+    builder.add_edge("read_sources", "check_sources")
+    builder.add_edge("check_sources", "report")
+    return builder
+"""
+
+
+async def test_an_agent_that_works_before_it_speaks_is_not_cut_off_and_shows_its_steps(make_settings, tmp_path):
+    """The limits measure the silence of the agent's work (hidden tokens, its steps), not of its visible text."""
+    path = tmp_path / "researcher.py"
+    path.write_text(WORKS_BEFORE_IT_SPEAKS)
+    settings = make_settings(
+        graph=f"{path}:graph", demo_token_delay_ms=40.0, first_token_timeout=0.3, idle_timeout=0.6, total_timeout=30.0
+    )
+    async with running(settings) as client:
+        _, raw, chunks = await chat(client, new_conversation_id(), "count to 20", streamMode="events")
+        assert texts(accepted(raw)["message"]) == "Here is the report."
+    statuses = [chunk["data"]["text"] for chunk in chunks if chunk["type"] == "data-status"]
+    assert [status for status in statuses if status.startswith("Working")][:3] == [
+        "Working: research…",
+        "Working: read sources…",
+        "Working: check sources…",
+    ]
+
+
+SLOW_START = """
+import asyncio
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+async def think(state):
+    await asyncio.sleep(1.0)  # no token, no step: silent work the server's limits do not allow
+    return {"messages": [AIMessage("Thought it through.")]}
+
+
+builder = StateGraph(MessagesState)
+builder.add_node("think", think)
+builder.add_edge(START, "think")
+graph = builder.compile()
+"""
+
+
+async def test_an_agent_may_have_longer_limits_of_its_own(make_settings, tmp_path):
+    path = tmp_path / "slow_start.py"
+    path.write_text(SLOW_START)
+    server = {"first_token_timeout": 0.3, "idle_timeout": 0.3}
+    async with running(make_settings(graph=f"{path}:graph", **server)) as client:
+        refused = await client.post("/api/chat", json=chat_body(new_conversation_id(), "think"))
+        assert refused.status_code == 500 and refused.json()["error"]["code"] == "TIMEOUT"
+    own = {"graph": AgentLimits(first_token=5.0)}
+    async with running(make_settings(graph=f"{path}:graph", agent_timeouts=own, **server)) as client:
+        _, raw, _ = await chat(client, new_conversation_id(), "think")
+        assert texts(accepted(raw)["message"]) == "Thought it through."
+    checked = threadline(
+        "check",
+        "--graph",
+        f"{path}:graph",
+        THREADLINE_AGENT_TIMEOUTS='{"grph": {"total": 600}}',
+        THREADLINE_DATA_DIR=str(tmp_path),
+    )
+    assert checked.returncode == 2 and "THREADLINE_AGENT_TIMEOUTS names no agent 'grph'" in checked.stderr

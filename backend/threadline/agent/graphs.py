@@ -56,6 +56,7 @@ def load_agents(settings: AgentSettings, graph: AgentSource | None = None) -> tu
     elif settings.graph is not None:
         sources = load_sources(settings.graph)
     else:
+        _check_limits(settings, [BUILT_IN])
         return ()
     profile = default_of(profiles_of(settings.models))
     context = AgentContext(model=build_chat_model(profile, settings.models), profile=profile.id)
@@ -72,7 +73,17 @@ def load_agents(settings: AgentSettings, graph: AgentSource | None = None) -> tu
         served.append(replace(agent, name="" if built.name == DEFAULT_NAME else built.name))
     if not served:
         raise AgentLoadError(f"THREADLINE_GRAPH: none of the graphs of {settings.graph} has a `messages` key")
+    _check_limits(settings, [agent.id for agent in served])
     return tuple(served)
+
+
+def _check_limits(settings: AgentSettings, agent_ids: list[str]) -> None:
+    """THREADLINE_AGENT_TIMEOUTS names only agents that are served: a misspelt id would leave its limits unused."""
+    if unknown := sorted(set(settings.agent_timeouts) - set(agent_ids)):
+        raise AgentLoadError(
+            f"THREADLINE_AGENT_TIMEOUTS names no agent {', '.join(map(repr, unknown))} "
+            f"(the agents are {', '.join(agent_ids)})"
+        )
 
 
 def own_context_of(agent: AgentGraph, settings: AgentSettings) -> OwnContext | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol, cast
 from uuid import UUID
@@ -58,6 +59,7 @@ INPUT = frozenset({"input", f"{TURN}.before_agent"})
 # Model calls internal to an agent (LangChain's middleware marks them, INTERNAL_CALL; `nostream` tags): never the
 # answer's text.
 HIDDEN_TAGS = frozenset({"nostream", "langsmith:nostream"})
+HOSTED_AGENT = "agent:"  # the checkpoint namespace of a hosted agent's run (agent/hosting.py's `agent` node)
 
 
 class TurnTranslator:
@@ -106,6 +108,10 @@ class TurnTranslator:
         self.settled: set[str] = set()  # tool calls whose result this answer has shown
         self.shown: list[AnyMessage] = []  # the agent's messages as they were shown, for the transcript
         self.subgraph_shown = False  # ... some of them from its subgraphs, which its state may not keep
+        # When the agent last did anything (a token, hidden or not, one of its nodes ending), by time.monotonic(): the
+        # answer's time limits measure the silence of its work, not of its visible text (answers/turn.py).
+        self.last_work = 0.0
+        self.working_on = ""  # the node of the agent's that started last, shown as the answer's status
         # The answer was stopped: nothing after is shown, so nothing after is translated (what was translated is
         # what is saved). The stop cancels the answer's task; a node's own task may still send a token.
         self.stopped = False
@@ -364,6 +370,14 @@ class TurnTranslator:
                 out.append(ev.Data(name=STRUCTURED.replace("_", "-"), data=ev.plain(value[STRUCTURED])))
         return out
 
+    def node_started(self, node: str) -> list[ev.Event]:
+        """One of the agent's own nodes started (not threadline's, not a model call of the built-in agent): in events
+        mode its name is the answer's status while it works without text, as LangGraph Studio shows the node."""
+        if not self.events_mode or node == self.working_on or self.text_id is not None:
+            return []
+        self.working_on = node
+        return [ev.Status(text=f"Working: {node.replace('_', ' ')}…")]
+
     def hide(self, call: HiddenCall) -> None:
         """A hidden model call ended: what it said is not shown, nor are its tool calls and their results, unless its
         message lands in the agent's messages (`agent_update`); a structured-output call's never is."""
@@ -455,13 +469,21 @@ class SameCall(msgspec.Struct, frozen=True):
     message_id: str
 
 
+class NodeStarted(msgspec.Struct, frozen=True):
+    """One of a hosted agent's nodes started."""
+
+    node: str
+
+
 class CallsAsTheyEnd(StreamMessagesHandler):
     """LangGraph's handler for the `messages` stream mode, which also tells the answer, in the stream's order, when a
-    hidden call (`nostream` tags, LangChain's internal-call mark) ends with its message, and when a call that streamed
-    under several message ids ends with the one id its message has."""
+    hidden call (`nostream` tags, LangChain's internal-call mark) ends with its message, when a call that streamed
+    under several message ids ends with the one id its message has, and when a hosted agent's node starts; and
+    notes every token, hidden or not, as the agent's work."""
 
-    def __init__(self, take: Callable[[MessagesItem], None]) -> None:
+    def __init__(self, take: Callable[[MessagesItem], None], translator: TurnTranslator) -> None:
         super().__init__(take, subgraphs=True)
+        self.translator = translator
         self.hidden_runs: dict[UUID, bool] = {}  # the hidden calls running, and whether each is internal
         self.ids: dict[UUID, set[str]] = {}
 
@@ -471,7 +493,16 @@ class CallsAsTheyEnd(StreamMessagesHandler):
             self.hidden_runs[run_id] = INTERNAL_CALL in about
         return super().on_chat_model_start(serialized, messages, run_id=run_id, **kwargs)
 
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID, **kwargs: Any) -> Any:
+        about = kwargs.get("metadata") or {}
+        if (node := about.get("langgraph_node")) and kwargs.get("name") == node:
+            namespace = about.get("langgraph_checkpoint_ns", "")
+            if namespace.count("|") == 1 and namespace.startswith(HOSTED_AGENT):  # a hosted agent's own node
+                self.stream(((), "calls", (NodeStarted(node), {})))
+        return super().on_chain_start(serialized, inputs, run_id=run_id, **kwargs)
+
     def on_llm_new_token(self, token: Any, *, run_id: UUID, **kwargs: Any) -> Any:
+        self.translator.last_work = time.monotonic()
         chunk = kwargs.get("chunk")
         if run_id in self.metadata and chunk is not None and (message_id := chunk.message.id) is not None:
             if (ids := self.ids.get(run_id)) is None:
@@ -517,7 +548,7 @@ class MessagesAsTheyCome:
     def handler(self) -> StreamMessagesHandler:
         """LangGraph's handler, for the run's callbacks. Not kept here: it holds `_take`, and a reference back
         would make the answer a cycle, which only the rare full garbage collection frees."""
-        handler = CallsAsTheyEnd(self._take)
+        handler = CallsAsTheyEnd(self._take, self.translator)
         handler.raise_error = True  # a translation that fails fails the answer, as it did from the stream
         return handler
 
@@ -551,6 +582,10 @@ class MessagesAsTheyCome:
             return
         if isinstance(message, HiddenCall):
             translator.hide(message)
+            return
+        if isinstance(message, NodeStarted):
+            for event in translator.node_started(message.node):
+                self.show(event)
             return
         if translator.inside_a_node(namespace) or internal(message, metadata, translator):
             return
@@ -607,6 +642,8 @@ async def run_graph(
                     raise asyncio.CancelledError
                 batch: list[ev.Event]
                 if mode == "updates":
+                    if namespace or not INPUT.issuperset(payload):  # the agent's step, not threadline's input
+                        translator.last_work = time.monotonic()
                     messages.flush()
                     if translator.inside_a_node(namespace):
                         continue

@@ -115,9 +115,6 @@ class AnswerService:
     second_answers: dict[str, Turn] = field(default_factory=dict)
     chores: set[asyncio.Task[None]] = field(default_factory=set)  # work an answer leaves behind, kept alive
 
-    def __post_init__(self) -> None:
-        self.timeouts = Timeouts.of(self.settings)
-
     @property
     def several_profiles(self) -> bool:
         return len(self.graphs.profiles) > 1
@@ -416,7 +413,7 @@ class AnswerService:
         on_disconnect = options.on_disconnect or self.settings.on_disconnect
         setup = TurnSetup(
             options.stream_mode,
-            self.timeouts,
+            Timeouts.of(self.settings, options.agent_id),
             self.observability,
             keep_failed_answer=options.keep_failed_answer,
             tools=self.graphs.tools,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -67,8 +68,14 @@ class Timeouts:
     total: float = DEFAULTS.total_timeout
 
     @classmethod
-    def of(cls, settings: AnswerSettings) -> Timeouts:
-        return cls(settings.first_token_timeout, settings.idle_timeout, settings.total_timeout)
+    def of(cls, settings: AnswerSettings, agent_id: str | None = None) -> Timeouts:
+        """The server's limits, with those THREADLINE_AGENT_TIMEOUTS gives this agent."""
+        own = settings.agent_timeouts.get(agent_id or "")
+        return cls(
+            own.first_token if own and own.first_token else settings.first_token_timeout,
+            own.idle if own and own.idle else settings.idle_timeout,
+            own.total if own and own.total else settings.total_timeout,
+        )
 
 
 @dataclass(frozen=True)
@@ -350,11 +357,14 @@ class Turn:
             )
 
     def _check_idle(self) -> None:
-        """One timer per turn, re-armed when it fires, instead of a timer reset on every token."""
+        """One timer per turn, re-armed when it fires, instead of a timer reset on every token. The limits measure the
+        silence of the agent's work: its events, and its hidden tokens and node steps (an agent that researches
+        with hidden calls before it says anything is not silent)."""
         loop = asyncio.get_running_loop()
         now = loop.time()
-        if self._output_seen:
-            due = next_check = self._last_event + self.timeouts.idle
+        worked = now - (time.monotonic() - self.translator.last_work)  # on the loop's clock
+        if self._output_seen or worked > self._started:
+            due = next_check = max(self._last_event, worked) + self.timeouts.idle
         else:  # the first output may arrive any moment, and then the idle limit applies from it
             due = self._started + self.timeouts.first_token
             next_check = min(due, now + self.timeouts.idle)

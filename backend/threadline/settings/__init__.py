@@ -115,6 +115,24 @@ def json_object(raw: str, name: str) -> dict[str, Any]:
         raise SettingsError(f'{name} must be a JSON object, e.g. {{"max_search_results": 5}}') from None
 
 
+class AgentLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One agent's own time limits (THREADLINE_AGENT_TIMEOUTS), in seconds; an unset one is the server's."""
+
+    first_token: Annotated[float, msgspec.Meta(ge=0.1, le=86_400.0)] | None = None
+    idle: Annotated[float, msgspec.Meta(ge=0.1, le=3_600.0)] | None = None
+    total: Annotated[float, msgspec.Meta(ge=0.1, le=86_400.0)] | None = None
+
+
+def agent_limits(raw: str, name: str) -> dict[str, AgentLimits]:
+    try:
+        return msgspec.json.decode(raw, type=dict[str, AgentLimits])
+    except msgspec.DecodeError as error:
+        raise SettingsError(
+            f'{name} must be a JSON object of agent ids, e.g. {{"Deep Researcher": {{"first_token": 120, '
+            f'"idle": 120, "total": 1800}}}} ({error})'
+        ) from None
+
+
 def database_url(raw: str, name: str) -> str:
     if not raw.startswith(("postgresql://", "postgres://")):
         raise SettingsError(f"{name} must start with postgresql:// (got {raw.split(':')[0]!r}...)")
@@ -638,6 +656,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     total_timeout: Annotated[
         float, seconds(86_400.0), env("CHAT_TOTAL_TIMEOUT", help="seconds an answer may take in all")
     ] = 120.0
+    agent_timeouts: Annotated[
+        dict[str, AgentLimits],
+        env(
+            "THREADLINE_AGENT_TIMEOUTS",
+            help="an agent's own limits, a JSON object by agent id: `first_token`, `idle`, `total` in seconds (an "
+            "agent that researches for minutes before it speaks, say); the others keep the three above",
+            read=agent_limits,
+            default="none",
+        ),
+    ] = {}
     host: Annotated[str, env("THREADLINE_HOST", help="the address the server listens on")] = "127.0.0.1"
     port: Annotated[int, msgspec.Meta(ge=1, le=65535), env("THREADLINE_PORT", help="the port it listens on")] = 8000
     log_level: Annotated[
@@ -952,6 +980,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "on_disconnect",
         "multitask_strategy",
         "first_token_timeout",
+        "agent_timeouts",
         "idle_timeout",
         "total_timeout",
         "answers_per_visitor",

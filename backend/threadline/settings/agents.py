@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from threadline.settings import Section, Settings
+from threadline.settings import AgentLimits, Section, Settings
 from threadline.settings.models import ModelSettings
 
 
@@ -19,6 +19,7 @@ class AgentSettings(Section):
     system_prompt: str  # CHAT_SYSTEM_PROMPT, unless a profile has its own
     max_model_calls: int  # CHAT_MAX_MODEL_CALLS
     actions: tuple[str, ...]  # CHAT_ACTIONS
+    agent_timeouts: dict[str, AgentLimits]  # THREADLINE_AGENT_TIMEOUTS: its keys must be agents served
 
     @classmethod
     def of(cls, settings: Settings) -> AgentSettings:
@@ -30,4 +31,5 @@ class AgentSettings(Section):
             settings.system_prompt,
             settings.max_model_calls,
             settings.actions,
+            settings.agent_timeouts,
         )

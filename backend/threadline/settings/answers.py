@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from threadline.settings import OnDisconnect, Section
+from threadline.settings import AgentLimits, OnDisconnect, Section
 
 
 @dataclass(frozen=True)
@@ -12,6 +12,7 @@ class AnswerSettings(Section):
     first_token_timeout: float  # CHAT_FIRST_TOKEN_TIMEOUT
     idle_timeout: float  # CHAT_IDLE_TIMEOUT
     total_timeout: float  # CHAT_TOTAL_TIMEOUT
+    agent_timeouts: dict[str, AgentLimits]  # THREADLINE_AGENT_TIMEOUTS
     resumable: bool  # CHAT_RESUMABLE: answers are recorded for readers that come later
     on_disconnect: OnDisconnect  # CHAT_ON_DISCONNECT, unless a request says
     answers_per_visitor: int  # CHAT_ANSWERS_PER_VISITOR
