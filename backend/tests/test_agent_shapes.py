@@ -499,3 +499,124 @@ async def test_an_agent_may_have_longer_limits_of_its_own(make_settings, tmp_pat
         THREADLINE_DATA_DIR=str(tmp_path),
     )
     assert checked.returncode == 2 and "THREADLINE_AGENT_TIMEOUTS names no agent 'grph'" in checked.stderr
+
+
+TASK_GRAPHS = """
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.graph import START, StateGraph
+
+
+@dataclass(kw_only=True)
+class SummaryState:  # local-deep-researcher's: research_topic in, running_summary out
+    research_topic: str = field(default=None)
+    search_query: str = field(default=None)
+    running_summary: str = field(default=None)
+
+
+@dataclass(kw_only=True)
+class SummaryStateInput:
+    research_topic: str = field(default=None)
+
+
+@dataclass(kw_only=True)
+class SummaryStateOutput:
+    running_summary: str = field(default=None)
+
+
+def researcher(context):
+    async def generate_query(state: SummaryState):
+        return {"search_query": (await context.model.ainvoke([HumanMessage(state.research_topic)])).text}
+
+    async def summarize_sources(state: SummaryState):
+        return {"running_summary": f"On {state.research_topic}: {len(state.search_query)} characters of notes."}
+
+    builder = StateGraph(SummaryState, input_schema=SummaryStateInput, output_schema=SummaryStateOutput)
+    builder.add_node("generate_query", generate_query)
+    builder.add_node("summarize_sources", summarize_sources)
+    builder.add_edge(START, "generate_query")
+    builder.add_edge("generate_query", "summarize_sources")
+    return builder
+
+
+@dataclass(kw_only=True)
+class InputState:  # data-enrichment's: a topic and the schema of what to find
+    topic: str
+    extraction_schema: dict[str, Any]
+
+
+@dataclass(kw_only=True)
+class State(InputState):
+    info: dict[str, Any] = field(default=None)
+    loop_step: int = 0
+
+
+@dataclass(kw_only=True)
+class OutputState:
+    info: dict[str, Any]
+
+
+def enrich(state: State):
+    return {"info": {key: f"{key} of {state.topic}" for key in state.extraction_schema["properties"]}}
+
+
+builder = StateGraph(State, input_schema=InputState, output_schema=OutputState)
+builder.add_node("enrich", enrich)
+builder.add_edge(START, "enrich")
+enricher = builder.compile()
+
+
+@dataclass(kw_only=True)
+class TwoTexts:
+    title: str
+    body: str
+
+
+two_texts = StateGraph(TwoTexts)
+two_texts.add_node("noop", lambda state: {})
+two_texts.add_edge(START, "noop")
+"""
+
+
+async def test_a_graph_without_messages_takes_the_message_as_its_text_input_and_answers_with_its_output(
+    make_settings, tmp_path
+):
+    path = tmp_path / "task_graphs.py"
+    path.write_text(TASK_GRAPHS)
+    async with running(make_settings(graph=f"{path}:researcher")) as client:
+        conversation_id = new_conversation_id()
+        _, raw, chunks = await chat(client, conversation_id, "tide pools", streamMode="events")
+        message = accepted(raw)["message"]
+        said = texts(message)
+        assert said.startswith("On tide pools: ") and said.endswith("characters of notes.")
+        (output,) = parts(message, "data-structured-response")
+        assert output["data"] == {"running_summary": said}
+        assert sum(chunk["type"] == "text-delta" for chunk in chunks) == 1, "its model's tokens are its work"
+        statuses = [chunk["data"]["text"] for chunk in chunks if chunk["type"] == "data-status"]
+        assert "Working: generate query…" in statuses
+        history = await history_of(client, conversation_id)
+        assert [texts(m) for m in history] == ["tide pools", said]
+        assert shown(history[1]) == shown(message)
+        _, raw, _ = await chat(client, conversation_id, "kelp forests")
+        assert texts(accepted(raw)["message"]).startswith("On kelp forests: "), "each message is a new topic"
+
+
+async def test_a_task_graphs_other_inputs_come_from_the_chat_body_and_an_unmappable_graph_is_refused(
+    make_settings, tmp_path
+):
+    path = tmp_path / "task_graphs.py"
+    path.write_text(TASK_GRAPHS)
+    async with running(make_settings(graph=f"{path}:enricher")) as client:
+        conversation_id = new_conversation_id()
+        missing = await client.post("/api/chat", json=chat_body(conversation_id, "Lisbon"))
+        assert missing.status_code == 400 and "needs extraction_schema" in missing.json()["error"]["message"]
+        schema = {"type": "object", "properties": {"population": {}, "mayor": {}}}
+        _, raw, _ = await chat(client, conversation_id, "Lisbon", input={"extraction_schema": schema})
+        (output,) = parts(accepted(raw)["message"], "data-structured-response")
+        assert output["data"] == {"info": {"population": "population of Lisbon", "mayor": "mayor of Lisbon"}}
+        given = await client.post("/api/chat", json=chat_body(conversation_id, "x", input={"topic": "Porto"}))
+        assert given.status_code == 400 and "`topic` comes from the chat" in given.text
+    checked = threadline("check", "--graph", f"{path}:two_texts", THREADLINE_DATA_DIR=str(tmp_path))
+    assert checked.returncode == 2 and "text inputs body, title for the chat message" in checked.stderr

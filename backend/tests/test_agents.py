@@ -330,7 +330,7 @@ def serve_with(graph: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     [
         (
             "graph = StateGraph(dict)\ngraph.add_node('a', lambda state: {})\ngraph.add_edge('__start__', 'a')",
-            "the graph's `messages` state key is missing",
+            "the graph has no `messages` state key and no text input for the chat message",
         ),
         (  # a reducer that appends without merging by id would duplicate every edited or resumed message
             "import operator\nfrom typing import Annotated, TypedDict\n"
@@ -574,8 +574,9 @@ async def test_a_langgraph_json_serves_each_of_its_graphs_and_a_conversation_kee
             {"id": "critic", "name": "critic", "description": ""},
         ]
         assert [r.getMessage() for r in caplog.records if "counter" in r.getMessage()] == [
-            "graph 'counter' is not served: the graph's `messages` state key is missing: "
-            "MessagesState or LangChain's AgentState have one"
+            "graph 'counter' is not served: the graph has no `messages` state key and no text input for the chat "
+            "message (its input: count); give it one string input, or a `messages` key (MessagesState or LangChain's "
+            "AgentState have one)"
         ]
         first, second = new_conversation_id(), new_conversation_id()
         _, raw, _ = await chat(client, first, "hello")

@@ -37,6 +37,7 @@ from threadline.agent.models import build_chat_model, profiles_of
 from threadline.agent.own_context import ContextProblem, OwnContext, own_schema
 from threadline.agent.own_input import InputCheck
 from threadline.agent.suggestions import Suggester
+from threadline.agent.task_graphs import TaskGraph
 from threadline.agent.tool_inputs import ToolInfo, tool_infos
 from threadline.settings.agents import AgentSettings
 from threadline.settings.profiles import Profile, default_of
@@ -64,6 +65,7 @@ def load_agents(settings: AgentSettings, graph: AgentSource | None = None) -> tu
     for agent in sources:
         try:
             built = agent_graph(agent.source, context)
+            TaskGraph.of(built)  # one that cannot be mapped is refused here
         except NoMessages as error:
             if len(sources) == 1:
                 raise
@@ -210,7 +212,8 @@ class GraphSwitch:
             agent = agent_graph(self.agents[agent_id].source, self.contexts[profile.id])
             own_context = own_context_of(agent, self.settings)
             subgraphs = frozenset(name for name, _ in agent.get_subgraphs(recurse=True))
-            input_check = InputCheck(agent)
+            task = TaskGraph.of(agent)
+            input_check = InputCheck(agent, task.text_input if task else "messages")
             self.hosting[agent_id] = Hosting(own_context, input_check, subgraphs)
             # An agent compiled with a store of its own (an indexed one, langmem's or langgraph-bigtool's) keeps it:
             # its memories and tools are there. threadline's is for the agents that bring none.

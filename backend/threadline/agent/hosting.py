@@ -29,6 +29,7 @@ from threadline.agent.model_calls import model_calls_of
 from threadline.agent.own_context import CURRENT, OwnContext
 from threadline.agent.own_input import InputCheck
 from threadline.agent.suggestions import Suggester
+from threadline.agent.task_graphs import HIDDEN_RUN, TaskGraph
 from threadline.agent.transcript import after_run, agent_input
 from threadline.conversations.approvals import is_denied
 from threadline.conversations.state import AnswerRecord, Usage
@@ -44,6 +45,7 @@ class HostedState(ChatState, total=False):
     agent_messages: list[AnyMessage] | None  # the agent's own messages, while they differ from the transcript
     agent_messages_until: str | None  # ... and the id of the last transcript message they cover
     agent_input: dict[str, Any]  # the chat body's `input` of the message being answered (agent/own_input.py)
+    structured_response: Any  # a task graph's output (agent/task_graphs.py), shown after its answer's text
 
 
 def host_graph(
@@ -62,7 +64,8 @@ def host_graph(
     # LangGraph filters what a run returns, and the node updates it streams, to the graph's output schema: the
     # agent's messages are read whatever that schema lets through (data-enrichment's lets only `info` out).
     output = [agent.output_channels] if isinstance(agent.output_channels, str) else list(agent.output_channels)
-    output_keys = output if MESSAGES in output else [*output, MESSAGES]
+    task = TaskGraph.of(agent)  # a graph without `messages`: the message is its text input, its output the answer
+    output_keys = output if MESSAGES in output or task else [*output, MESSAGES]
 
     async def run_agent(state: HostedState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         carried = state.get("agent_state") or {}
@@ -72,6 +75,10 @@ def host_graph(
         memory = agent_input(state["messages"], state.get("agent_messages"), state.get("agent_messages_until"))
         given = await files.readable(memory)  # attachments as content blocks, for its model
         config = get_config()
+        graph_input = {**carried, **own_input, MESSAGES: given}
+        if task is not None:  # its model calls are its work, not the answer (agent/task_graphs.py)
+            graph_input = task.graph_input(state["messages"], {**carried, **own_input})
+            config = {**config, "tags": [*config.get("tags", ()), HIDDEN_RUN]}
         calls = model_calls_of(config)
         ours = runtime.context
         context = own_context.build(ours.request_context, ours.visitor_id) if own_context else ours
@@ -81,7 +88,7 @@ def host_graph(
             # and a stopped or killed run is closed from it (conversations/closing.py), so its own steps in
             # between were never read back; a run that asks resumes from what it saved (6 fewer checkpoints).
             result = await agent.ainvoke(
-                {**carried, **own_input, MESSAGES: given},
+                graph_input,
                 config,
                 context=context,
                 durability="exit",
@@ -95,6 +102,8 @@ def host_graph(
             raise AgentFailed(f"{type(error).__name__} in the agent's own code") from error
         finally:
             CURRENT.reset(threadline_context)
+        if task is not None:
+            return await _task_answer(task, result, state, suggester)
         # Messages with attachments go back to holding references only; calls the person declined stay declined.
         declined = turn.declined_calls() if (turn := current_turn.get()) is not None else set()
         kept = [_marked(message, declined) for message in restored(result.get(MESSAGES, []), memory)]
@@ -118,6 +127,22 @@ def host_graph(
     builder.add_edge("agent", "respond" if suggester is not None else END)
     builder.add_edge("respond", END)
     return cast(Graph, builder.compile(checkpointer=checkpointer, store=store))
+
+
+async def _task_answer(
+    task: TaskGraph, result: dict[str, Any], state: HostedState, suggester: Suggester | None
+) -> dict[str, Any]:
+    """A task graph's run as the turn's update: its output's text as the answer, the whole output as its structured
+    response (shown after the text, as the history shows it) and kept with the answer's record."""
+    output = plain(result)
+    update: dict[str, Any] = {
+        "messages": [task.answer(result)],
+        "agent_state": {**result, STRUCTURED: output},
+        STRUCTURED: output,
+    }
+    if suggester is None:
+        update["turns"] = await _closing_records(state, update)
+    return update
 
 
 async def take_input(state: HostedState) -> dict[str, Any]:

@@ -3,9 +3,9 @@
 `path/to/file.py:name` or `package.module:name` names a `StateGraph` builder, a compiled graph, or a
 factory that returns either, given nothing, a `RunnableConfig` or an `AgentContext` (by what it takes);
 `path/langgraph.json` names every graph of
-that file (agent/langgraph_json.py), each served as an agent a conversation may pick. The one
-requirement is a `messages` state key that merges message lists by id, as LangGraph's add_messages
-does; anything else stops start-up with one line that says what is wrong.
+that file (agent/langgraph_json.py), each served as an agent a conversation may pick. A `messages` state key must
+merge message lists by id, as LangGraph's add_messages does; a graph without one is served as a task
+(agent/task_graphs.py). Anything else stops start-up with one line that says what is wrong.
 """
 
 from __future__ import annotations
@@ -123,7 +123,8 @@ def agent_graph(source: AgentSource, context: AgentContext) -> AgentGraph:
     if not isinstance(made, Pregel):
         kind = type(made).__name__
         raise AgentLoadError(f"THREADLINE_GRAPH must name a StateGraph, a compiled graph or a factory (got {kind})")
-    if problem := messages_problem(made.channels.get("messages")):
+    # Without `messages` it is served as a task (agent/task_graphs.py), which says whether it can be mapped.
+    if "messages" in made.channels and (problem := messages_problem(made.channels["messages"])):
         raise NoMessages(f"THREADLINE_GRAPH: the graph's `messages` state key {problem}")
     return made.copy(update={"checkpointer": None}) if made.checkpointer not in (None, True) else made
 

@@ -28,19 +28,18 @@ class InputCheck:
     """Which keys a graph's input takes, which of them it needs, and of which JSON schema each (where it can be
     known)."""
 
-    def __init__(self, agent: AgentGraph | None) -> None:
+    def __init__(self, agent: AgentGraph | None, text_input: str = MESSAGES) -> None:
+        """`text_input`: the key the chat message fills (a graph without `messages` names one of its own)."""
         self.keys: frozenset[str] = frozenset()
         self.required: frozenset[str] = frozenset()  # keys without a default: the first message must give them
         self.validators: dict[str, Draft202012Validator] = {}
+        self.text_input = text_input
         if agent is None:  # the built-in agent takes the chat message only
             return
-        try:
-            schema = agent.get_input_jsonschema()
-        except Exception:  # noqa: BLE001 - a typing.TypedDict on Python 3.11, say: its type hints decide
-            schema = _schema_of_hints(agent)
+        schema = input_schema(agent)
         definitions = schema.get("$defs", {})
         for key, property_schema in schema.get("properties", {}).items():
-            if key == MESSAGES:
+            if key in (MESSAGES, text_input):
                 continue
             try:
                 self.validators[key] = Draft202012Validator({**property_schema, "$defs": definitions})
@@ -55,8 +54,8 @@ class InputCheck:
 
     def problem(self, values: Mapping[str, Any]) -> str | None:
         """What is wrong with a request's `input`, naming the key; None when the graph takes all of it."""
-        if MESSAGES in values:
-            return "`messages` comes from the chat: send the message as the last of `messages`"
+        if (key := MESSAGES if MESSAGES in values else self.text_input) in values:
+            return f"`{key}` comes from the chat: send the message as the last of `messages`"
         if unknown := sorted(set(values) - self.keys):
             takes = ", ".join(sorted(self.keys)) or "nothing besides the message"
             return f"the agent's input has no {', '.join(unknown)} (it takes {takes})"
@@ -73,6 +72,14 @@ class InputCheck:
         if lacking := sorted(self.required - set(given)):
             return f"the agent's input needs {', '.join(lacking)}: send it in the chat body's `input`"
         return None
+
+
+def input_schema(agent: AgentGraph) -> dict[str, Any]:
+    """The graph's input as JSON schema: LangGraph's, else (a `typing.TypedDict` on Python 3.11) its type hints'."""
+    try:
+        return agent.get_input_jsonschema()
+    except Exception:  # noqa: BLE001 - whatever keeps Pydantic from building it, the type hints decide
+        return _schema_of_hints(agent)
 
 
 def _schema_of_hints(agent: AgentGraph) -> dict[str, Any]:
