@@ -31,7 +31,7 @@ from langchain_core.messages import (
     ToolMessage,
     convert_to_messages,
 )
-from langchain_core.outputs import LLMResult
+from langchain_core.outputs import ChatGenerationChunk, LLMResult
 from langgraph.pregel._messages import StreamMessagesHandler
 from langgraph.types import Command, StreamMode
 
@@ -455,6 +455,9 @@ def closing_of(update: Any) -> dict[str, AnswerRecord] | None:
     return None
 
 
+MARKS = "calls"  # the mode of what CallsAsTheyEnd tells the answer besides messages: HiddenCall, SameCall, NodeStarted
+
+
 class HiddenCall(msgspec.Struct, frozen=True):
     """A model call internal to the agent ended with this message (`internal`: a structured-output call's)."""
 
@@ -485,7 +488,7 @@ class CallsAsTheyEnd(StreamMessagesHandler):
         super().__init__(take, subgraphs=True)
         self.translator = translator
         self.hidden_runs: dict[UUID, bool] = {}  # the hidden calls running, and whether each is internal
-        self.ids: dict[UUID, set[str]] = {}
+        self.ids: dict[UUID, set[str | None]] = {}  # the message ids each streaming call used
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID, **kwargs: Any) -> Any:
         about = kwargs.get("metadata") or {}
@@ -498,18 +501,22 @@ class CallsAsTheyEnd(StreamMessagesHandler):
         if (node := about.get("langgraph_node")) and kwargs.get("name") == node:
             namespace = about.get("langgraph_checkpoint_ns", "")
             if namespace.count("|") == 1 and namespace.startswith(HOSTED_AGENT):  # a hosted agent's own node
-                self.stream(((), "calls", (NodeStarted(node), {})))
+                self.stream(((), MARKS, (NodeStarted(node), {})))
         return super().on_chain_start(serialized, inputs, run_id=run_id, **kwargs)
 
-    def on_llm_new_token(self, token: Any, *, run_id: UUID, **kwargs: Any) -> Any:
-        self.translator.last_work = time.monotonic()
-        chunk = kwargs.get("chunk")
-        if run_id in self.metadata and chunk is not None and (message_id := chunk.message.id) is not None:
-            if (ids := self.ids.get(run_id)) is None:
-                self.ids[run_id] = {message_id}
-            elif message_id not in ids:
-                ids.add(message_id)
-        return super().on_llm_new_token(token, run_id=run_id, **kwargs)
+    def on_llm_new_token(self, token: Any, *, run_id: UUID, chunk: Any = None, **kwargs: Any) -> None:
+        """LangGraph's own, inlined (the path of every token), noting each call's message ids."""
+        if (meta := self.metadata.get(run_id)) is None:  # a hidden call's token: the agent's work all the same
+            self.translator.last_work = time.monotonic()
+            return
+        if not isinstance(chunk, ChatGenerationChunk):
+            return
+        message = chunk.message
+        if (ids := self.ids.get(run_id)) is None:
+            self.ids[run_id] = {message.id}
+        elif message.id not in ids:
+            ids.add(message.id)
+        self._emit(meta, message)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> Any:
         ids = self.ids.pop(run_id, None)
@@ -518,9 +525,9 @@ class CallsAsTheyEnd(StreamMessagesHandler):
         message = getattr(generation, "message", None)
         if isinstance(message, AIMessage) and message.id is not None:
             if ids is not None and len(ids) > 1:
-                self.stream(((), "calls", (SameCall(frozenset(ids), message.id), {})))
+                self.stream(((), MARKS, (SameCall(frozenset(i for i in ids if i), message.id), {})))
             if hidden is not None:
-                self.stream(((), "calls", (HiddenCall(message, hidden), {})))
+                self.stream(((), MARKS, (HiddenCall(message, hidden), {})))
         return super().on_llm_end(response, run_id=run_id, **kwargs)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
@@ -573,24 +580,27 @@ class MessagesAsTheyCome:
             self._take(item)
 
     def _show(self, item: MessagesItem) -> None:
-        namespace, _mode, (message, metadata) = item
+        namespace, mode, (message, metadata) = item
         translator = self.translator
         if translator.stopped:
             raise asyncio.CancelledError
-        if isinstance(message, SameCall):
-            translator.same_call(message)
-            return
-        if isinstance(message, HiddenCall):
-            translator.hide(message)
-            return
-        if isinstance(message, NodeStarted):
-            for event in translator.node_started(message.node):
-                self.show(event)
+        if mode == MARKS:
+            self._mark(message)
             return
         if translator.inside_a_node(namespace) or internal(message, metadata, translator):
+            translator.last_work = time.monotonic()  # not shown, but the agent's work
             return
         for event in translator.message(message, metadata.get("langgraph_node", ""), namespace):
             self.show(event)
+
+    def _mark(self, mark: SameCall | HiddenCall | NodeStarted) -> None:
+        if isinstance(mark, SameCall):
+            self.translator.same_call(mark)
+        elif isinstance(mark, HiddenCall):
+            self.translator.hide(mark)
+        else:
+            for event in self.translator.node_started(mark.node):
+                self.show(event)
 
 
 def internal(message: Any, metadata: Mapping[str, Any], translator: TurnTranslator) -> bool:
