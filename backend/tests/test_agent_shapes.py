@@ -620,3 +620,56 @@ async def test_a_task_graphs_other_inputs_come_from_the_chat_body_and_an_unmappa
         assert given.status_code == 400 and "`topic` comes from the chat" in given.text
     checked = threadline("check", "--graph", f"{path}:two_texts", THREADLINE_DATA_DIR=str(tmp_path))
     assert checked.returncode == 2 and "text inputs body, title for the chat message" in checked.stderr
+
+
+AUTH = """
+from langgraph_sdk import Auth
+
+auth = Auth()
+
+
+@auth.authenticate
+async def who(authorization: str | None, path: str):
+    if not authorization or not authorization.startswith("Bearer good-"):
+        raise Auth.exceptions.HTTPException(status_code=401, detail="Authorization header missing")
+    return {"identity": authorization.removeprefix("Bearer good-"), "permissions": ["reader"]}
+"""
+
+OWNERSHIP = """
+
+@auth.on.threads.read
+async def own_threads(ctx, value):
+    return {"owner": ctx.user.identity}
+"""
+
+
+async def test_a_langgraph_json_auth_names_the_caller_and_its_handlers_are_never_silently_ignored(
+    make_settings, tmp_path
+):
+    (tmp_path / "graphs.py").write_text(OUTPUT_SCHEMA)
+    (tmp_path / "auth.py").write_text(AUTH)
+    config = {"graphs": {"agent": "./graphs.py:no_arguments"}, "auth": {"path": "./auth.py:auth"}}
+    (tmp_path / "langgraph.json").write_text(json.dumps(config))
+    async with running(make_settings(graph=str(tmp_path / "langgraph.json"))) as client:
+        assert (await client.get("/health")).status_code == 200, "public routes stay open"
+        refused = await client.get("/api/conversations")
+        assert refused.status_code == 401 and refused.json()["error"]["message"] == "Authorization header missing"
+        alice, bob = {"authorization": "Bearer good-auth-ada"}, {"authorization": "Bearer good-auth-bo"}
+        conversation_id = new_conversation_id()
+        response = await client.post("/api/chat", json=chat_body(conversation_id, "hi"), headers=alice)
+        assert response.status_code == 200
+        mine = (await client.get("/api/conversations", headers=alice)).json()
+        assert [row["id"] for row in mine] == [conversation_id]
+        assert (await client.get("/api/conversations", headers=bob)).json() == []
+        assert (await client.get(f"/api/conversations/{conversation_id}", headers=bob)).status_code == 404
+    (tmp_path / "auth.py").write_text(AUTH + OWNERSHIP)
+    checked = threadline("check", "--graph", str(tmp_path / "langgraph.json"), THREADLINE_DATA_DIR=str(tmp_path))
+    assert checked.returncode == 2 and "@auth.on handlers (threads.read) cannot be run" in checked.stderr
+    accepted_check = threadline(
+        "check",
+        "--graph",
+        str(tmp_path / "langgraph.json"),
+        THREADLINE_DATA_DIR=str(tmp_path),
+        THREADLINE_GRAPH_AUTH_HANDLERS="ownership",
+    )
+    assert accepted_check.returncode == 0, accepted_check.stderr

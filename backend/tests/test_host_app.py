@@ -107,3 +107,20 @@ async def test_a_host_app_that_allows_every_origin_gives_no_origin_credentials(m
                 assert "access-control-allow-credentials" not in response.headers, origin
             open_route = await client.get("/whoami", headers={"origin": "http://any.example"})
             assert "access-control-allow-origin" in open_route.headers, "the host's routes stay open to every origin"
+
+
+async def test_an_identify_that_fails_breaks_no_public_route_and_leaks_nothing(make_settings):
+    async def broken(connection: ASGIConnection) -> str | None:
+        said = connection.headers.get("x-said")
+        if said == "raise":
+            raise RuntimeError("the session store is down")
+        return "" if said == "empty" else said
+
+    app = Litestar(route_handlers=[whoami], plugins=[Threadline(make_settings(), identify=broken)])
+    async with AsyncTestClient(app=app, timeout=30) as client:
+        for said in ("raise", "empty"):
+            assert (await client.get("/health", headers={"x-said": said})).status_code == 200, said
+            failed = await client.get("/api/conversations", headers={"x-said": said})
+            assert failed.status_code == 500 and failed.json()["error"]["code"] == "INTERNAL_ERROR", said
+            assert "session store" not in failed.text and "Traceback" not in failed.text
+        assert (await client.get("/api/conversations", headers={"x-said": "ann"})).status_code == 200

@@ -62,6 +62,20 @@ def graph_entries(spec: str) -> list[GraphEntry]:
     return [_entry(str(key), graphs[key], where, path.parent) for key in chosen]
 
 
+def auth_target(spec: str) -> str | None:
+    """Where the file's `auth` object is (`path.py:name` or `module:name`), when it declares one."""
+    if not is_config(spec):
+        return None
+    where = spec if spec.endswith(".json") else spec.rsplit(":", 1)[0]
+    path = Path(where).resolve()
+    config = json.loads(path.read_text())
+    auth = config.get("auth") if isinstance(config, dict) else None
+    target = auth.get("path") if isinstance(auth, dict) else None
+    if auth is not None and (not isinstance(target, str) or ":" not in target):
+        raise ConfigError(f"THREADLINE_GRAPH: {where}: `auth` must have a `path` (path.py:name or module:name)")
+    return _resolved(target, path.parent) if isinstance(target, str) else None
+
+
 def _entry(graph_id: str, value: Any, where: str, folder: Path) -> GraphEntry:
     target = value.get("path") if isinstance(value, dict) else value  # {"path": ..., "description": ...} too
     if not isinstance(target, str) or ":" not in target:

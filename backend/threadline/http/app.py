@@ -36,6 +36,7 @@ from threadline.http.connection_limits import RequestLimits
 from threadline.http.dependencies import AppServices, chat_allowance, limits_of, owned_conversation
 from threadline.http.dependencies_in_turn import resolve_in_turn
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
+from threadline.http.graph_auth import graph_identify
 from threadline.http.host_identity import Identify
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.http.limits import Limits
@@ -310,6 +311,8 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
         mcp_server = build_server(lambda: state.services)
         mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
         agents = self.agents if self.agents is not None else load_agents(AgentSettings.of(settings), self.graph)
+        # A langgraph.json's `auth` names callers, unless the host app does (http/graph_auth.py)
+        identify = self.identify or graph_identify(settings.graph, settings.graph_auth_handlers)
         provider = httpx.AsyncClient(timeout=10)  # the identity provider's discovery document and keys
         bearer = (
             BearerTokens(settings.auth_issuer, settings.auth_audience, settings.auth_jwks_url, provider)
@@ -345,7 +348,7 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
                     bearer=bearer,
                     anonymous=settings.auth_anonymous == "allow",
                     admin_token=settings.admin_token,
-                    identify=self.identify,
+                    identify=identify,
                 ),
             ],
             dependencies=DEPENDENCIES,

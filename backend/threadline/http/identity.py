@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import logging
 import os
 import secrets
 from http.cookies import SimpleCookie
@@ -23,9 +24,11 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from threadline.http.bearer import BearerTokens, InvalidToken, User
-from threadline.http.host_identity import Identify, user_of
+from threadline.http.host_identity import Identify, Principal, user_of
 from threadline.http.page_assets import ASSETS_PATH
 from threadline.refusals import Refused
+
+log = logging.getLogger(__name__)
 
 COOKIE = "threadline_client"
 HEADER = "x-threadline-client"
@@ -137,13 +140,33 @@ class ClientIdentityMiddleware:
         self.admin_token = admin_token
         self.identify = identify  # a host app's own login (http/host_identity.py), asked first
 
+    async def _identified(self, scope: Scope, receive: Receive, send: Send) -> str | Principal | None:
+        """Who the host app (or a langgraph.json's auth) says asks. Its refusal, or a failure of its own (it raised,
+        or named no one by a non-empty string), is the answer on every route but the public ones (`/health`, the
+        page), which go on with an anonymous visitor."""
+        assert self.identify is not None
+        try:
+            said = await self.identify(ASGIConnection(scope, receive, send))
+            if said is not None:
+                user_of(said)  # a name it cannot be: its failure, said now
+            return said
+        except Refused:
+            if _public(scope["path"]):
+                return None
+            raise
+        except Exception:
+            if _public(scope["path"]):
+                log.exception("identify() failed: answered as an anonymous visitor on this public route")
+                return None
+            raise
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # The page's built assets are the same for everyone and cached for good: no identity, no cookie.
         if scope["type"] != ScopeType.HTTP or scope["path"].startswith(ASSETS_PATH):
             await self.app(scope, receive, send)
             return
         if self.identify is not None and not scope["path"].startswith("/mcp"):
-            said = await self.identify(ASGIConnection(scope, receive, send))
+            said = await self._identified(scope, receive, send)
             if said is not None:
                 user = user_of(said)
                 scope.setdefault("state", {}).update(client_id=user.principal, user=user)
