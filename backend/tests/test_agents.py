@@ -172,6 +172,9 @@ def test_an_edited_input_runs_instead_of_the_models(assistant_server):
     assert waiting["input"] == {"expression": "2+3"}
     wrong = respond(client, conversation_id, answer, waiting, {"approved": True, "editedInput": {"expression": 42}})
     assert wrong.status_code == 400 and "changed input" in wrong.json()["error"]["message"], wrong.text
+    extra = {"approved": True, "editedInput": {"expression": "6*7", "shell": "rm -rf /"}}
+    added = respond(client, conversation_id, answer, waiting, extra)
+    assert added.status_code == 400 and "has no argument shell (it takes expression)" in added.text, added.text
     response = respond(
         client, conversation_id, answer, waiting, {"approved": True, "editedInput": {"expression": "6*7"}}
     )

@@ -18,6 +18,14 @@ from langchain_core.tools import BaseTool
 class ToolInfo:
     title: str  # the MCP tool's title, "" when it has none
     problem: Callable[[Any], str | None]  # what is wrong with an input, None when it is valid
+    arguments: frozenset[str] | None = None  # the arguments it declares; None: any (its schema allows others)
+
+    def edit_problem(self, value: Any) -> str | None:
+        """What is wrong with an input a person changed: as for the model's, and an argument the tool does not
+        declare is refused too, even where its schema would let it through (LangChain's schemas do)."""
+        if self.arguments is not None and isinstance(value, dict) and (extra := sorted(set(value) - self.arguments)):
+            return f"the tool has no argument {', '.join(extra)} (it takes {', '.join(sorted(self.arguments))})"
+        return self.problem(value)
 
 
 def schema_checker(schema: Any) -> Callable[[Any], str | None]:
@@ -34,4 +42,20 @@ def schema_checker(schema: Any) -> Callable[[Any], str | None]:
 
 
 def tool_infos(tools: Sequence[BaseTool]) -> dict[str, ToolInfo]:
-    return {tool.name: ToolInfo(getattr(tool, "title", None) or "", schema_checker(tool.args_schema)) for tool in tools}
+    return {
+        tool.name: ToolInfo(
+            getattr(tool, "title", None) or "", schema_checker(tool.args_schema), declared_arguments(tool.args_schema)
+        )
+        for tool in tools
+    }
+
+
+def declared_arguments(schema: Any) -> frozenset[str] | None:
+    """The properties a tool's JSON schema declares; None where it takes others too (`additionalProperties`)."""
+    if isinstance(schema, dict):
+        if schema.get("additionalProperties") not in (None, False):
+            return None
+        return frozenset(schema.get("properties") or {})
+    if isinstance(schema, type) and hasattr(schema, "model_json_schema"):  # a tool's Pydantic arguments
+        return frozenset(schema.model_json_schema().get("properties") or {})
+    return None

@@ -207,9 +207,9 @@ class AnswerService:
         return await self._resume(conversation, conversation_id, client_id, resume, declined, options)
 
     def _input_problem(self, tool_name: str, value: Any) -> str | None:
-        """What is wrong with an input for one of the tools (by its JSON schema); None for a tool not known here."""
+        """What is wrong with a changed input for one of the tools; None for a tool not known here."""
         info = self.graphs.tools.get(tool_name)
-        return info.problem(value) if info is not None else None
+        return info.edit_problem(value) if info is not None else None
 
     async def answer_question(
         self, client_id: str, conversation_id: str, interrupt_id: str, value: Any, options: AnswerOptions
