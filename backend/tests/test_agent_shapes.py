@@ -673,3 +673,15 @@ async def test_a_langgraph_json_auth_names_the_caller_and_its_handlers_are_never
         THREADLINE_GRAPH_AUTH_HANDLERS="ownership",
     )
     assert accepted_check.returncode == 0, accepted_check.stderr
+
+
+@pytest.mark.parametrize("value", [2**64, json.loads("[" * 300 + "]" * 300)])
+async def test_a_value_no_checkpoint_can_store_is_refused_before_the_answer_starts(make_settings, tmp_path, value):
+    path = tmp_path / "typed_input.py"
+    path.write_text(TYPED_INPUT)
+    async with running(make_settings(graph=f"{path}:agent")) as client:
+        conversation_id = new_conversation_id()
+        email = {"author": "Ana", "subject": "Lunch", "extra": value}
+        response = await client.post("/api/chat", json=chat_body(conversation_id, "hi", input={"email_input": email}))
+        assert response.status_code == 400 and "cannot be saved with the conversation" in response.text
+        assert (await client.get(f"/api/conversations/{conversation_id}")).status_code == 404, "nothing started"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from threadline.http.errors import ApiError
 from threadline.http.schemas import MAX_MESSAGE_CHARS, MAX_VALUE_BYTES, ErrorDetail
@@ -43,6 +44,9 @@ def storable(text: str, field: str, what: str = "message") -> str:
     return text
 
 
+CHECKPOINT_SERIALIZER = JsonPlusSerializer()  # LangGraph's, which the conversation's checkpoints are written with
+
+
 def small_value(value: Any, field: str) -> Any:
     """A JSON value the client chooses freely, refused when it is over MAX_VALUE_BYTES as JSON or holds what
     PostgreSQL cannot store in a checkpoint (a NUL, an unpaired surrogate)."""
@@ -54,4 +58,8 @@ def small_value(value: Any, field: str) -> Any:
         raise invalid(field, f"the value is over {MAX_VALUE_BYTES:,} bytes as JSON")
     if b"\\u0000" in encoded:
         raise invalid(field, "the value contains a NUL character (U+0000), which cannot be stored")
+    try:  # what the checkpoint will do with it: an integer of 2^64 or more, nesting past ~255 levels, fail there
+        CHECKPOINT_SERIALIZER.dumps_typed(value)
+    except (TypeError, ValueError, OverflowError, RecursionError) as error:
+        raise invalid(field, f"the value cannot be saved with the conversation ({error})"[:300]) from None
     return value
