@@ -605,6 +605,22 @@ async def test_a_langgraph_json_serves_each_of_its_graphs_and_a_conversation_kee
         ]
 
 
+async def test_a_conversation_whose_agent_a_redeploy_dropped_is_refused_naming_it(make_settings):
+    conversation_id = new_conversation_id()
+    async with running(make_settings(graph=str(SPEAKERS))) as client:
+        await chat(client, conversation_id, "hello", agent="critic")
+        identity = client.cookies["threadline_client"]
+    async with running(make_settings(graph=f"{SPEAKERS}:writer")) as client:  # the critic is gone
+        client.headers["x-threadline-client"] = identity
+        refused = await client.post("/api/chat", json=chat_body(conversation_id, "still there?"))
+        assert refused.status_code == 409, refused.text
+        assert "agent 'critic' is no longer served" in refused.json()["error"]["message"]
+        history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+        assert [texts(message) for message in history] == ["hello", "critic here, after 1 messages"]
+        _, raw, _ = await chat(client, new_conversation_id(), "hello")
+        assert texts(accepted(raw)["message"]) == "writer here, after 1 messages"
+
+
 def test_the_python_client_lists_the_agents_and_starts_a_conversation_with_one(make_settings):
     with serving(make_settings(graph=str(SPEAKERS))) as base_url, Client(base_url) as client:
         assert [agent["id"] for agent in client.agents()] == ["writer", "critic"]

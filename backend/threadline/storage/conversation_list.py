@@ -115,6 +115,7 @@ WITH {UNFLUSHED}, continued AS (
     UPDATE conversations
     SET last_message_at = now(), turns = turns + %(turns)s, profile_id = coalesce(%(profile_id)s, profile_id)
     WHERE client_id = %(client_id)s AND id = %(id)s AND turns + %(turns)s <= %(max_turns)s
+      AND (agent_id IS NULL OR %(agent_id)s::text IS NULL OR agent_id = %(agent_id)s)
       AND EXISTS (SELECT FROM unflushed)
     RETURNING false AS created
 ), started AS (
@@ -188,9 +189,14 @@ class PostgresConversations:
                 return bool(row["created"])
             exists = await (
                 await conn.execute(
-                    "SELECT 1 FROM conversations WHERE client_id = %s AND id = %s", (client_id, conversation_id)
+                    "SELECT agent_id FROM conversations WHERE client_id = %s AND id = %s", (client_id, conversation_id)
                 )
             ).fetchone()
+        if exists and exists["agent_id"] not in (None, ids.get("agent_id")) and ids.get("agent_id") is not None:
+            raise Refused(  # a redeploy dropped the agent it was started with: no other answers in its place
+                "CONFLICT",
+                f"This conversation's agent {exists['agent_id']!r} is no longer served here: start a new conversation.",
+            )
         raise self.limits.too_many_turns() if exists else self.limits.too_many_conversations()
 
     async def save_pending(self) -> None:
