@@ -55,7 +55,7 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
         "an answer is already streaming in this conversation (across all server processes; `multitaskStrategy` "
         "may stop it instead), also when claiming the visitor's conversations; a stop request when no answer is "
         "running; approvals or a reply that no longer match what waits; another agent than a started "
-        "conversation's",
+        "conversation's, or a conversation whose agent is no longer served",
     ),
     ErrorCode(
         409,
