@@ -131,3 +131,17 @@ async def test_the_total_time_limit_ends_a_long_answer(make_settings):
     assert chunks[-1]["type"] == "error" and "too long" in chunks[-1]["errorText"]
     assert last_text(messages[1]) == text_of(chunks)
     assert parse_sse(raw)[0]["type"] == "start"
+
+
+async def test_an_answer_the_provider_cut_off_cleanly_is_not_shown_or_saved_as_complete(openai_settings):
+    """The stream ended as if whole, but with no finish reason (a proxy closed it): an error chunk, and the answer
+    is kept marked as not finished, not offered as a complete answer with 0 tokens of usage."""
+    conversation_id = new_conversation_id()
+    async with running(openai_settings()) as client:
+        _, raw, chunks = await chat(client, conversation_id, "cut after 4")
+        messages = await history(client, conversation_id)
+    assert text_of(chunks).startswith("word0 word1 word2")
+    assert chunks[-1]["type"] == "error" and "Connection failed" in chunks[-1]["errorText"]
+    assert read_with_ai(raw)["errors"] == [chunks[-1]["errorText"]]
+    assert messages[1]["metadata"]["interrupted"] == "error"
+    assert last_text(messages[1]) == text_of(chunks)

@@ -8,7 +8,8 @@ Both follow one script, decided from the conversation they are sent:
 - the user asks to "calculate X" (or to "loop", which always wants the tool) → call `calculator`;
 - otherwise → "Echo: <text> (user messages seen: N)".
 Faults on request, by the user's text: "fail 401" answers that HTTP status (with the provider's error
-body); "break after N" streams N words and then drops the connection; "stall after N" streams N words
+body); "break after N" streams N words and then drops the connection; "cut after N" (OpenAI's) streams N words
+and ends the stream cleanly, with no finish reason; "stall after N" streams N words
 and then sends nothing more; "stall in tool" starts a calculator call and then sends nothing more;
 "flaky" fails with HTTP 500 three times (more than the client library retries) and then answers;
 "call a missing tool" and "call with broken arguments" make the model's mistakes (OpenAI stand-in).
@@ -78,7 +79,7 @@ def decide(user_texts: list[str], tool_result: str | None, has_tools: bool) -> R
         return Reply(tool=("calculator", {}), raw_arguments="not json at all")
     if command == ["stall", "in", "tool"]:
         return Reply(tool=("calculator", {"expression": "1+1"}), fault="stall")
-    if len(command) == 3 and command[0] in ("break", "stall") and command[1] == "after":
+    if len(command) == 3 and command[0] in ("break", "stall", "cut") and command[1] == "after":
         words = " ".join(f"word{i}" for i in range(int(command[2])))
         return Reply(text=words, fault=command[0])
     if tool_result is not None and "loop" not in user_texts[-1]:
@@ -246,6 +247,8 @@ def _openai_app(standin: StandIn) -> Litestar:
                 for word in _words(reply.text):
                     yield chunk({"content": word})
                     await asyncio.sleep(reply.pace)
+                if reply.fault == "cut":
+                    return
                 if reply.fault:
                     await _fault(reply)
                 yield chunk({}, finish="stop")

@@ -19,6 +19,18 @@ from langchain_core.runnables import RunnableConfig
 from threadline.conversations.state import TURN_ENDS
 
 INTERNAL_CALL = "lc_internal_call"  # LangChain's metadata key for a model call internal to an agent
+# Where each provider's LangChain model says why a call ended; a streamed call of theirs without it was cut off (a
+# proxy or the provider closed the stream cleanly mid-answer), however whole it looks.
+FINISH_KEYS = {
+    "openai": ("finish_reason", "status"),
+    "deepseek": ("finish_reason",),  # langchain-deepseek, which threadline uses for OpenAI-compatible servers
+    "anthropic": ("stop_reason",),
+    "google_genai": ("finish_reason",),
+}
+
+
+class CutOff(ConnectionError):
+    """A provider's stream ended without saying why: the answer is not complete."""
 
 
 def model_calls_of(config: RunnableConfig) -> ModelCalls | None:
@@ -33,12 +45,14 @@ class ModelCalls(BaseCallbackHandler):
     Synchronous and inline: LangChain calls every handler for every token, and an async one costs a task each."""
 
     run_inline = True
+    raise_error = True  # a call cut off (CutOff) fails the answer as a broken connection would
 
     def __init__(self, turn: Any) -> None:
         self.turn = turn  # None outside an answer (the agent's calls are then only watched for failures)
         self.calls: dict[UUID, tuple[float, list[BaseMessage]]] = {}
         self.errors: list[BaseException] = []  # what model calls raised, to tell them from the agent's own errors
         self.ignored: set[UUID] = set()
+        self.finish_keys: dict[UUID, tuple[str, ...]] = {}  # the calls of providers that say why they ended
 
     def failed(self, error: BaseException) -> bool:
         """Whether `error` is, or was raised from, a model call's failure."""
@@ -74,6 +88,8 @@ class ModelCalls(BaseCallbackHandler):
             return
         if "nostream" not in (tags or ()):
             self.calls[run_id] = (time.perf_counter(), messages[0] if messages else [])
+        if (keys := FINISH_KEYS.get(about.get("ls_provider", ""))) is not None:
+            self.finish_keys[run_id] = keys
         if self.turn is not None and about.get("ls_model_name"):  # which model this call went to
             self.turn.called_model(f"{about.get('ls_provider') or 'model'}:{about['ls_model_name']}")
         if (kwargs.get("options") or {}).get("ls_structured_output_format"):  # its JSON is parsed, not prose
@@ -87,6 +103,11 @@ class ModelCalls(BaseCallbackHandler):
             return
         generation = response.generations[0][0] if response.generations and response.generations[0] else None
         message = getattr(generation, "message", None)
+        keys = self.finish_keys.pop(run_id, ())
+        if keys and isinstance(message, AIMessage) and not any(message.response_metadata.get(k) for k in keys):
+            cut = CutOff("the model's stream ended without a finish reason: the answer was cut off")
+            self.on_llm_error(cut, run_id=run_id)
+            raise cut
         if self.turn is not None and isinstance(message, AIMessage) and message.usage_metadata:
             self.turn.used(message.id, message.usage_metadata)  # every call, the hidden and a sub-agent's too
         if (call := self.calls.pop(run_id, None)) is not None and self.turn is not None:
@@ -94,6 +115,7 @@ class ModelCalls(BaseCallbackHandler):
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self.errors.append(error)
+        self.finish_keys.pop(run_id, None)
         self.ignored.discard(run_id)
         if (call := self.calls.pop(run_id, None)) is not None and self.turn is not None:
             self.turn.model_called(*call, None, error)
