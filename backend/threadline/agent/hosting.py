@@ -79,29 +79,9 @@ def host_graph(
         if task is not None:  # its model calls are its work, not the answer (agent/task_graphs.py)
             graph_input = task.graph_input(state["messages"], {**carried, **own_input})
             config = {**config, "tags": [*config.get("tags", ()), HIDDEN_RUN]}
-        calls = model_calls_of(config)
         ours = runtime.context
         context = own_context.build(ours.request_context, ours.visitor_id) if own_context else ours
-        threadline_context = CURRENT.set(ours)  # what threadline_context() gives the agent's code
-        try:
-            # Checkpointed when it ends or stops to ask ("exit"), not step by step: the transcript is this graph's,
-            # and a stopped or killed run is closed from it (conversations/closing.py), so its own steps in
-            # between were never read back; a run that asks resumes from what it saved (6 fewer checkpoints).
-            result = await agent.ainvoke(
-                graph_input,
-                config,
-                context=context,
-                durability="exit",
-                output_keys=output_keys,
-            )
-        except GraphBubbleUp:
-            raise  # an interrupt, or a Command for a parent graph: LangGraph's control flow
-        except Exception as error:
-            if calls is not None and calls.failed(error):
-                raise  # the model call failed: the provider's failure, classified as one
-            raise AgentFailed(f"{type(error).__name__} in the agent's own code") from error
-        finally:
-            CURRENT.reset(threadline_context)
+        result = await _run(agent, graph_input, config, ours, context=context, output_keys=output_keys)
         if task is not None:
             return await _task_answer(task, result, state, suggester)
         # Messages with attachments go back to holding references only; calls the person declined stay declined.
@@ -127,6 +107,31 @@ def host_graph(
     builder.add_edge("agent", "respond" if suggester is not None else END)
     builder.add_edge("respond", END)
     return cast(Graph, builder.compile(checkpointer=checkpointer, store=store))
+
+
+async def _run(
+    agent: AgentGraph, graph_input: dict[str, Any], config: Any, ours: AgentContext, *, context: Any, output_keys: Any
+) -> dict[str, Any]:
+    """One run of the agent, with threadline's context for `threadline_context()`; its own failures told apart from
+    a model call's and from LangGraph's control flow."""
+    calls = model_calls_of(config)
+    threadline_context = CURRENT.set(ours)  # what threadline_context() gives the agent's code
+    try:
+        # Checkpointed when it ends or stops to ask ("exit"), not step by step: the transcript is this graph's, and
+        # a stopped or killed run is closed from it (conversations/closing.py), so its own steps in between were
+        # never read back; a run that asks resumes from what it saved (6 fewer checkpoints).
+        result: dict[str, Any] = await agent.ainvoke(
+            graph_input, config, context=context, durability="exit", output_keys=output_keys
+        )
+        return result
+    except GraphBubbleUp:
+        raise  # an interrupt, or a Command for a parent graph: LangGraph's control flow
+    except Exception as error:
+        if calls is not None and calls.failed(error):
+            raise  # the model call failed: the provider's failure, classified as one
+        raise AgentFailed(f"{type(error).__name__} in the agent's own code") from error
+    finally:
+        CURRENT.reset(threadline_context)
 
 
 async def _task_answer(

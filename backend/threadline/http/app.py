@@ -311,14 +311,7 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
         mcp_server = build_server(lambda: state.services)
         mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
         agents = self.agents if self.agents is not None else load_agents(AgentSettings.of(settings), self.graph)
-        # A langgraph.json's `auth` names callers, unless the host app does (http/graph_auth.py)
-        identify = self.identify or graph_identify(settings.graph, settings.graph_auth_handlers)
         provider = httpx.AsyncClient(timeout=10)  # the identity provider's discovery document and keys
-        bearer = (
-            BearerTokens(settings.auth_issuer, settings.auth_audience, settings.auth_jwks_url, provider)
-            if settings.auth_issuer
-            else None
-        )
 
         @asynccontextmanager
         async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -342,14 +335,7 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
             middleware=[
                 DefineMiddleware(ForwardedScheme, addresses=limits.client_address),
                 DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
-                DefineMiddleware(
-                    ClientIdentityMiddleware,
-                    signer=signer,
-                    bearer=bearer,
-                    anonymous=settings.auth_anonymous == "allow",
-                    admin_token=settings.admin_token,
-                    identify=identify,
-                ),
+                self.identity(signer, provider),
             ],
             dependencies=DEPENDENCIES,
             exception_handlers=EXCEPTION_HANDLERS,
@@ -365,6 +351,24 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
         if app_config.cors_config is not None:
             app_config.cors_config = credentials_only_for_listed_origins(app_config.cors_config)
         return app_config
+
+    def identity(self, signer: Signer, provider: httpx.AsyncClient) -> DefineMiddleware:
+        """Who asks: the host app's login, else a langgraph.json's `auth` (http/graph_auth.py), else the identity
+        provider's bearer token, else the visitor's signed cookie."""
+        settings = self.settings
+        bearer = (
+            BearerTokens(settings.auth_issuer, settings.auth_audience, settings.auth_jwks_url, provider)
+            if settings.auth_issuer
+            else None
+        )
+        return DefineMiddleware(
+            ClientIdentityMiddleware,
+            signer=signer,
+            bearer=bearer,
+            anonymous=settings.auth_anonymous == "allow",
+            admin_token=settings.admin_token,
+            identify=self.identify or graph_identify(settings.graph, settings.graph_auth_handlers),
+        )
 
     def receive_route(self, route: BaseRoute) -> None:
         """threadline's routes resolve their synchronous dependencies in turn (http/dependencies_in_turn.py)."""
