@@ -91,3 +91,32 @@ def test_a_tools_image_and_source_show_in_the_answer(page: Page, server: str):
     expect(chat.assistant.get_by_test_id("source")).to_have_text("Tide tables")
     page.reload()
     expect(chat.assistant.get_by_test_id("source")).to_have_text("Tide tables")
+
+
+def test_a_message_of_only_a_file_is_not_back_in_the_box_after_a_reload_before_its_answer_arrived(
+    page: Page, server: str
+):
+    """The server took the message (its answer is whole there), but the page went away before it heard back: the
+    history holds it, so it is not put back in the box to be sent a second time."""
+    chat = ChatPage.open(page, server)
+    page.get_by_test_id("file-input").set_input_files([{"name": "photo.png", "mimeType": "image/png", "buffer": png()}])
+    expect(page.get_by_role("progressbar")).to_have_count(0)
+    taken = []
+
+    def held_back(route):  # the request goes through; the page never hears its answer
+        route.fetch()
+        taken.append(route)
+        route.abort()
+
+    page.route("**/api/chat", held_back)
+    chat.box.press("Enter")
+    for _ in range(300):  # until the server has answered in full (the handler runs while the page waits)
+        if taken:
+            break
+        page.wait_for_timeout(50)
+    assert taken, "the message reached the server"
+    page.reload()
+    expect(chat.user_messages).to_have_count(1)
+    expect(chat.user_messages.last.get_by_test_id("file-part")).to_have_count(1)
+    expect(page.get_by_test_id("pending-file")).to_have_count(0)
+    expect(page.get_by_test_id("notice")).to_have_count(0)

@@ -40,10 +40,12 @@ export function Chat(props: Props) {
   const [warning, setWarning] = useState<string | null>(null);
   const [stopped, setStopped] = useState<Set<string>>(new Set());
   // A message the server never took before the page went away is back in the box: say so once.
-  const [unsentBack] = useState(() => {
-    const lastQuestion = initialMessages.findLast((message) => message.role === 'user');
-    return restoreOutgoing(id, lastQuestion ? textOf(lastQuestion) : undefined);
-  });
+  const [unsentBack] = useState(() =>
+    restoreOutgoing(
+      id,
+      initialMessages.filter((message) => message.role === 'user').map((message) => textOf(message)),
+    ),
+  );
   const { chat, statusText, progress, endedRef } = useConversationChat(id, initialMessages, {
     onTitle,
     onAnswered,
@@ -80,7 +82,8 @@ export function Chat(props: Props) {
     const body = { ...(profileId ? { profileId } : {}), ...agent, ...extra };
     const metadata = { createdAt: new Date().toISOString() };
     const message = !files?.length ? { text, metadata } : text ? { text, files, metadata } : { files, metadata };
-    rememberOutgoing(id, { text, files: files ?? [] }); // until the server has taken it
+    const sentBefore = messages.filter((message) => message.role === 'user').length;
+    rememberOutgoing(id, { text, files: files ?? [] }, sentBefore); // until the server has taken it
     void sendMessage(message, { body });
   };
   const { retry, refused, waitLeft, finished, failed } = useRetry(chat, send);

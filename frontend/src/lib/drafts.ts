@@ -4,6 +4,9 @@
 import type { FileUIPart } from 'ai';
 
 export type Draft = { text: string; files: FileUIPart[] };
+// A message on its way, with how many messages of the person's the conversation held when it went: once the
+// history holds more, the server took it, whatever it held (a file with no text, say).
+type Outgoing = Draft & { after?: number };
 
 const EMPTY: Draft = { text: '', files: [] };
 const draftKey = (conversationId: string) => `threadline:draft:${conversationId}`;
@@ -30,16 +33,23 @@ function write(key: string, draft: Draft | null) {
 export const loadDraft = (conversationId: string): Draft => read(draftKey(conversationId)) ?? EMPTY;
 export const saveDraft = (conversationId: string, draft: Draft) => write(draftKey(conversationId), draft);
 
-/** Remember a message from the moment it is sent until the server has taken it. */
-export const rememberOutgoing = (conversationId: string, draft: Draft) => write(outgoingKey(conversationId), draft);
+/** Remember a message from the moment it is sent until the server has taken it; `after`: how many messages of
+ * the person's the conversation held then. */
+export const rememberOutgoing = (conversationId: string, draft: Draft, after: number) =>
+  write(outgoingKey(conversationId), { ...draft, after } as Outgoing);
 export const forgetOutgoing = (conversationId: string) => write(outgoingKey(conversationId), null);
 
-/** A message that was on its way when the page went away, and that the history does not end with, goes back
- * into the box (before the draft typed since, if any); true when one did. */
-export function restoreOutgoing(conversationId: string, lastSentText: string | undefined): boolean {
-  const outgoing = read(outgoingKey(conversationId));
+/** A message that was on its way when the page went away, and that the history does not hold, goes back into the
+ * box (before the draft typed since, if any); true when one did. `sent`: the person's messages in the history. */
+export function restoreOutgoing(conversationId: string, sent: string[]): boolean {
+  const outgoing = read(outgoingKey(conversationId)) as Outgoing | null;
   forgetOutgoing(conversationId);
-  if (!outgoing || (outgoing.text && outgoing.text === lastSentText)) return false;
+  if (!outgoing) return false;
+  const taken =
+    typeof outgoing.after === 'number'
+      ? sent.length > outgoing.after
+      : Boolean(outgoing.text) && outgoing.text === sent.at(-1); // one remembered by an earlier version
+  if (taken) return false;
   const draft = loadDraft(conversationId);
   const text = [outgoing.text, draft.text].filter(Boolean).join('\n\n');
   saveDraft(conversationId, { text, files: [...outgoing.files, ...draft.files] });
