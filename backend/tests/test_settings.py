@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import typing
@@ -130,3 +131,20 @@ def test_a_section_is_the_settings_of_the_same_names_and_types(section):
         assert declared[name] == kind, name
     settings = load_settings({})
     assert section.of(settings) == section(**{name: getattr(settings, name) for name in typing.get_type_hints(section)})
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("THREADLINE_SECRET", "x", "must be at least 32 bytes long"),
+        ("TRUSTED_PROXIES", "10.0.0.1,0.0.0.0/0", "must list your proxies, not every address"),
+        ("TRUSTED_PROXIES", "::/0", "must list your proxies, not every address"),
+        ("CHAT_ANONYMOUS_RETENTION_DAYS", "1e-9", "must be 0 (keep) or at least 0.042 (an hour)"),
+        ("CHAT_CONVERSATION_RETENTION_DAYS", "0.001", "must be 0 (keep) or at least 0.042 (an hour)"),
+        ("FILE_CHECK_SECONDS", "0", "must be more than 0"),
+        ("CHAT_RATE_LIMIT", "0/minute", "must allow at least 1 request"),
+    ],
+)
+def test_a_setting_that_would_open_or_break_the_server_stops_start_up(variable, value, said):
+    with pytest.raises(SettingsError, match=re.escape(said)):
+        load_settings({variable: value})

@@ -105,6 +105,7 @@ async def test_the_react_template_runs_on_its_own_context(make_settings, anthrop
     [
         ({"model": "openai/gpt-4o"}, "a request cannot set model; it may set max_search_results"),
         ({"max_search_results": "many"}, "Expected `int`, got `str` - at `max_search_results`"),
+        ({"max_search_results": "7"}, "Expected `int`, got `str` - at `max_search_results`"),
         ({"max_search_results": "9" * 70_000}, "the value is over 65,536 bytes as JSON"),
         ({"max_search_results": "\u0000"}, "the value contains a NUL character"),
     ],

@@ -71,7 +71,7 @@ class OwnContext:
         try:
             if callable(validate := getattr(self.schema, "model_validate", None)):  # a pydantic model checks itself
                 return validate(values)
-            return msgspec.convert(values, self.schema, strict=False)
+            return msgspec.convert(values, self.schema)  # strict: a request's "7" is not an int
         except msgspec.ValidationError as error:
             raise ContextProblem(str(error).replace("$.", "")) from None
         except TypeError:  # a field msgspec cannot check (of any class): the schema's own constructor decides

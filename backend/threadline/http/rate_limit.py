@@ -41,6 +41,7 @@ class RateLimit:
         self.namespace = namespace
         self.shared: RateLimiter | None = None
         self.windows: MovingWindows | None = None
+        self.store_down = False  # said once when Redis stops answering, once when it is back
         if storage_url.startswith(("redis://", "rediss://")):
             storage = storage_from_string(f"async+{storage_url}", implementation="redispy")
             self.shared = (SlidingWindowCounterRateLimiter if sums else MovingWindowRateLimiter)(storage)
@@ -63,9 +64,18 @@ class RateLimit:
             if await limiter.hit(self.item, self.namespace, address, cost=cost):
                 return None
             reset_at, _remaining = await limiter.get_window_stats(self.item, self.namespace, address)
-        except Exception:  # a rate-limit store that is down must not take the chat down with it
-            log.warning("rate limit store unavailable; request allowed", exc_info=True)
+        except Exception as error:  # noqa: BLE001 - fail open: a store that is down must not take the chat down
+            if not self.store_down:
+                self.store_down = True
+                log.error(
+                    "%s limit: Redis is unavailable (%s); requests are allowed unlimited until it is back",
+                    self.namespace,
+                    error,
+                )
             return None
+        if self.store_down:
+            self.store_down = False
+            log.warning("%s limit: Redis answers again; requests are limited again", self.namespace)
         return reset_at
 
     async def check(self, address: str, cost: int = 1) -> None:

@@ -78,7 +78,9 @@ def choice(*allowed: str, upper: bool = False) -> Reader:
     return read
 
 
-def number(kind: type[int] | type[float], minimum: float, maximum: float) -> Reader:
+def number(kind: type[int] | type[float], minimum: float, maximum: float, above: float | None = None) -> Reader:
+    """A number from `minimum` to `maximum`; with `above`, one greater than it (a bound the value may not reach)."""
+
     def read(raw: str, name: str) -> int | float:
         try:
             value = kind(raw)
@@ -86,6 +88,8 @@ def number(kind: type[int] | type[float], minimum: float, maximum: float) -> Rea
             value = None
         if value is None or not minimum <= value <= maximum:
             raise SettingsError(f"{name} must be a {kind.__name__} from {minimum} to {maximum} (got {raw!r})")
+        if above is not None and value <= above:
+            raise SettingsError(f"{name} must be more than {above} (got {raw!r})")
         return value
 
     return read
@@ -153,9 +157,11 @@ def rate(raw: str, name: str) -> str:
     from limits import parse
 
     try:
-        parse(raw)
+        limit = parse(raw)
     except ValueError:
         raise SettingsError(f"{name} must look like 10/minute or 100/hour (got {raw!r})") from None
+    if limit.amount < 1:
+        raise SettingsError(f"{name} must allow at least 1 request (got {raw!r}, which refuses every one)")
     return raw
 
 
@@ -186,11 +192,16 @@ def networks(raw: str, name: str) -> tuple[str, ...]:
     values = comma_list(raw, name)
     for network in values:
         try:
-            ipaddress.ip_network(network, strict=False)
+            parsed = ipaddress.ip_network(network, strict=False)
         except ValueError:
             raise SettingsError(
                 f"{name} must be a comma-separated list of addresses or CIDR ranges (got {network!r})"
             ) from None
+        if parsed.prefixlen == 0:
+            raise SettingsError(
+                f"{name} must list your proxies, not every address ({network!r}): any client could then choose the "
+                "address its limits are counted by"
+            )
     return values
 
 
@@ -205,6 +216,22 @@ def https_url(raw: str, name: str) -> str:
 def mcp_secret(raw: str, name: str) -> str:
     if len(raw.encode()) < 32:
         raise SettingsError(f"{name} must be at least 32 bytes long (shorter HS256 keys can be guessed)")
+    return raw
+
+
+def retention_days(raw: str, name: str) -> float:
+    """`0` (keep), or at least an hour: a tiny value (`1e-9`) deletes conversations as soon as the hourly check
+    runs, which nobody means."""
+    value = float(number(float, 0.0, 36_500.0)(raw, name))
+    if 0 < value < 1 / 24:
+        raise SettingsError(f"{name} must be 0 (keep) or at least 0.042 (an hour) (got {raw!r})")
+    return value
+
+
+def signing_secret(raw: str, name: str) -> str:
+    """The key that signs visitors' ids: one anyone could guess would let anyone be any visitor."""
+    if len(raw.encode()) < 32:
+        raise SettingsError(f"{name} must be at least 32 bytes long, e.g. the output of `openssl rand -hex 32`")
     return raw
 
 
@@ -432,8 +459,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         str | None,
         env(
             "THREADLINE_SECRET",
-            help="the key that signs visitors' anonymous ids; set the same value on every instance behind one "
-            "load balancer",
+            help="the key that signs visitors' anonymous ids, at least 32 bytes; set the same value on every "
+            "instance behind one load balancer",
+            read=signing_secret,
             default="generated once into `<data dir>/client-id-secret`",
         ),
     ] = None
@@ -749,6 +777,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "CHAT_CONVERSATION_RETENTION_DAYS",
             help="a conversation with no new message for this many days is deleted, with its traces, ratings, "
             "links and the files no other conversation uses (checked hourly); `0` keeps conversations for good",
+            read=retention_days,
         ),
     ] = 0.0
     anonymous_retention_days: Annotated[
@@ -758,6 +787,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "CHAT_ANONYMOUS_RETENTION_DAYS",
             help="the same for anonymous visitors' conversations only (signed-in users' keep "
             "`CHAT_CONVERSATION_RETENTION_DAYS`); `0`: as `CHAT_CONVERSATION_RETENTION_DAYS` says",
+            read=retention_days,
         ),
     ] = 0.0
     otlp_traces_endpoint: Annotated[
@@ -793,7 +823,8 @@ def _reader_of(annotation: Any, meta: list[msgspec.Meta]) -> Reader:
         return choice(*typing.get_args(hint))
     if hint in (int, float):
         bounds = meta[0] if meta else msgspec.Meta()
-        return number(hint, bounds.ge if bounds.ge is not None else -1e18, bounds.le if bounds.le is not None else 1e18)
+        lowest = bounds.ge if bounds.ge is not None else -1e18
+        return number(hint, lowest, bounds.le if bounds.le is not None else 1e18, bounds.gt)
     if hint is bool:
         return boolean
     if hint is Path:
