@@ -290,6 +290,18 @@ async def test_the_email_assistant_takes_its_own_input_hides_its_router_and_asks
     assert kept["state"] == "output-available" and kept["output"] == sent["output"]
 
 
+async def test_an_answer_that_waits_counts_every_call_before_it_and_names_the_agents_model(make_settings, openai):
+    """The router's hidden structured-output call and the drafting call, each once; the model the agent called,
+    not the profile's demo model."""
+    openai.script = email_script
+    async with running(make_settings(graph="email_assistant.email_assistant_hitl:email_assistant")) as client:
+        _, raw, _ = await chat(client, new_conversation_id(), "Triage this e-mail", input={"email_input": EMAIL})
+    asking = accepted(raw)["message"]
+    assert len(openai.calls) == 2, "the router's call and the draft's"
+    assert asking["metadata"]["usage"] == {"inputTokens": 22, "outputTokens": 14, "totalTokens": 36}
+    assert asking["metadata"]["model"].startswith("openai:"), asking["metadata"]
+
+
 @pytest.mark.parametrize(
     ("value", "said"),
     [

@@ -374,15 +374,32 @@ class Turn:
             self._timers.append(loop.call_at(next_check, self._check_idle, context=contextvars.Context()))
 
     def _finish(self) -> ev.Finish:
+        """The answer's end: its record's usage and models, or, for an answer that waits for the person (its turn
+        has no record yet), every call made so far and the agent's own models."""
         finish = self.translator.finish or AnswerRecord()
-        usage = finish.get("usage") or Usage(input_tokens=0, output_tokens=0, total_tokens=0)
         return ev.Finish(
             finish_reason=finish.get("finish_reason", "stop"),
             finished_at=finish.get("finished_at") or ev.timestamp(),
-            usage=ev.Usage(**usage),
+            usage=ev.Usage(**(finish.get("usage") or self._used())),
             trace_id=self.request["trace_id"],
-            model=finish.get("model", ""),
+            model=finish.get("model") or self._models(),
         )
+
+    def _used(self) -> Usage:
+        """Every model call's usage so far (a hidden router's too), each call once."""
+        usage = Usage(input_tokens=0, output_tokens=0, total_tokens=0)
+        seen: set[str] = set()
+        for message_id, used in self.usage_by_call:
+            if message_id is not None and message_id in seen:
+                continue
+            seen.add(message_id or "")
+            for key in ("input_tokens", "output_tokens", "total_tokens"):
+                usage[key] += used.get(key, 0)
+        return usage
+
+    def _models(self) -> str:
+        """The models a hosted agent called, when they are its own and not the profile's (Start names that)."""
+        return ", ".join(sorted(self.models_called)) if self.translator.hosted else ""
 
     async def _interrupt(self, why: str, failure: Failure | None) -> None:
         """Close the answer on the wire first, then save it, so the client is not kept waiting."""
@@ -395,7 +412,12 @@ class Turn:
         else:
             put(
                 ev.Finish(
-                    finish_reason="other", finished_at=finished_at, interrupted=why, trace_id=self.request["trace_id"]
+                    finish_reason="other",
+                    finished_at=finished_at,
+                    usage=ev.Usage(**self._used()),
+                    interrupted=why,
+                    trace_id=self.request["trace_id"],
+                    model=self._models(),
                 )
             )
         try:
@@ -413,6 +435,6 @@ class Turn:
             why,
             finish_reason,
             finished_at,
-            said=Said(self.translator.shown, self.translator.partial_message()),
+            said=Said(self.translator.shown, self.translator.partial_message(), self._used()),
             assistant_id=self.request["assistant_message_id"],
         )

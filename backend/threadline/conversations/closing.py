@@ -15,6 +15,7 @@ from threadline.conversations.approvals import CANCELLED, denial
 from threadline.conversations.state import (
     AnswerRecord,
     StateWriter,
+    Usage,
     closing_node,
     config_of,
     load,
@@ -34,6 +35,7 @@ class Said:
 
     shown: Sequence[AnyMessage] = ()
     partial: AIMessage | None = None
+    usage: Usage | None = None  # every call it made, as the providers reported them (hidden ones too)
 
 
 async def close_turn(
@@ -79,7 +81,10 @@ async def close_turn(
         update.append(said.partial)
     start = next(index for index, message in enumerate(messages) if message.id == user_id)
     record = AnswerRecord(
-        finished_at=finished_at, finish_reason=finish_reason, interrupted=why, usage=usage_since(messages, start)
+        finished_at=finished_at,
+        finish_reason=finish_reason,
+        interrupted=why,
+        usage=said.usage if said.usage and said.usage["total_tokens"] else usage_since(messages, start),
     )
     await graph.aupdate_state(
         config_of(thread_id), {"messages": update, "turns": {user_id: record}}, as_node=closing_node(graph)
