@@ -4,6 +4,7 @@ owner only, and deleted with their conversation; every bad file refused with not
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import io
@@ -24,8 +25,10 @@ from test_comparisons import TWO_DEMOS
 from test_mcp import TEST_SERVER
 from threadline.agent.compression import IMAGE_TOKENS, tokens
 from threadline.client import Client, ThreadlineError
+from threadline.conversations.attachments import CheckSlots, pdf_pages
 from threadline.conversations.state import question
 from threadline.http.identity import HEADER
+from threadline.refusals import Refused
 from threadline.settings import load_settings
 from threadline.settings.mcp_servers import McpServerConfig
 from threadline_testing import standins
@@ -523,3 +526,32 @@ async def test_new_anonymous_ids_from_one_address_share_its_daily_file_bytes(mak
         )
         assert refused.status_code == 429 and "bytes of files" in refused.json()["error"]["message"]
         assert int(refused.headers["retry-after"]) > 0
+
+
+async def test_pdf_checks_run_two_at_a_time_and_past_a_queue_are_refused_at_once():
+    """Each PDF check is a process of its own (~90 MB): a burst of uploads waits its turn, and past the queue is
+    refused with a retryable 503 instead of starting a process per file."""
+    slots = CheckSlots(at_once=2, waiting=3)
+    running, most = 0, 0
+
+    async def check() -> str:
+        nonlocal running, most
+        try:
+            async with slots.slot():
+                running += 1
+                most = max(most, running)
+                await asyncio.sleep(0.05)
+                running -= 1
+                return "checked"
+        except Refused as refused:
+            return refused.code
+
+    outcomes = await asyncio.gather(*(check() for _ in range(8)))
+    assert most == 2, "never more than two checks at once"
+    assert sorted(outcomes) == ["OVER_CAPACITY"] * 3 + ["checked"] * 5
+    assert await check() == "checked", "the slots are free again"
+    one_page = io.BytesIO()
+    writer = PdfWriter()
+    writer.add_blank_page(width=100, height=100)
+    writer.write(one_page)
+    assert await pdf_pages(one_page.getvalue(), 10) == 1, "a real check goes through the same slots"

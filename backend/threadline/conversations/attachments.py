@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import io
 import json
 import sys
 import unicodedata
 import warnings
-from collections.abc import Collection
+import weakref
+from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
 from urllib.parse import unquote_to_bytes
 
@@ -162,8 +164,48 @@ async def _check_pdf(data: bytes, name: str, field: str, seconds: float) -> None
         raise invalid(field, f"{name} has {pages} pages, more than {MAX_PDF_PAGES}")
 
 
+class CheckSlots:
+    """At most `at_once` checks run in this process, and `waiting` more wait their turn; past that a file is
+    refused at once (OVER_CAPACITY, retryable): each check is a Python process of its own, ~90 MB, so 16 uploads at
+    once held 1.4 GB, over a 1 GiB container's limit. One semaphore per event loop (asyncio's are bound to one)."""
+
+    def __init__(self, at_once: int, waiting: int) -> None:
+        self.at_once = at_once
+        self.waiting = waiting
+        self.queued = 0
+        self.slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        loop = asyncio.get_running_loop()
+        semaphore = self.slots.get(loop) or self.slots.setdefault(loop, asyncio.Semaphore(self.at_once))
+        if semaphore.locked() and self.queued >= self.waiting:
+            raise Refused(
+                "OVER_CAPACITY", "Too many files are being checked right now: try again in a moment.", retry_after=2
+            )
+        self.queued += 1
+        try:
+            await semaphore.acquire()
+        finally:
+            self.queued -= 1
+        try:
+            yield
+        finally:
+            semaphore.release()
+
+
+PDF_CHECKS = CheckSlots(at_once=2, waiting=8)
+
+
 async def pdf_pages(data: bytes, seconds: float) -> int | None:
     """The PDF's page count, None when it cannot be read within `seconds` (the process is killed then)."""
+    async with PDF_CHECKS.slot():
+        return await _count_pages(data, seconds)
+
+
+async def _count_pages(data: bytes, seconds: float) -> int | None:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

@@ -93,7 +93,12 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode(500, "ACTION_FAILED", "a server action raised an error"),
     ErrorCode(500, "INTERNAL_ERROR", "anything unexpected (the log has the details; the client never does)"),
     ErrorCode(503, "DATABASE_ERROR", "reading or deleting conversations while PostgreSQL is down"),
-    ErrorCode(503, "OVER_CAPACITY", "over `THREADLINE_MAX_CONNECTIONS` open connections"),
+    ErrorCode(
+        503,
+        "OVER_CAPACITY",
+        "over `THREADLINE_MAX_CONNECTIONS` open connections; more PDFs being checked than a process holds at once "
+        "(2 checks, 8 waiting): `Retry-After` says when to try again",
+    ),
     ErrorCode(
         503,
         "STOP_UNCONFIRMED",
