@@ -45,7 +45,7 @@ def test_replicas_probes_secrets_and_resources():
     assert budget["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
     assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
     (container,) = pod["spec"]["containers"]
-    assert container["readinessProbe"]["httpGet"]["path"] == "/health/ready"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/health/live", "ready through a database outage"
     assert container["livenessProbe"]["httpGet"]["path"] == "/health/live"
     assert container["startupProbe"]["httpGet"]["path"] == "/health/live", "migrations may take a while"
     env = {variable["name"]: variable for variable in container["env"]}
@@ -55,6 +55,22 @@ def test_replicas_probes_secrets_and_resources():
     assert container["resources"]["requests"]["cpu"] and container["resources"]["requests"]["memory"]
     assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
     assert pod["spec"]["terminationGracePeriodSeconds"] > int(env["THREADLINE_SHUTDOWN_GRACE"]["value"])
+
+
+def test_the_pod_passes_pod_security_restricted_and_takes_its_redis_url_from_a_secret():
+    """Kubernetes' "restricted" profile: non-root, no privilege escalation, every capability dropped, the runtime's
+    seccomp profile; no service account token (threadline never calls the API); a password-bearing Redis URL from
+    a Secret; and no address range trusted to name its clients unless set."""
+    manifests = rendered("redisUrlSecret.name=redis", "redisUrlSecret.key=url")
+    pod = manifests["Deployment"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    assert pod["automountServiceAccountToken"] is False
+    env = {variable["name"]: variable for variable in container["env"]}
+    assert env["THREADLINE_RATE_LIMIT_STORAGE"]["valueFrom"]["secretKeyRef"] == {"name": "redis", "key": "url"}
+    assert "THREADLINE_TRUSTED_PROXIES" not in env
 
 
 def test_bad_values_are_refused_when_rendering():
