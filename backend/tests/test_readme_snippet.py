@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 from helpers import new_conversation_id, serving
+from threadline.client import Client
 from threadline.http.identity import COOKIE
 from threadline_testing.ai_sdk import readme_chat
 
@@ -33,3 +34,16 @@ def test_the_readme_snippet_resumes_an_answer_after_a_reload(make_settings):
     (answer,) = [message for message in result["messages"] if message["role"] == "assistant"]
     text = "".join(part.get("text", "") for part in answer["parts"] if part["type"] == "text")
     assert result["shownBeforeReload"] and text.rstrip().endswith("60"), text
+
+
+def test_the_readme_python_snippet_goes_on_in_one_conversation(make_settings, capsys):
+    block = re.search(r"## From Python.*?```python\n(.*?)```", README.read_text(), re.S)
+    assert block, "the README has a Python snippet"
+    with serving(make_settings()) as base_url:
+        namespace: dict = {}
+        exec(block[1].replace("http://127.0.0.1:8000", base_url), namespace)  # the README's own code, as a user runs it
+        with Client(base_url, token=namespace["client"].token) as same_visitor:
+            (conversation,) = same_visitor.conversations()
+            said = [message["role"] for message in same_visitor.messages(conversation.id)]
+    assert said == ["user", "assistant", "user", "assistant"], "both questions in one conversation"
+    assert "42" in capsys.readouterr().out
