@@ -11,6 +11,7 @@ falls back on, `storage`, `files`, `limits`, and for the HTTP routes `auth` and 
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.resources
 import importlib.util
 import ipaddress
@@ -938,6 +939,16 @@ PROVIDER_EXTRAS = {
 }
 
 
+def packages_of(extra: str) -> list[str]:
+    """What an extra of the installed threadline brings, as its metadata lists it (`langchain-openai>=1.0`, …)."""
+    try:
+        requirements = importlib.metadata.requires("threadline") or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    marker = f'extra == "{extra}"'
+    return [line.split(";")[0].strip() for line in requirements if marker in line.replace("'", '"')]
+
+
 def _installed(*modules: str) -> bool:
     return all(importlib.util.find_spec(module) is not None for module in modules)
 
@@ -962,7 +973,11 @@ def _check_extras(values: dict[str, Any]) -> None:
         needs.append(("FILE_STORE_URL=s3://", "s3", ("boto3",)))
     for feature, extra, modules in needs:
         if not _installed(*modules):
-            raise SettingsError(f"{feature} needs threadline's {extra} extra: pip install 'threadline[{extra}]'")
+            raise SettingsError(
+                f"{feature} needs threadline's {extra} extra: install the wheel again with it, "
+                f"pip install '<the threadline wheel>[{extra}]' (`python3 tasks.py wheel` builds it into dist/), "
+                f"or pip install {' '.join(repr(package) for package in packages_of(extra)) or 'its packages'}"
+            )
 
 
 def _check_together(values: dict[str, Any]) -> None:
