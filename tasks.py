@@ -29,6 +29,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -233,19 +234,18 @@ def test(args: list[str]) -> int:
     return subprocess.call([str(PYTHON), "-m", "pytest", "-n", "auto", *args], cwd=ROOT)
 
 
-PAGE_IN_PACKAGE = ROOT / "backend" / "threadline" / "page"
-
-
 def wheel(args: list[str]) -> int:
-    """Build the wheel into dist/, the chat page inside it (threadline/page, there only while it is built)."""
+    """Build the wheel into dist/, the chat page inside it: from a copy of the package made elsewhere, so a server
+    running from this checkout never sees a page half copied into backend/threadline/page."""
     ensure_frontend()
-    shutil.rmtree(PAGE_IN_PACKAGE, ignore_errors=True)
-    shutil.copytree(FRONTEND / "dist", PAGE_IN_PACKAGE, ignore=shutil.ignore_patterns(".built"))
-    try:
-        return subprocess.call([uv(), "build", "--wheel", "--out-dir", "dist", *args], cwd=ROOT)
-    finally:
-        shutil.rmtree(PAGE_IN_PACKAGE, ignore_errors=True)
-        shutil.rmtree(ROOT / "build", ignore_errors=True)
+    with tempfile.TemporaryDirectory() as folder:
+        tree = Path(folder)
+        for name in ("pyproject.toml", "README.md", "LICENSE"):
+            shutil.copy2(ROOT / name, tree / name)
+        package = tree / "backend" / "threadline"
+        shutil.copytree(ROOT / "backend" / "threadline", package, ignore=shutil.ignore_patterns("__pycache__", "page"))
+        shutil.copytree(FRONTEND / "dist", package / "page", ignore=shutil.ignore_patterns(".built"))
+        return subprocess.call([uv(), "build", "--wheel", "--out-dir", str(ROOT / "dist"), *args], cwd=tree)
 
 
 BENCHMARKS = {
