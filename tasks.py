@@ -245,7 +245,19 @@ def wheel(args: list[str]) -> int:
         package = tree / "backend" / "threadline"
         shutil.copytree(ROOT / "backend" / "threadline", package, ignore=shutil.ignore_patterns("__pycache__", "page"))
         shutil.copytree(FRONTEND / "dist", package / "page", ignore=shutil.ignore_patterns(".built"))
-        return subprocess.call([uv(), "build", "--wheel", "--out-dir", str(ROOT / "dist"), *args], cwd=tree)
+        if code := subprocess.call([uv(), "build", "--wheel", "--out-dir", str(ROOT / "dist"), *args], cwd=tree):
+            return code
+    write_constraints(ROOT / "dist" / "threadline-constraints.txt")
+    return 0
+
+
+def write_constraints(path: Path) -> None:
+    """The tested versions of every dependency (requirements/production.lock, without its hashes), beside the wheel:
+    `pip install '<wheel>[all]' -c threadline-constraints.txt` installs what the tests ran, not the newest."""
+    pins = [line.split(" ")[0] for line in PRODUCTION_LOCK.read_text().splitlines() if line and line[0].isalnum()]
+    path.write_text(
+        "# The dependency versions threadline was tested with (python3 tasks.py wheel)\n" + "\n".join(pins) + "\n"
+    )
 
 
 BENCHMARKS = {
