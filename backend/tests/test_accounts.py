@@ -15,6 +15,7 @@ from contextlib import ExitStack
 
 import httpx
 import jwt
+import psycopg
 import pytest
 import redis
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -283,6 +284,31 @@ async def chat_as(client, conversation_id: str, text: str, headers: dict):
     response = await client.post("/api/chat", json=chat_body(conversation_id, text), headers=headers)
     assert response.status_code == 200, response.text
     return response, text_of(parse_sse(response.content)), parse_sse(response.content)
+
+
+async def test_what_agents_remember_of_the_visitor_moves_with_the_claim(auth_settings, provider, database_url):
+    """The store's namespaces that name the visitor (`("memories", user_id)`, as the agents guide recommends) become
+    the user's; an item the user already has under that name stays theirs."""
+    alice = signed_in(provider, "alice")
+    async with running(auth_settings()) as client:
+        client.cookies.clear()
+        first, token = await anonymous_conversation(client, "remember me")
+        async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+            row = await (await conn.execute("SELECT client_id FROM conversations WHERE id = %s", (first,))).fetchone()
+            anonymous = row[0]
+            keys = [f"likes-{first}", f"name-{first}"]
+            for key in keys:
+                await conn.execute(
+                    "INSERT INTO store (prefix, key, value) VALUES (%s, %s, %s)",
+                    (f"memories.{anonymous}", key, '{"said": "tea"}'),
+                )
+            claimed = await client.post("/api/account/claim", json={"anonymousToken": token}, headers=alice)
+            assert claimed.status_code == 200, claimed.text
+            moved = await (
+                await conn.execute("SELECT prefix, key FROM store WHERE key = ANY(%s) ORDER BY key", (keys,))
+            ).fetchall()
+    assert [key for _, key in moved] == keys
+    assert all(prefix.startswith("memories.") and anonymous not in prefix for prefix, _ in moved), moved
 
 
 async def test_a_claim_waits_for_the_visitors_running_answer(auth_settings, provider):

@@ -2,7 +2,8 @@
 
 Everything the anonymous id owns moves to the user at once: the conversation rows, their checkpoints and
 recorded streams (whose thread ids are scoped by owner, conversations/state.py), traces, feedback,
-comparisons and the files they use. In PostgreSQL that is one transaction, so a claim is whole or nothing.
+comparisons, the files they use, and what agents remember of the visitor in the store. In PostgreSQL that is one
+transaction, so a claim is whole or nothing.
 Afterwards the anonymous id owns none of it, and the claim is recorded: the id stays the user's, and another
 account presenting it is refused. A conversation whose id the user already has stays where it is and is
 reported as skipped.
@@ -55,6 +56,21 @@ MOVE_FILES = (
     f"DELETE FROM files f WHERE client_id = %(anonymous)s AND id IN ({CLAIMED_FILES}) AND NOT EXISTS "
     "(SELECT 1 FROM file_uses u WHERE u.client_id = f.client_id AND u.file_id = f.id)",
 )
+
+
+# What agents remember of the visitor (LangGraph's store, namespaced by who asks as the agents guide recommends:
+# `("memories", user_id)`) becomes the user's too: the anonymous id is replaced in every namespace that has it as a
+# label. An item the user already has under that name stays the user's; one with embeddings (an indexed store's
+# rows in store_vectors, which reference it) stays where it is.
+NEW_PREFIX = (
+    "array_to_string(array_replace(string_to_array(s.prefix, '.'), %(anonymous)s::text, %(principal)s::text), '.')"
+)
+MOVE_MEMORIES = (
+    f"UPDATE store s SET prefix = {NEW_PREFIX}, updated_at = now() "
+    "WHERE %(anonymous)s::text = ANY(string_to_array(s.prefix, '.')) "
+    f"AND NOT EXISTS (SELECT 1 FROM store t WHERE t.prefix = {NEW_PREFIX} AND t.key = s.key)"
+)
+WITHOUT_VECTORS = " AND NOT EXISTS (SELECT 1 FROM store_vectors v WHERE v.prefix = s.prefix AND v.key = s.key)"
 
 
 def threads_of(owner: str, conversation_ids: list[str], comparisons: list[tuple[str, str]]) -> list[str]:
@@ -122,6 +138,8 @@ class PostgresClaims:
                 )
             for statement in MOVE_FILES:
                 await conn.execute(statement, moved)
+            vectors = await (await conn.execute("SELECT to_regclass('store_vectors') IS NOT NULL AS v")).fetchone()
+            await conn.execute(MOVE_MEMORIES + (WITHOUT_VECTORS if vectors and vectors["v"] else ""), moved)
             used = await (
                 await conn.execute("SELECT coalesce(sum(size), 0) AS n FROM files WHERE client_id = %s", (principal,))
             ).fetchone()
