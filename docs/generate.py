@@ -33,8 +33,9 @@ CONFIGURATION = """# Configuration
 
 Read once from the environment at start-up; a bad value stops the server with one line naming the
 variable and what it accepts. Each setting is declared once, in `threadline.settings.Settings`. Every
-variable is also `THREADLINE_<NAME>`, which is read first, so that threadline inside a host app never takes
-the app's own `LOG_LEVEL` or `DATABASE_URL`; the plain names remain as aliases. The settings come in
+variable is also `THREADLINE_<NAME>`, which is read first; the standalone server (`threadline serve`) also reads the
+plain names, while threadline inside a host app (`Threadline()`) reads only the `THREADLINE_` ones, so it never
+takes the app's own `LOG_LEVEL` or `DATABASE_URL`. The settings come in
 sections, one per concern, as the server hands them to its services.
 
 {table}

@@ -124,3 +124,16 @@ async def test_an_identify_that_fails_breaks_no_public_route_and_leaks_nothing(m
             assert failed.status_code == 500 and failed.json()["error"]["code"] == "INTERNAL_ERROR", said
             assert "session store" not in failed.text and "Traceback" not in failed.text
         assert (await client.get("/api/conversations", headers={"x-said": "ann"})).status_code == 200
+
+
+def test_in_a_host_app_only_threadlines_own_names_are_read(monkeypatch):
+    """The host app's DATABASE_URL and LOG_LEVEL are its own: threadline, plugged in, reads THREADLINE_ names only
+    (the standalone server reads both, as the configuration page says)."""
+    monkeypatch.setenv("DATABASE_URL", "postgresql://the-host-apps-own/db")
+    monkeypatch.setenv("LOG_LEVEL", "DEBUG")
+    monkeypatch.delenv("THREADLINE_DATABASE_URL", raising=False)
+    monkeypatch.delenv("THREADLINE_LOG_LEVEL", raising=False)
+    plugged = Threadline().settings
+    assert plugged.database_url is None and plugged.log_level == "INFO"
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", "postgresql://threadlines/db")
+    assert Threadline().settings.database_url == "postgresql://threadlines/db"

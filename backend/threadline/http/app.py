@@ -293,7 +293,8 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
         agents: tuple[ServedAgent, ...] | None = None,
         identify: Identify | None = None,
     ) -> None:
-        self.settings = settings or load_settings()
+        # In an app of its own, only the THREADLINE_ names: the app's DATABASE_URL and LOG_LEVEL are its own.
+        self.settings = settings or load_settings(own_names_only=True)
         self.graph = graph
         self.agents = agents
         self.identify = identify
@@ -379,7 +380,7 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
 
 def create_app(settings: Settings | None = None, agents: tuple[ServedAgent, ...] | None = None) -> Litestar:
     """The standalone server: the plugin, with the chat page, in an app of its own."""
-    threadline = Threadline(settings, page=True, agents=agents)
+    threadline = Threadline(settings or load_settings(), page=True, agents=agents)
     return Litestar(
         plugins=[threadline, *([http_spans(threadline.tracer_provider)] if threadline.tracer_provider else [])],
         exception_handlers=EXCEPTION_HANDLERS,  # an unknown route gets the same JSON error as a refusal

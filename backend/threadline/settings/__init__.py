@@ -893,10 +893,13 @@ def _parsed(env_vars: Mapping[str, str], name: str, parse: Callable[[str, Mappin
 AGENT_ENV = "THREADLINE_AGENT_ENV_NAMES"
 
 
-def load_settings(env_vars: Mapping[str, str] | None = None) -> Settings:
+def load_settings(env_vars: Mapping[str, str] | None = None, *, own_names_only: bool = False) -> Settings:
     """Build Settings from environment variables (but those an agent's langgraph.json set); raise SettingsError on the
-    first bad one."""
+    first bad one. `own_names_only`: only the THREADLINE_ names, in a host app whose DATABASE_URL or LOG_LEVEL are
+    its own."""
     env_vars = os.environ if env_vars is None else env_vars
+    if own_names_only:
+        env_vars = {name: value for name, value in env_vars.items() if name.startswith(PREFIX)}
     if agents := set(env_vars.get(AGENT_ENV, "").split(",")) - {""}:
         env_vars = {name: value for name, value in env_vars.items() if name not in agents}
     values = {field: _read(env_vars, variable) for field, variable in VARIABLES.items() if variable.read is not _unread}
