@@ -107,8 +107,12 @@ def test_not_now_opens_a_new_chat_and_the_anonymous_conversation_stays_with_the_
     chat.wait_until_answered()
     assert page.url != anonymous_url
     expect(chat.conversations).to_have_count(1)
+    chat.box.fill("a draft carol never sent")
+    page.wait_for_function("() => Object.keys(localStorage).some(k => k.startsWith('threadline:draft:'))")
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_test_id("account").get_by_role("button", name="Sign in")).to_be_visible()
+    kept = page.evaluate("() => Object.keys(localStorage).filter(k => k.startsWith('threadline:draft:'))")
+    assert kept == [], "what carol typed is not left for whoever uses the browser next"
     expect(chat.conversations).to_have_count(1)  # the browser's anonymous conversation is still there
     chat.conversations.first.click()
     expect(chat.user_messages.first).to_contain_text("said before signing in")

@@ -3,6 +3,7 @@
 // (with the refresh token). Every API request then carries the access token; without it the page is an
 // anonymous visitor, as before.
 import { type User, UserManager, WebStorageStateStore } from 'oidc-client-ts';
+import { forgetAllDrafts } from './drafts';
 
 export type SignInConfig = {
   anonymous: boolean; // whether the server lets visitors chat without signing in
@@ -110,6 +111,7 @@ export async function signOut(): Promise<void> {
   if (!manager) return;
   const user = current;
   current = null;
+  forgetAllDrafts(); // what was typed while signed in is not left for whoever uses this browser next
   await manager.removeUser();
   await manager.signoutRedirect({ id_token_hint: user?.id_token }).catch(() => window.location.assign('/'));
 }

@@ -30,6 +30,17 @@ function write(key: string, draft: Draft | null) {
   }
 }
 
+/** Drop every draft and message on its way (at sign-out: what a person typed is not left for whoever comes next). */
+export function forgetAllDrafts() {
+  try {
+    for (const key of Object.keys(localStorage)) {
+      if (key.startsWith('threadline:draft:') || key.startsWith('threadline:outgoing:')) localStorage.removeItem(key);
+    }
+  } catch {
+    // storage off: nothing was kept
+  }
+}
+
 export const loadDraft = (conversationId: string): Draft => read(draftKey(conversationId)) ?? EMPTY;
 export const saveDraft = (conversationId: string, draft: Draft) => write(draftKey(conversationId), draft);
 
