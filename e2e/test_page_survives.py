@@ -52,8 +52,11 @@ def test_a_new_message_while_a_tool_waits_for_approval_says_on_the_card_that_it_
     card = chat.tool_cards.last
     expect(card.get_by_test_id("tool-state")).to_have_text("Needs your approval")
     chat.wait_until_answered()  # the card shows before the stream has closed; Enter does nothing until then
+    expect(page.get_by_test_id("approval-waits")).to_contain_text("a message sent here declines it")
+    expect(page.get_by_role("button", name="Regenerate")).to_have_count(0)  # an answer that waits is not done
     chat.ask("never mind, hello")
     expect(card.get_by_test_id("tool-state")).to_have_text("Declined")
+    expect(page.get_by_test_id("approval-waits")).to_have_count(0)
     expect(card).to_contain_text(re.compile("superseded by a new message"))
     chat.wait_until_answered()
     expect(chat.assistant).to_contain_text("never mind, hello")  # the new message is answered

@@ -54,10 +54,8 @@ export function Chat(props: Props) {
   const { messages, sendMessage, setMessages, stop, status, error } = chat;
 
   const busy = status === 'submitted' || status === 'streaming';
-  const { answer: last, comparison: lastComparison, thinking, suggested, questionWaits, answeredBy } = answerState(
-    messages,
-    busy,
-  );
+  const { answer: last, comparison: lastComparison, thinking, suggested, questionWaits, approvalWaits, answeredBy } =
+    answerState(messages, busy);
   const { logRef, endRef, onScroll, follow, atBottom, toEnd } = useFollowBottom(messages, thinking);
   const startAnswer = useCallback(() => {
     follow();
@@ -134,7 +132,9 @@ export function Chat(props: Props) {
             onPending={waiting.onPending}
             onVoted={waiting.onVoted}
             onEdit={busy || acting ? undefined : edit}
-            onRegenerate={busy || acting || lastComparison ? undefined : regenerateAnswer}
+            onRegenerate={
+              busy || acting || lastComparison || questionWaits || approvalWaits ? undefined : regenerateAnswer
+            }
             onShowVersion={busy || acting ? undefined : showVersionOf}
           />
         )}
@@ -168,6 +168,7 @@ export function Chat(props: Props) {
         unsentBack={unsentBack && messages.length === initialMessages.length}
         warning={warning}
         questionWaits={questionWaits && !error}
+        approvalWaits={approvalWaits && !error}
       />
       {error && <ErrorBanner error={error} waitLeft={waitLeft} onRetry={retry} />}
       <Composer

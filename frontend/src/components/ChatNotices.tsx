@@ -1,8 +1,8 @@
 // What the page says under a conversation, above the message box: a message that came back unsent, a note of
-// the page's or the server's, and that the agent's question waits for its reply.
-type Props = { unsentBack: boolean; warning: string | null; questionWaits: boolean };
+// the page's or the server's, and that the agent's question, or a tool call, waits for the person.
+type Props = { unsentBack: boolean; warning: string | null; questionWaits: boolean; approvalWaits: boolean };
 
-export function ChatNotices({ unsentBack, warning, questionWaits }: Props) {
+export function ChatNotices({ unsentBack, warning, questionWaits, approvalWaits }: Props) {
   return (
     <>
       {unsentBack && !warning && (
@@ -18,6 +18,11 @@ export function ChatNotices({ unsentBack, warning, questionWaits }: Props) {
       {questionWaits && (
         <div className="notice" role="status" data-testid="question-waits">
           The agent waits for your reply to its question above; a message sent here skips the question.
+        </div>
+      )}
+      {approvalWaits && !questionWaits && (
+        <div className="notice" role="status" data-testid="approval-waits">
+          A tool call above waits for your approval; a message sent here declines it.
         </div>
       )}
     </>

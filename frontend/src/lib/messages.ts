@@ -74,6 +74,9 @@ export function answerState(messages: ChatMessage[], busy: boolean) {
     thinking: busy && showsNothing && !comparison, // a comparison shows its own
     suggested: answer ? suggestionsOf(answer) : undefined,
     questionWaits: !busy && asked >= 0 && parts.slice(asked + 1).every((part) => part.type === 'step-start'),
+    // A tool call waits for the person's approval on its card: a message written below declines it, so say so.
+    approvalWaits:
+      !busy && parts.some((part) => part.type.startsWith('tool-') && 'state' in part && part.state === 'approval-requested'),
     // The profile the conversation went on with: the next message goes to it unless another is picked.
     answeredBy: messages.findLast((message) => message.role === 'assistant' && message.metadata?.profile)?.metadata
       ?.profile,
