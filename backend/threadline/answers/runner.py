@@ -482,7 +482,7 @@ class CallsAsTheyEnd(StreamMessagesHandler):
     """LangGraph's handler for the `messages` stream mode, which also tells the answer, in the stream's order, when a
     hidden call (`nostream` tags, LangChain's internal-call mark) ends with its message, when a call that streamed
     under several message ids ends with the one id its message has, and when a hosted agent's node starts; and
-    notes every token, hidden or not, as the agent's work."""
+    notes the tokens of a call LangGraph does not stream (`nostream`) as the agent's work."""
 
     def __init__(self, take: Callable[[MessagesItem], None], translator: TurnTranslator) -> None:
         super().__init__(take, subgraphs=True)
