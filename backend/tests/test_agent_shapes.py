@@ -16,18 +16,38 @@ from threadline.settings import AgentLimits
 from threadline_testing.sse import parse_sse
 from threadline_testing.standins import Call, Reply
 
-HIDDEN_CALLS = """
-from langchain_core.messages import AIMessage
-from langchain_core.tools import tool
-from langgraph.graph import START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
-
+# The tool every graph here calls: `use the shout tool with {"text": "hello"}` gets "HELLO".
+SHOUT = """
 
 @tool
 def shout(text: str) -> str:
     "Say it louder."
     return text.upper()
+"""
 
+
+def shouted(message: dict) -> None:
+    """The answer ran the shout tool: its part has the tool's output."""
+    (tool,) = parts(message, "tool-shout")
+    assert tool["state"] == "output-available" and tool["output"] == "HELLO"
+
+
+async def history_is_the_stream(client, conversation_id: str, message: dict) -> None:
+    """The conversation's one answer, reloaded, is what the `ai` client built from the stream."""
+    (saved,) = (await history_of(client, conversation_id))[1::2]
+    assert shown(saved) == shown(message)
+
+
+HIDDEN_CALLS = (
+    """
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+"""
+    + SHOUT
+    + """
 
 def graph(context):
     # open_deep_research tags every model call so: LangSmith and the Agent Server do not stream it
@@ -69,6 +89,7 @@ def aside(context):
     builder.add_edge("research", "report")
     return builder
 """
+)
 
 
 @pytest.mark.parametrize("tag", ["nostream", "langsmith:nostream"])
@@ -81,12 +102,10 @@ async def test_a_hidden_call_that_lands_in_the_messages_is_shown_whole_with_its_
         conversation_id = new_conversation_id()
         _, raw, chunks = await chat(client, conversation_id, 'use the shout tool with {"text": "hello"}')
         message = accepted(raw)["message"]
-        (tool,) = parts(message, "tool-shout")
-        assert tool["state"] == "output-available" and tool["output"] == "HELLO"
+        shouted(message)
         assert "HELLO" in texts(message), "the answer after the tool, though its call was hidden too"
         assert sum(chunk["type"] == "text-delta" for chunk in chunks) == 1, "shown whole when it landed"
-        (saved,) = (await history_of(client, conversation_id))[1::2]
-        assert shown(saved) == shown(message)
+        await history_is_the_stream(client, conversation_id, message)
 
 
 @pytest.mark.parametrize("tag", ["nostream", "langsmith:nostream"])
@@ -99,24 +118,22 @@ async def test_a_hidden_calls_tool_calls_kept_aside_are_hidden_with_their_result
         message = accepted(raw)["message"]
         assert not [part for part in message["parts"] if part["type"].startswith("tool-")]
         assert texts(message) == "Report: HELLO"
-        (saved,) = (await history_of(client, conversation_id))[1::2]
-        assert shown(saved) == shown(message)
+        await history_is_the_stream(client, conversation_id, message)
 
 
-RESPONSES_API = """
+RESPONSES_API = (
+    """
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
-
-@tool
-def shout(text: str) -> str:
-    "Say it louder."
-    return text.upper()
-
+"""
+    + SHOUT
+    + """
 
 agent = create_agent(ChatOpenAI(model="gpt-5.5", use_responses_api=True), [shout])
 """
+)
 
 
 def shout_script(call: Call) -> Reply:
@@ -135,28 +152,24 @@ async def test_a_responses_api_call_is_one_message_and_its_tool_result_comes_whe
             conversation_id = new_conversation_id()
             _, raw, chunks = await chat(client, conversation_id, "shout hello")
             message = accepted(raw)["message"]
-            (tool,) = parts(message, "tool-shout")
-            assert tool["state"] == "output-available" and tool["output"] == "HELLO"
+            shouted(message)
             kinds = [chunk["type"] for chunk in chunks]
             assert kinds.index("tool-output-available") < kinds.index("finish-step"), "not held to the end"
             assert texts(message) == "Let me shout.It said HELLO."
-            (saved,) = (await history_of(client, conversation_id))[1::2]
-            assert shown(saved) == shown(message)
+            await history_is_the_stream(client, conversation_id, message)
 
 
-OUTPUT_SCHEMA = """
+OUTPUT_SCHEMA = (
+    """
 from typing import TypedDict
 
 from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-
-@tool
-def shout(text: str) -> str:
-    "Say it louder."
-    return text.upper()
-
+"""
+    + SHOUT
+    + """
 
 class Found(TypedDict):
     info: dict
@@ -196,6 +209,7 @@ def with_config(config):
     builder.add_edge(START, "agent")
     return builder.compile()
 """
+)
 
 
 async def test_an_output_schema_without_messages_hides_nothing_of_what_the_agent_did(make_settings, tmp_path):
@@ -205,8 +219,7 @@ async def test_an_output_schema_without_messages_hides_nothing_of_what_the_agent
         conversation_id = new_conversation_id()
         _, raw, _ = await chat(client, conversation_id, 'use the shout tool with {"text": "hello"}')
         message = accepted(raw)["message"]
-        (tool,) = parts(message, "tool-shout")
-        assert tool["state"] == "output-available" and tool["output"] == "HELLO"
+        shouted(message)
         assert "HELLO" in texts(message)
         history = await history_of(client, conversation_id)
         assert [m["role"] for m in history] == ["user", "assistant"]
