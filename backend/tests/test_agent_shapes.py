@@ -6,9 +6,11 @@ that streams one call under two ids, an output schema without `messages`, factor
 from __future__ import annotations
 
 import json
+import sys
 
+import httpx
 import pytest
-from helpers import chat, chat_body, new_conversation_id, running
+from helpers import chat, chat_body, new_conversation_id, running, serving
 from test_agents import accepted, parts, texts
 from test_cli import threadline
 from test_public_agents import history_of, shown, standin_for
@@ -698,3 +700,43 @@ async def test_a_value_no_checkpoint_can_store_is_refused_before_the_answer_star
         response = await client.post("/api/chat", json=chat_body(conversation_id, "hi", input={"email_input": email}))
         assert response.status_code == 400 and "cannot be saved with the conversation" in response.text
         assert (await client.get(f"/api/conversations/{conversation_id}")).status_code == 404, "nothing started"
+
+
+GATED = """
+import asyncio
+import threading
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+released = threading.Event()  # set by the test once the answer says this node is running
+
+
+async def wait_for_go(state):
+    went = await asyncio.to_thread(released.wait, 10)
+    return {"messages": [AIMessage("Went." if went else "Never released.")]}
+
+
+builder = StateGraph(MessagesState)
+builder.add_node("wait_for_go", wait_for_go)
+builder.add_edge(START, "wait_for_go")
+graph = builder.compile()
+"""
+
+
+async def test_a_nodes_status_arrives_while_it_runs_not_when_it_ends(make_settings, tmp_path):
+    """The node waits until the test has read its status from the stream: a status held until the node ended
+    would never come."""
+    path = tmp_path / "gated.py"
+    path.write_text(GATED)
+    seen = []
+    with serving(make_settings(graph=f"{path}:graph")) as base_url:
+        body = chat_body(new_conversation_id(), "go", streamMode="events")
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+            async with client.stream("POST", "/api/chat", json=body) as response:
+                async for line in response.aiter_lines():
+                    if line.startswith("data: {"):
+                        seen.append(json.loads(line.removeprefix("data: ")))
+                        if seen[-1].get("data", {}).get("text") == "Working: wait for go…":
+                            sys.modules["threadline_agent_gated"].released.set()  # the node goes on only now
+    assert [chunk["delta"] for chunk in seen if chunk["type"] == "text-delta"] == ["Went."]

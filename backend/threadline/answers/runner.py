@@ -568,8 +568,10 @@ class MessagesAsTheyCome:
     def _take(self, item: MessagesItem) -> None:
         if threading.get_ident() != self.loop_thread:  # a synchronous node's, from LangGraph's worker thread
             self.loop.call_soon_threadsafe(self._from_thread, item)
-        elif isinstance(item[2][0], AIMessageChunk):
-            if self.held:  # what came before this token goes first
+        elif isinstance(item[2][0], AIMessageChunk) or item[1] == MARKS:
+            # A token, or a mark (a node's status is shown as the node starts, not when it ends): at once, after
+            # what came before it.
+            if self.held:
                 self.flush()
             self._show(item)
         else:
