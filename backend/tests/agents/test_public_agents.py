@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -17,45 +15,11 @@ from helpers import chat, chat_body, first_deltas, new_conversation_id, running,
 from test_agents import accepted, parts, texts
 from threadline.client import Client
 from threadline.http.identity import COOKIE
-from threadline_testing import standins
 from threadline_testing.ai_sdk import check_chunks, read_with_ai4
 from threadline_testing.sse import parse_sse
 from threadline_testing.standins import Call, Reply
 
 SOURCES = Path(__file__).resolve().parent / "sources"
-
-
-@contextmanager
-def standin_for(provider: str, url_variable: str, key_variable: str) -> Iterator[standins.StandIn]:
-    """One stand-in of `provider` for a module, where an agent's own `init_chat_model(...)` reaches it through
-    the provider's variables (an agent module makes its model once, when it is first imported), and the
-    agents' sources importable."""
-    standin = standins.start(provider)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("ANTHROPIC_API_URL", raising=False)  # langchain-anthropic reads it before ANTHROPIC_BASE_URL
-        patch.setenv(url_variable, standin.base_url)
-        patch.setenv(key_variable, "sk-test")
-        patch.syspath_prepend(str(SOURCES))
-        yield standin
-    standin.stop()
-
-
-def unscripted(standin: standins.StandIn) -> standins.StandIn:
-    """The stand-in with no script and no calls yet, for the next test."""
-    standin.script = None
-    standin.calls.clear()
-    return standin
-
-
-@pytest.fixture(scope="module")
-def anthropic_standin():
-    with standin_for("anthropic", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY") as standin:
-        yield standin
-
-
-@pytest.fixture
-def anthropic(anthropic_standin):
-    return unscripted(anthropic_standin)
 
 
 def react_script(call: Call) -> Reply | None:
@@ -230,17 +194,6 @@ async def test_the_langchain_quickstart_reads_its_user_id_and_answers_in_its_res
         parts(live[1], "data-structured-response")[0]["data"]["punny_response"] == "You said 'thank you!', how punny."
     )
     assert [shown(m) for m in history[1::2]] == [shown(m) for m in live]
-
-
-@pytest.fixture(scope="module")
-def openai_standin():
-    with standin_for("openai", "OPENAI_BASE_URL", "OPENAI_API_KEY") as standin:
-        yield standin
-
-
-@pytest.fixture
-def openai(openai_standin):
-    return unscripted(openai_standin)
 
 
 EMAIL = {
