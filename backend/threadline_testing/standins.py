@@ -118,6 +118,7 @@ class Call:
     results: list[str] = field(default_factory=list)  # the tools whose results the conversation holds
     last_result: str | None = None  # the last message's tool result, when it is one
     structured: bool = False  # the call asks for JSON of a schema (response_format)
+    schema: str = ""  # that schema's name, where the request gives one (OpenAI's json_schema)
 
 
 # A provider client made once (an agent module's `ChatOpenAI(...)`) outlives a test's event loop: a connection it
@@ -176,6 +177,7 @@ def _openai_app(standin: StandIn) -> Litestar:
             results=[names.get(m.get("tool_call_id"), "") for m in messages if m["role"] == "tool"],
             last_result=tool_result if isinstance(tool_result, str) else None,
             structured=isinstance(body.get("response_format"), dict),
+            schema=(body.get("response_format") or {}).get("json_schema", {}).get("name", ""),
         )
         reply = standin.decide(users, tool_result, bool(body.get("tools")), call)
         if reply.status != 200:

@@ -1,0 +1,151 @@
+"""The research agents teams copy for serious work, served unchanged (sources/README.md says what a test had to
+replace: their web search), their models answered by the OpenAI stand-in: agents whose every model call is hidden,
+that work for a while before they speak, and that keep their messages where the graph's output does not show them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+from helpers import chat_body, new_conversation_id, running, saved_answer, serving, sse_chunks
+from test_agents import accepted, texts
+from test_public_agents import SOURCES, converse, history_of, shown
+from threadline.http.identity import COOKIE
+from threadline_testing.ai_sdk import read_with_ai4
+from threadline_testing.standins import Call, Reply
+
+OPEN_DEEP_RESEARCH = str(SOURCES / "open_deep_research" / "src" / "open_deep_research" / "deep_researcher.py")
+
+
+@pytest.fixture(autouse=True)
+def installed(monkeypatch):
+    """Each agent's package importable, as `pip install -e .` of its repository makes it (open_deep_research is
+    served by its graph's path: the auth its langgraph.json names needs a Supabase project)."""
+    monkeypatch.syspath_prepend(str(SOURCES / "open_deep_research" / "src"))
+
+
+REPORT = "# Tide pools\n\nRocky pools the sea leaves at low tide, full of life."
+
+
+def deep_researcher_script(call: Call) -> Reply | None:
+    """open_deep_research: asks what is meant when told "clarify", else says what it will research, briefs its
+    supervisor, who sends one researcher; the researcher searches (each page summarised), compresses what it
+    found, and the report is written from it."""
+    prompt = call.users[-1] if call.users else ""
+    if call.schema == "ClarifyWithUser":
+        if "clarify" in said_last(prompt):
+            return structured(need_clarification=True, question="Which coast do you mean?", verification="")
+        return structured(need_clarification=False, question="", verification="I will research tide pools.")
+    if call.schema == "ResearchQuestion":
+        return structured(research_brief="What lives in tide pools?")
+    if call.schema == "Summary":
+        return structured(summary="Tide pools hold anemones.", key_excerpts="anemones")
+    if "ConductResearch" in call.tools:  # the supervisor
+        if call.last_result is None:
+            return Reply(tool=("ConductResearch", {"research_topic": "tide pool life"}))
+        return Reply(tool=("ResearchComplete", {}))
+    if "tavily_search" in call.tools:  # a researcher
+        if call.last_result is None:
+            return Reply(tool=("tavily_search", {"queries": ["tide pool life"]}))
+        return Reply(text="I found enough.")
+    if prompt.startswith("All above messages are about research"):  # compressing what the researcher found
+        return Reply(text="Tide pools hold anemones and crabs.")
+    if prompt.startswith("Based on all the research conducted"):
+        return Reply(text=REPORT)
+    return None
+
+
+def said_last(prompt: str) -> str:
+    """What the person said last, in the conversation a prompt quotes (LangChain's buffer string)."""
+    return prompt.split("<Messages>")[-1].split("</Messages>")[0].rsplit("Human: ", 1)[-1]
+
+
+def structured(**fields) -> Reply:
+    return Reply(text=json.dumps(fields))
+
+
+async def test_open_deep_research_hides_its_research_and_shows_what_it_says_and_its_report(make_settings, openai):
+    """Every model call is tagged `langsmith:nostream`: its clarifying question, its verification, and the report
+    (all written to `messages`) are shown whole as they land, its supervisor's and researchers' tool calls (kept in
+    their own state) are not; the history is what was shown, turn after turn; `ai` 4 reads it too."""
+    openai.script = deep_researcher_script
+    async with running(make_settings(graph=f"{OPEN_DEEP_RESEARCH}:deep_researcher")) as client:
+        conversation_id = new_conversation_id()
+        live = await converse(client, conversation_id, ["tell me about tide pools, clarify", "the Pacific coast"])
+        history = await history_of(client, conversation_id)
+        body = chat_body(conversation_id, "and the Atlantic coast")
+        response = await client.post("/api/chat?protocol=data-stream", json=body)
+    assert texts(live[0]) == "Which coast do you mean?"
+    assert texts(live[1]) == f"I will research tide pools.{REPORT}"
+    kinds = [part["type"] for part in live[1]["parts"]]
+    assert kinds.count("text") == 2 and not [kind for kind in kinds if kind.startswith("tool-")], kinds
+    assert [shown(message) for message in history[1::2]] == [shown(message) for message in live]
+    assert read_with_ai4(response.content)["message"]["content"] == f"I will research tide pools.{REPORT}"
+    researched = [call for call in openai.calls if call.schema == "Summary"]
+    assert len(researched) == 5 * 2, "each of its five pages summarised, in both researched answers"
+    assert live[1]["metadata"]["model"] == "openai:gpt-4.1, openai:gpt-4.1-mini", "its own models (the mini summarises)"
+    calls = 13  # clarify, brief, the supervisor's two, the researcher's two, five summaries, compress, report
+    assert live[1]["metadata"]["usage"] == {
+        "inputTokens": 11 * calls,
+        "outputTokens": 7 * calls,
+        "totalTokens": 18 * calls,
+    }
+
+
+def test_open_deep_research_shows_its_steps_and_a_reload_or_a_stop_keeps_what_it_said(make_settings, openai):
+    """While it researches (its researcher compresses its notes slowly here), the answer's status names its steps;
+    a reloaded page gets what it said so far, and a stop keeps it."""
+    openai.script = slow_compression
+    with serving(make_settings(graph=f"{OPEN_DEEP_RESEARCH}:deep_researcher")) as base_url:
+        asyncio.run(research_then_stop(base_url))
+
+
+def slow_compression(call: Call) -> Reply | None:
+    """Its researcher's notes compressed word by word, 300 ms apart: research to reload or stop mid-way."""
+    reply = deep_researcher_script(call)
+    if reply is not None and call.users and call.users[-1].startswith("All above messages are about research"):
+        return Reply(text=reply.text, pace=0.3)
+    return reply
+
+
+def researching(conversation_id: str) -> dict:
+    """A message as the page sends it: in events mode, where the agent's steps are the answer's status."""
+    return chat_body(conversation_id, "tide pools", streamMode="events")
+
+
+async def until_researching(reading) -> list[dict]:
+    """The chunks up to the status that says its research began; `reading` is kept by the caller (a reader
+    dropped would close the stream, and the answer with it)."""
+    seen = []
+    async for chunk in reading:
+        seen.append(chunk)
+        if chunk["type"] == "data-status" and "research supervisor" in chunk["data"]["text"]:
+            return seen
+    raise AssertionError(f"no research began: {seen}")
+
+
+async def research_then_stop(base_url: str) -> None:
+    async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+        await client.get("/api/conversations")
+        conversation_id = new_conversation_id()
+        request = client.build_request("POST", "/api/chat", json=researching(conversation_id))
+        response = await client.send(request, stream=True)
+        reading = sse_chunks(response)
+        seen = await until_researching(reading)
+        assert any(chunk.get("delta") == "I will research tide pools." for chunk in seen), seen
+        cookie = f"{COOKIE}={client.cookies[COOKIE]}"
+        async with httpx.AsyncClient(base_url=base_url, headers={"cookie": cookie}, timeout=30) as reloaded:
+            replayed = await reloaded.get(f"/api/chat/{conversation_id}/stream")
+        assert texts(accepted(replayed.content)["message"]) == f"I will research tide pools.{REPORT}"
+        await response.aclose()
+        request = client.build_request("POST", "/api/chat", json=researching(conversation_id))
+        response = await client.send(request, stream=True)
+        reading = sse_chunks(response)
+        await until_researching(reading)
+        stop = await client.post("/api/cancel_stream", json={"conversation_id": conversation_id})
+        assert stop.status_code == 200
+        await response.aclose()
+        answer = await saved_answer(client, conversation_id)
+        assert answer["metadata"]["interrupted"] == "cancelled" and texts(answer) == "I will research tide pools."
