@@ -10,10 +10,12 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 import httpx
+import pytest
 from litestar.testing import AsyncTestClient
 from threadline.http.app import create_app
 from threadline.http.connection_limits import server_config
 from threadline.settings import Settings, load_settings
+from threadline_testing import standins
 from threadline_testing.ports import free_port
 from threadline_testing.sse import aevents_of, parse_sse
 
@@ -139,3 +141,16 @@ def quiet_demo() -> tuple:
     """The demo model as a profile that suggests nothing after its answers, as a paid provider's by default."""
     profile = {"id": "demo", "provider": "demo", "model": "demo", "suggestions": False}
     return load_settings({"CHAT_PROFILES": json.dumps([profile])}).profiles
+
+
+@contextmanager
+def standin_for(provider: str, url_variable: str, key_variable: str) -> Iterator[standins.StandIn]:
+    """One stand-in of `provider` for a module, where an agent's own `init_chat_model(...)` reaches it through
+    the provider's variables (an agent module makes its model once, when it is first imported)."""
+    standin = standins.start(provider)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("ANTHROPIC_API_URL", raising=False)  # langchain-anthropic reads it before ANTHROPIC_BASE_URL
+        patch.setenv(url_variable, standin.base_url)
+        patch.setenv(key_variable, "sk-test")
+        yield standin
+    standin.stop()

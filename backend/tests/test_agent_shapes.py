@@ -10,10 +10,10 @@ import sys
 
 import httpx
 import pytest
-from helpers import chat, chat_body, new_conversation_id, running, serving
+from helpers import chat, chat_body, new_conversation_id, running, serving, standin_for
 from test_agents import accepted, parts, texts
 from test_cli import threadline
-from test_public_agents import history_of, shown, standin_for
+from test_public_agents import history_of, shown
 from threadline.settings import AgentLimits
 from threadline_testing.sse import parse_sse
 from threadline_testing.standins import Call, Reply

@@ -7,24 +7,18 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from helpers import standin_for
 from threadline_testing import standins
 
 SOURCES = Path(__file__).resolve().parent / "sources"
 
 
 @contextmanager
-def standin_for(provider: str, url_variable: str, key_variable: str) -> Iterator[standins.StandIn]:
-    """One stand-in of `provider` for a module, where an agent's own `init_chat_model(...)` reaches it through
-    the provider's variables (an agent module makes its model once, when it is first imported), and the
-    agents' sources importable."""
-    standin = standins.start(provider)
+def importable() -> Iterator[None]:
+    """The agents' sources importable, as their authors' repositories are to them."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("ANTHROPIC_API_URL", raising=False)  # langchain-anthropic reads it before ANTHROPIC_BASE_URL
-        patch.setenv(url_variable, standin.base_url)
-        patch.setenv(key_variable, "sk-test")
         patch.syspath_prepend(str(SOURCES))
-        yield standin
-    standin.stop()
+        yield
 
 
 def unscripted(standin: standins.StandIn) -> standins.StandIn:
@@ -36,7 +30,7 @@ def unscripted(standin: standins.StandIn) -> standins.StandIn:
 
 @pytest.fixture(scope="module")
 def anthropic_standin():
-    with standin_for("anthropic", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY") as standin:
+    with standin_for("anthropic", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY") as standin, importable():
         yield standin
 
 
@@ -47,7 +41,7 @@ def anthropic(anthropic_standin):
 
 @pytest.fixture(scope="module")
 def openai_standin():
-    with standin_for("openai", "OPENAI_BASE_URL", "OPENAI_API_KEY") as standin:
+    with standin_for("openai", "OPENAI_BASE_URL", "OPENAI_API_KEY") as standin, importable():
         yield standin
 
 

@@ -10,7 +10,7 @@ import json
 import httpx
 import pytest
 from helpers import chat_body, new_conversation_id, running, saved_answer, serving, sse_chunks
-from test_agents import accepted, texts
+from test_agents import accepted, parts, texts
 from test_public_agents import SOURCES, converse, history_of, shown
 from threadline.http.identity import COOKIE
 from threadline_testing.ai_sdk import read_with_ai4
@@ -149,3 +149,50 @@ async def research_then_stop(base_url: str) -> None:
         await response.aclose()
         answer = await saved_answer(client, conversation_id)
         assert answer["metadata"]["interrupted"] == "cancelled" and texts(answer) == "I will research tide pools."
+
+
+DATA_ENRICHMENT = str(SOURCES / "data-enrichment" / "langgraph.json")
+COMPANY = {
+    "type": "object",
+    "properties": {"founded": {"type": "integer"}, "founder": {"type": "string"}},
+    "required": ["founded", "founder"],
+}
+
+
+def enrichment_script(call: Call) -> Reply | None:
+    """data-enrichment: searches for its topic, hands in what it found with its `Info` tool, and its checker (a
+    structured-output call) finds it satisfactory."""
+    if "InfoIsSatisfactory" in call.tools or call.structured:
+        verdict = {"reason": ["Both fields are filled."], "is_satisfactory": True, "improvement_instructions": None}
+        return Reply(tool=("InfoIsSatisfactory", verdict)) if call.tools else structured(**verdict)
+    if "Info" not in call.tools:
+        return None
+    if call.last_result is None:
+        return Reply(tool=("search", {"query": "LangChain founding"}))
+    return Reply(tool=("Info", {"founded": 2022, "founder": "Harrison Chase"}))
+
+
+async def test_data_enrichment_shows_its_search_and_answers_with_the_info_it_found(make_settings, anthropic):
+    """Its output schema lets only `info` through: the answer still shows its search and its `Info` hand-in (what
+    it did, in `messages`), the info is the answer's text and structured response, and the history is what was
+    shown; its `extraction_schema` comes from the body's `input`, each message a new topic."""
+    anthropic.script = enrichment_script
+    async with running(make_settings(graph=DATA_ENRICHMENT)) as client:
+        conversation_id = new_conversation_id()
+        refused = await client.post("/api/chat", json=chat_body(None, "LangChain"))
+        extraction = {"extraction_schema": COMPANY}
+        live = await converse(client, conversation_id, ["LangChain", "LangGraph"], input=extraction)
+        history = await history_of(client, conversation_id)
+        body = chat_body(conversation_id, "LangSmith", input=extraction)
+        response = await client.post("/api/chat?protocol=data-stream", json=body)
+    assert refused.status_code == 400 and "extraction_schema" in refused.json()["error"]["message"]
+    (search,) = parts(live[0], "tool-search")
+    assert search["state"] == "output-available" and "What page 1 says" in json.dumps(search["output"])
+    (info,) = parts(live[0], "tool-Info")
+    assert info["input"] == {"founded": 2022, "founder": "Harrison Chase"} and info["state"] == "output-available"
+    (found,) = parts(live[1], "data-structured-response")
+    assert found["data"] == {"info": {"founded": 2022, "founder": "Harrison Chase"}}
+    assert [shown(message) for message in history[1::2]] == [shown(message) for message in live]
+    assert [texts(message) for message in history[0::2]] == ["LangChain", "LangGraph"]
+    read = read_with_ai4(response.content)["message"]
+    assert [call["toolName"] for call in read["toolInvocations"]] == ["search", "Info"]

@@ -65,7 +65,7 @@ def host_graph(
     # agent's messages are read whatever that schema lets through (data-enrichment's lets only `info` out).
     output = [agent.output_channels] if isinstance(agent.output_channels, str) else list(agent.output_channels)
     task = TaskGraph.of(agent)  # a graph without `messages`: the message is its text input, its output the answer
-    output_keys = output if MESSAGES in output or task else [*output, MESSAGES]
+    shown_output = output if MESSAGES in output or (task and not task.works_in_messages) else [*output, MESSAGES]
 
     async def run_agent(state: HostedState, runtime: Runtime[AgentContext]) -> dict[str, Any]:
         carried = state.get("agent_state") or {}
@@ -81,9 +81,9 @@ def host_graph(
             config = {**config, "tags": [*config.get("tags", ()), HIDDEN_RUN]}
         ours = runtime.context
         context = own_context.build(ours.request_context, ours.visitor_id) if own_context else ours
-        result = await _run(agent, graph_input, config, ours, context=context, output_keys=output_keys)
+        result = await _run(agent, graph_input, config, ours, context=context, output_keys=shown_output)
         if task is not None:
-            return await _task_answer(task, result, state, suggester)
+            return await _task_answer(task, result, state, suggester, output)
         # Messages with attachments go back to holding references only; calls the person declined stay declined.
         declined = turn.declined_calls() if (turn := current_turn.get()) is not None else set()
         kept = [_marked(message, declined) for message in restored(result.get(MESSAGES, []), memory)]
@@ -135,13 +135,15 @@ async def _run(
 
 
 async def _task_answer(
-    task: TaskGraph, result: dict[str, Any], state: HostedState, suggester: Suggester | None
+    task: TaskGraph, result: dict[str, Any], state: HostedState, suggester: Suggester | None, output_keys: list[str]
 ) -> dict[str, Any]:
-    """A task graph's run as the turn's update: its output's text as the answer, the whole output as its structured
-    response (shown after the text, as the history shows it) and kept with the answer's record."""
-    output = plain(result)
+    """A task graph's run as the turn's update: what it did in `messages` and its output's text as the answer, its
+    output as its structured response (shown after the text, as the history shows it) and kept with the answer's
+    record."""
+    output = plain({key: value for key, value in result.items() if key in output_keys})
+    before = (state.get("agent_state") or {}).get(MESSAGES, [])
     update: dict[str, Any] = {
-        "messages": [task.answer(result)],
+        "messages": task.answer(result, before),
         "agent_state": {**result, STRUCTURED: output},
         STRUCTURED: output,
     }
