@@ -115,13 +115,13 @@ def researching(conversation_id: str) -> dict:
     return chat_body(conversation_id, "tide pools", streamMode="events")
 
 
-async def until_researching(reading) -> list[dict]:
+async def until_researching(reading, step: str = "research supervisor") -> list[dict]:
     """The chunks up to the status that says its research began; `reading` is kept by the caller (a reader
     dropped would close the stream, and the answer with it)."""
     seen = []
     async for chunk in reading:
         seen.append(chunk)
-        if chunk["type"] == "data-status" and "research supervisor" in chunk["data"]["text"]:
+        if chunk["type"] == "data-status" and step in chunk["data"]["text"]:
             return seen
     raise AssertionError(f"no research began: {seen}")
 
@@ -196,3 +196,73 @@ async def test_data_enrichment_shows_its_search_and_answers_with_the_info_it_fou
     assert [texts(message) for message in history[0::2]] == ["LangChain", "LangGraph"]
     read = read_with_ai4(response.content)["message"]
     assert [call["toolName"] for call in read["toolInvocations"]] == ["search", "Info"]
+
+
+LOCAL_DEEP_RESEARCHER = str(SOURCES / "local-deep-researcher" / "langgraph.json")
+
+
+@pytest.fixture
+def lmstudio(openai, monkeypatch):
+    """local-deep-researcher's models as its README runs them on LM Studio, here the OpenAI stand-in."""
+    monkeypatch.setenv("LLM_PROVIDER", "lmstudio")
+    monkeypatch.setenv("LMSTUDIO_BASE_URL", openai.base_url)
+    monkeypatch.setenv("MAX_WEB_RESEARCH_LOOPS", "1")
+    openai.script = local_researcher_script
+    return openai
+
+
+def local_researcher_script(call: Call) -> Reply | None:
+    """local-deep-researcher: every call answered in prose (slowly when told to take its time). Its JSON mode lives in
+    its LM Studio model's `_generate`, which a streamed call (any server streaming its messages, LangGraph's too)
+    does not go through: its query and its follow-up fall back to "Tell me more about …", as they would there."""
+    asked = " ".join(call.users)
+    return Reply(text="Tide pools hold anemones.", pace=0.3 if "take your time" in asked else 0.0)
+
+
+async def test_local_deep_researcher_answers_with_its_summary_and_shows_its_steps(make_settings, lmstudio):
+    """A graph without `messages` (its input `research_topic`, its output `running_summary`): each message is a new
+    topic, the summary with its sources is the answer's text and structured response, its model calls (JSON mode,
+    then prose) are its work, its nodes are the answer's status; the history is what was shown; `ai` 4 reads it."""
+    async with running(make_settings(graph=LOCAL_DEEP_RESEARCHER)) as client:
+        conversation_id = new_conversation_id()
+        live = await converse(client, conversation_id, ["tide pools", "kelp forests"], streamMode="events")
+        history = await history_of(client, conversation_id)
+        body = chat_body(conversation_id, "coral reefs")
+        response = await client.post("/api/chat?protocol=data-stream", json=body)
+    summary = texts(live[0])
+    assert summary.startswith("## Summary\nTide pools hold anemones.") and "### Sources:" in summary
+    assert "* Result 1 for Tell me more about tide pools : https://example.org/1" in summary
+    (output,) = parts(live[0], "data-structured-response")
+    assert output["data"] == {"running_summary": summary}
+    assert [shown(message) for message in history[1::2]] == [shown(message) for message in live]
+    assert [texts(message) for message in history[0::2]] == ["tide pools", "kelp forests"]
+    assert read_with_ai4(response.content)["message"]["content"] == summary.replace("tide pools", "coral reefs")
+    assert live[0]["metadata"]["model"] == "openai:llama3.2", "its own model, on its provider"
+
+
+def test_local_deep_researcher_keeps_its_running_answer_through_a_reload_and_a_stop(make_settings, lmstudio):
+    with serving(make_settings(graph=LOCAL_DEEP_RESEARCHER)) as base_url:
+        asyncio.run(summarise_then_stop(base_url))
+
+
+async def summarise_then_stop(base_url: str) -> None:
+    """A reloaded page follows the answer to its summary; a stop while it summarises ends it as stopped."""
+    async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+        await client.get("/api/conversations")
+        conversation_id, cookie = new_conversation_id(), f"{COOKIE}={client.cookies[COOKIE]}"
+        body = chat_body(conversation_id, "tide pools, take your time", streamMode="events")
+        response = await client.send(client.build_request("POST", "/api/chat", json=body), stream=True)
+        reading = sse_chunks(response)
+        await until_researching(reading, "summarize sources")
+        async with httpx.AsyncClient(base_url=base_url, headers={"cookie": cookie}, timeout=30) as reloaded:
+            replayed = await reloaded.get(f"/api/chat/{conversation_id}/stream")
+        assert texts(accepted(replayed.content)["message"]).startswith("## Summary\nTide pools hold anemones")
+        await response.aclose()
+        response = await client.send(client.build_request("POST", "/api/chat", json=body), stream=True)
+        reading = sse_chunks(response)
+        await until_researching(reading, "summarize sources")
+        stop = await client.post("/api/cancel_stream", json={"conversation_id": conversation_id})
+        assert stop.status_code == 200
+        await response.aclose()
+        answer = await saved_answer(client, conversation_id)
+        assert answer["metadata"]["interrupted"] == "cancelled" and texts(answer) == ""
