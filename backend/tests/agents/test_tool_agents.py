@@ -1,0 +1,66 @@
+"""Public agents whose tools are code, a database, a store of their own or OpenAI's Responses API, served
+unchanged (sources/README.md says what a test had to replace), their models answered by the provider stand-ins and
+read by the real `ai` 7 and `ai` 4 clients."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import chat, chat_body, new_conversation_id, running
+from test_agents import accepted, texts
+from test_public_agents import SOURCES, converse, history_of, shown
+from threadline_testing.ai_sdk import read_with_ai4
+from threadline_testing.standins import Call, Reply
+
+CODEACT = f"{SOURCES / 'langgraph-codeact' / 'examples' / 'math_example.py'}:agent"
+
+
+@pytest.fixture
+def codeact_installed(monkeypatch):
+    """langgraph-codeact importable, as `pip install langgraph-codeact` makes it for its example."""
+    monkeypatch.syspath_prepend(str(SOURCES / "langgraph-codeact"))
+
+
+def codeact_script(call: Call) -> Reply | None:
+    """langgraph-codeact's model: answers with code that calls its tools (or imports a module, when asked), then
+    says what the code printed (the sandbox's output comes back as a user message)."""
+    asked = call.users[-1]
+    if asked.startswith("add "):
+        a, b = asked.removeprefix("add ").split(" and ")
+        return Reply(text=f"Let me compute it.\n\n```python\nprint(add({a}, {b}))\n```")
+    if asked.startswith("the square root of "):
+        number = asked.removeprefix("the square root of ")
+        return Reply(text=f"```python\nimport math\nprint(math.sqrt({number}))\n```")
+    return Reply(text=f"The code printed {asked.strip()}.")
+
+
+async def test_codeact_runs_its_code_and_says_what_it_printed(make_settings, anthropic, codeact_installed):
+    """Its code is part of what it says; the sandbox's output, which it writes as a user message, is its own and not
+    a bubble; the history is what was shown, turn after turn; `ai` 4 reads it."""
+    anthropic.script = codeact_script
+    async with running(make_settings(graph=CODEACT)) as client:
+        conversation_id = new_conversation_id()
+        live = await converse(client, conversation_id, ["add 2 and 3", "add 4 and 5"])
+        history = await history_of(client, conversation_id)
+        response = await client.post("/api/chat?protocol=data-stream", json=chat_body(conversation_id, "add 1 and 1"))
+    assert texts(live[0]) == "Let me compute it.\n\n```python\nprint(add(2, 3))\n```The code printed 5."
+    assert texts(live[1]).endswith("The code printed 9.")
+    assert [texts(message) for message in history[0::2]] == ["add 2 and 3", "add 4 and 5"]
+    assert [shown(message) for message in history[1::2]] == [shown(message) for message in live]
+    assert read_with_ai4(response.content)["message"]["content"].endswith("The code printed 2.")
+
+
+async def test_codeact_keeping_a_module_in_its_state_is_an_agent_error_that_keeps_what_was_shown(
+    make_settings, anthropic, codeact_installed
+):
+    """Code that imports a module leaves the module among its variables, which no checkpointer can save
+    (LangGraph's own server fails alike): AGENT_ERROR naming the type, what it said kept, the next message works."""
+    anthropic.script = codeact_script
+    async with running(make_settings(graph=CODEACT)) as client:
+        conversation_id = new_conversation_id()
+        _, _, chunks = await chat(client, conversation_id, "the square root of 16")
+        history = await history_of(client, conversation_id)
+        _, raw, _ = await chat(client, conversation_id, "add 2 and 3")
+    (error,) = [chunk for chunk in chunks if chunk["type"] == "error"]
+    assert "state could not be saved (Type is not msgpack serializable: module)" in error["errorText"]
+    assert "import math" in texts(history[1]), "what it showed is kept"
+    assert texts(accepted(raw)["message"]).endswith("The code printed 5.")
