@@ -4,9 +4,12 @@ read by the real `ai` 7 and `ai` 4 clients."""
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
+
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running
-from test_agents import accepted, texts
+from test_agents import accepted, parts, texts
 from test_public_agents import SOURCES, converse, history_of, shown
 from threadline_testing.ai_sdk import read_with_ai4
 from threadline_testing.standins import Call, Reply
@@ -64,3 +67,49 @@ async def test_codeact_keeping_a_module_in_its_state_is_an_agent_error_that_keep
     assert "state could not be saved (Type is not msgpack serializable: module)" in error["errorText"]
     assert "import math" in texts(history[1]), "what it showed is kept"
     assert texts(accepted(raw)["message"]).endswith("The code printed 5.")
+
+
+@pytest.fixture
+def text_to_sql(tmp_path, monkeypatch):
+    """deepagents' text-to-sql example in a folder of its own, with the Chinook database its README downloads, here
+    its customers table only (three customers, two in Canada)."""
+    folder = tmp_path / "text-to-sql-agent"
+    shutil.copytree(SOURCES / "text-to-sql-agent", folder)
+    with sqlite3.connect(folder / "chinook.db") as database:
+        database.execute("CREATE TABLE Customer (CustomerId INTEGER PRIMARY KEY, FirstName TEXT, Country TEXT)")
+        people = [(1, "François", "Canada"), (2, "Mark", "Canada"), (3, "Luís", "Brazil")]
+        database.executemany("INSERT INTO Customer VALUES (?, ?, ?)", people)
+    monkeypatch.chdir(folder)  # its memory and skills are named relative to where it runs
+    return f"{folder / 'agent.py'}:create_sql_deep_agent"
+
+
+def sql_script(call: Call) -> Reply | None:
+    """The text-to-sql agent's model: lists the tables, queries one, answers from the rows."""
+    if "sql_db_query" not in call.tools:
+        return None
+    if call.last_result is None:
+        return Reply(tool=("sql_db_list_tables", {"tool_input": ""}))
+    if call.results[-1] == "sql_db_list_tables":
+        query = "SELECT COUNT(*) FROM Customer WHERE Country = 'Canada'"
+        return Reply(tool=("sql_db_query", {"query": query}))
+    return Reply(text=f"There are {call.last_result.strip('[](),')} customers in Canada.")
+
+
+async def test_the_text_to_sql_agent_from_its_factory_queries_its_database(make_settings, anthropic, text_to_sql):
+    """A factory of no arguments (`create_sql_deep_agent`); its SQL tools' calls and results shown and kept, its
+    answer from the rows; `ai` 4 reads it."""
+    anthropic.script = sql_script
+    async with running(make_settings(graph=text_to_sql)) as client:
+        conversation_id = new_conversation_id()
+        live = await converse(client, conversation_id, ["How many customers are from Canada?", "and again?"])
+        history = await history_of(client, conversation_id)
+        response = await client.post("/api/chat?protocol=data-stream", json=chat_body(conversation_id, "once more"))
+    (tables,) = parts(live[0], "tool-sql_db_list_tables")
+    assert tables["state"] == "output-available" and tables["output"] == "Customer"
+    (query,) = parts(live[0], "tool-sql_db_query")
+    assert query["state"] == "output-available" and query["output"] == "[(2,)]"
+    assert texts(live[0]) == "There are 2 customers in Canada."
+    assert [shown(message) for message in history[1::2]] == [shown(message) for message in live]
+    read = read_with_ai4(response.content)["message"]
+    assert read["content"] == "There are 2 customers in Canada."
+    assert [call["toolName"] for call in read["toolInvocations"]] == ["sql_db_list_tables", "sql_db_query"]
