@@ -4,13 +4,14 @@ read by the real `ai` 7 and `ai` 4 clients."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sqlite3
 
 import pytest
-from helpers import chat, chat_body, new_conversation_id, running
+from helpers import chat, chat_body, new_conversation_id, running, serving
 from test_agents import accepted, parts, texts
-from test_public_agents import SOURCES, converse, history_of, shown
+from test_public_agents import SOURCES, converse, history_of, reload_then_stop, shown, slowly
 from threadline_testing.ai_sdk import read_with_ai4
 from threadline_testing.standins import Call, Reply
 
@@ -113,3 +114,45 @@ async def test_the_text_to_sql_agent_from_its_factory_queries_its_database(make_
     read = read_with_ai4(response.content)["message"]
     assert read["content"] == "There are 2 customers in Canada."
     assert [call["toolName"] for call in read["toolInvocations"]] == ["sql_db_list_tables", "sql_db_query"]
+
+
+def notes_script(call: Call) -> Reply | None:
+    """The README agent's model: looks up notes, then summarises them."""
+    if "my_custom_tool" not in call.tools:
+        return None
+    if call.last_result is None:
+        return Reply(text="Looking it up.", tool=("my_custom_tool", {"topic": call.users[-1]}))
+    return Reply(text=f"Summary: {call.last_result}")
+
+
+async def test_deepagents_readme_agent_on_the_responses_api_finishes_each_call_live(make_settings, openai):
+    """Each model call on OpenAI's Responses API streams under two message ids: one call is one message, its tool
+    result shown when its call ends, live as in the history."""
+    openai.script = notes_script
+    async with running(make_settings(graph="deepagents_readme:agent")) as client:
+        conversation_id = new_conversation_id()
+        live = await converse(client, conversation_id, ["LangGraph", "LangChain"])
+        history = await history_of(client, conversation_id)
+        response = await client.post("/api/chat?protocol=data-stream", json=chat_body(conversation_id, "LangSmith"))
+    (looked_up,) = parts(live[0], "tool-my_custom_tool")
+    assert looked_up["state"] == "output-available" and looked_up["output"].startswith("Notes on LangGraph")
+    assert texts(live[0]) == "Looking it up.Summary: Notes on LangGraph: it is a graph runtime."
+    assert [shown(message) for message in history[1::2]] == [shown(message) for message in live]
+    assert all(request.get("input") for request in openai.requests), "the Responses API, as deepagents chose"
+    read = read_with_ai4(response.content)["message"]
+    assert read["content"].endswith("Summary: Notes on LangSmith: it is a graph runtime.")
+    assert live[0]["metadata"]["model"] == "openai:gpt-5.5"
+
+
+@pytest.mark.parametrize(
+    ("graph", "provider", "script"),
+    [("deepagents_readme:agent", "openai", notes_script), (CODEACT, "anthropic", codeact_script), ("", "", sql_script)],
+    ids=["deepagents-responses-api", "codeact", "text-to-sql"],
+)
+def test_a_tool_agents_answer_resumes_after_a_reload_a_stop_keeps_what_it_said_and_ai4_reads_it(
+    make_settings, request, codeact_installed, graph, provider, script
+):
+    standin = request.getfixturevalue(provider or "anthropic")
+    standin.script = slowly(script)
+    with serving(make_settings(graph=graph or request.getfixturevalue("text_to_sql"))) as base_url:
+        asyncio.run(reload_then_stop(base_url))
