@@ -372,6 +372,14 @@ def slowly(script):
     return answer
 
 
+def write_script(call: Call) -> Reply | None:
+    """agents-from-scratch's LangGraph 101 model (its tool is required): writes the e-mail it is asked for."""
+    if call.last_result is None and "write_email" in call.tools:
+        to = call.users[-1].removeprefix("e-mail ")
+        return Reply(tool=("write_email", {"to": to, "subject": "Hello", "content": f"Hi {to}."}))
+    return None
+
+
 REACT_TEMPLATE = str(SOURCES / "react-agent" / "langgraph.json")
 
 
@@ -383,8 +391,9 @@ REACT_TEMPLATE = str(SOURCES / "react-agent" / "langgraph.json")
         ("deep_agent:graph", "anthropic", deep_script),
         ("supervisor:app", "openai", team_script),
         ("swarm:app", "openai", team_script),
+        ("email_assistant.langgraph_101:app", "openai", write_script),
     ],
-    ids=["react-template", "quickstart", "deepagents", "supervisor", "swarm"],
+    ids=["react-template", "quickstart", "deepagents", "supervisor", "swarm", "langgraph-101"],
 )
 def test_a_public_agents_answer_resumes_after_a_reload_a_stop_keeps_what_it_said_and_ai4_reads_it(
     make_settings, request, graph, provider, script
@@ -405,12 +414,13 @@ def slow_email_script(call: Call) -> Reply | None:
     return email_script(call)
 
 
+@pytest.mark.parametrize("variant", ["email_assistant_hitl", "email_assistant"])
 def test_the_email_assistants_answer_resumes_after_a_reload_a_stop_keeps_what_it_said_and_ai4_reads_it(
-    make_settings, openai
+    make_settings, openai, variant
 ):
     """Its own input on every message (`input.email_input`), as a `useChat` page sends it."""
     openai.script = slow_email_script
-    graph = "email_assistant.email_assistant_hitl:email_assistant"
+    graph = f"email_assistant.{variant}:email_assistant"
     with serving(make_settings(graph=graph)) as base_url:
         asyncio.run(reload_then_stop(base_url, input={"email_input": SLOW_EMAIL}))
 
@@ -524,3 +534,40 @@ async def test_the_email_assistants_question_reaches_an_ai4_client_with_its_draf
     data = [item for line in response.text.splitlines() if line.startswith("2:") for item in json.loads(line[2:])]
     (question,) = [item for item in data if "action_request" in json.dumps(item)]
     assert "write_email" in json.dumps(question), "the question goes out as a `2` data part"
+
+
+async def test_the_email_assistant_without_hitl_answers_and_its_history_is_what_was_shown(make_settings, openai):
+    """agents-from-scratch's first assistant (no human in the loop): its router hidden, its e-mail written and
+    `Done` called, shown and kept as they streamed, message after message; `ai` 4 reads it."""
+    openai.script = email_script
+    async with running(make_settings(graph="email_assistant.email_assistant:email_assistant")) as client:
+        conversation_id = new_conversation_id()
+        said = ["Triage this e-mail", "And this one"]
+        live = await converse(client, conversation_id, said, input={"email_input": EMAIL})
+        history = await history_of(client, conversation_id)
+        body = chat_body(conversation_id, "And a third", input={"email_input": EMAIL})
+        response = await client.post("/api/chat?protocol=data-stream", json=body)
+    (sent,) = parts(live[0], "tool-write_email")
+    assert sent["state"] == "output-available" and sent["output"].startswith("Email sent to alice.smith")
+    assert "classification" not in texts(live[0]), "the router's JSON is the router's"
+    assert [shown(message) for message in history[1::2]] == [shown(message) for message in live]
+    assert [texts(message) for message in history[0::2]] == said
+    (done,) = parts(live[0], "tool-Done")
+    assert done["state"] == "input-available", "its `Done` ends the answer, never run (and never 'declined')"
+    assert "interrupted" not in history[1]["metadata"], "the next message does not mark it superseded"
+    read = read_with_ai4(response.content)["message"]
+    assert [call["toolName"] for call in read["toolInvocations"]] == ["write_email", "Done"]
+
+
+async def test_langgraph_101_sends_its_email_and_its_history_is_what_was_shown(make_settings, openai):
+    """The course's first graph: its run ends on its tool's result (written as a plain dict), shown and kept."""
+    openai.script = write_script
+    async with running(make_settings(graph="email_assistant.langgraph_101:app")) as client:
+        conversation_id = new_conversation_id()
+        live = await converse(client, conversation_id, ["e-mail bob@example.com", "e-mail ann@example.com"])
+        history = await history_of(client, conversation_id)
+        response = await client.post("/api/chat?protocol=data-stream", json=chat_body(conversation_id, "e-mail cy"))
+    (sent,) = parts(live[1], "tool-write_email")
+    assert sent["state"] == "output-available" and sent["output"].startswith("Email sent to ann@example.com")
+    assert [shown(message) for message in history[1::2]] == [shown(message) for message in live]
+    assert read_with_ai4(response.content)["message"]["toolInvocations"][0]["args"]["to"] == "cy"

@@ -156,3 +156,38 @@ def test_a_tool_agents_answer_resumes_after_a_reload_a_stop_keeps_what_it_said_a
     standin.script = slowly(script)
     with serving(make_settings(graph=graph or request.getfixturevalue("text_to_sql"))) as base_url:
         asyncio.run(reload_then_stop(base_url))
+
+
+def memory_script(call: Call) -> Reply | None:
+    """langmem's README conversation: the agent keeps a preference it is told, and searches for it when asked."""
+    if "manage_memory" not in call.tools:
+        return None
+    asked = call.users[-1]
+    if call.last_result is not None:
+        if call.results[-1] == "manage_memory":
+            return Reply(text="I'll remember that.")
+        return Reply(text=f"You told me: {call.last_result}")
+    if asked.startswith("Remember that "):
+        return Reply(tool=("manage_memory", {"content": asked.removeprefix("Remember that "), "action": "create"}))
+    return Reply(tool=("search_memory", {"query": asked}))
+
+
+async def test_langmems_agent_keeps_its_memories_in_its_own_store_across_conversations(make_settings, anthropic):
+    """Compiled with its own indexed store: what it keeps there in one conversation it finds in the next (its own
+    store, not threadline's); its memory tools shown and kept; `ai` 4 reads it."""
+    anthropic.script = memory_script
+    async with running(make_settings(graph="langmem_readme:agent")) as client:
+        first, second = new_conversation_id(), new_conversation_id()
+        (kept,) = await converse(client, first, ["Remember that I prefer dark mode."])
+        live = await converse(client, second, ["What are my lighting preferences?", "and my theme?"])
+        history = await history_of(client, second)
+        response = await client.post("/api/chat?protocol=data-stream", json=chat_body(second, "anything else?"))
+    assert parts(kept, "tool-manage_memory")[0]["state"] == "output-available"
+    (searched,) = parts(live[0], "tool-search_memory")
+    assert "I prefer dark mode." in searched["output"] and "I prefer dark mode." in texts(live[0])
+    assert [shown(message) for message in history[1::2]] == [shown(message) for message in live]
+    assert "I prefer dark mode." in read_with_ai4(response.content)["message"]["content"]
+    from langmem_readme import store  # the agent's own, in this process
+
+    (memory,) = store.search(("memories",))
+    assert memory.value["content"] == "I prefer dark mode."

@@ -31,8 +31,8 @@ from threadline.agent.own_input import InputCheck
 from threadline.agent.suggestions import Suggester
 from threadline.agent.task_graphs import HIDDEN_RUN, TaskGraph
 from threadline.agent.transcript import after_run, agent_input
-from threadline.conversations.approvals import is_denied
-from threadline.conversations.state import AnswerRecord, Usage
+from threadline.conversations.approvals import is_denied, not_run
+from threadline.conversations.state import AnswerRecord, Usage, unanswered_calls
 from threadline.current_answer import TurnContext, current_turn
 from threadline.events import plain
 
@@ -87,6 +87,7 @@ def host_graph(
         # Messages with attachments go back to holding references only; calls the person declined stay declined.
         declined = turn.declined_calls() if (turn := current_turn.get()) is not None else set()
         kept = [_marked(message, declined) for message in restored(result.get(MESSAGES, []), memory)]
+        kept += [not_run(call) for call in unanswered_calls(kept)]  # it ended without asking: they never run
         update = after_run(given, kept, state["messages"])
         update["agent_state"] = {k: v for k, v in result.items() if k != MESSAGES}
         if suggester is None:  # the run that ends the agent closes the turn, in its own step

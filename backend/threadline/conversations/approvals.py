@@ -223,5 +223,20 @@ def denial(call: ToolCall, approval_id: str | None, reason: str | None) -> ToolM
     )
 
 
+def not_run(call: ToolCall) -> ToolMessage:
+    """The tool result the model reads for a call its agent ended on without running (agents-from-scratch's `Done`):
+    the conversation stays one a provider accepts, and the call is shown as it was, asked and never run."""
+    return ToolMessage(
+        content="Not run: the agent ended its answer without running this tool call.",
+        tool_call_id=call["id"] or "",
+        name=call["name"],
+        artifact={"not_run": True},
+    )
+
+
+def is_not_run(message: ToolMessage) -> bool:
+    return isinstance(message.artifact, dict) and bool(message.artifact.get("not_run"))
+
+
 def is_denied(message: ToolMessage) -> bool:
     return isinstance(message.artifact, dict) and bool(message.artifact.get("denied"))

@@ -13,7 +13,7 @@ import msgspec
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from threadline import events as ev
-from threadline.conversations.approvals import Question, Waiting
+from threadline.conversations.approvals import Question, Waiting, is_not_run
 from threadline.conversations.feedback import Feedback
 from threadline.conversations.state import (
     AnswerRecord,
@@ -188,7 +188,10 @@ def _answer_parts(
 
 
 def _settle(part: dict[str, Any], message: ToolMessage) -> None:
-    """A tool part with its result: its output, its error, or the person's refusal to run it."""
+    """A tool part with its result: its output, its error, or the person's refusal to run it; a call its agent ended
+    on without running stays as it was shown, asked."""
+    if is_not_run(message):
+        return
     outcome = tool_output(message)
     if isinstance(outcome, ev.ToolOutputDenied):
         declined = message.artifact if isinstance(message.artifact, dict) else {}

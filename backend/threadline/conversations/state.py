@@ -28,7 +28,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
 from threadline import events as ev
-from threadline.conversations.approvals import Question, Waiting, is_denied, waiting_of
+from threadline.conversations.approvals import Question, Waiting, is_denied, is_not_run, waiting_of
 
 if TYPE_CHECKING:
     from threadline.conversations.versions import Fork
@@ -230,7 +230,10 @@ def tool_output(message: ToolMessage) -> ev.ToolOutput | ev.ToolOutputError:
 
 def tool_results(message: ToolMessage) -> list[ev.Event]:
     """A finished tool call's events: its output, then the files and sources it produced (kept in the
-    message's `artifact` by reference: `{"files": [FileRef], "sources": [{"url", "title"}]}`)."""
+    message's `artifact` by reference: `{"files": [FileRef], "sources": [{"url", "title"}]}`). A call its agent
+    ended on without running has none: it stays as it was shown, asked."""
+    if is_not_run(message):
+        return []
     artifact = message.artifact if isinstance(message.artifact, dict) else {}
     files: list[FileRef] = artifact.get("files") or []
     sources: list[dict[str, str]] = artifact.get("sources") or []
