@@ -87,7 +87,7 @@ def host_graph(
         # Messages with attachments go back to holding references only; calls the person declined stay declined.
         declined = turn.declined_calls() if (turn := current_turn.get()) is not None else set()
         kept = [_marked(message, declined) for message in restored(result.get(MESSAGES, []), memory)]
-        kept += [not_run(call) for call in unanswered_calls(kept)]  # it ended without asking: they never run
+        kept += [not_run(call) for call in unanswered_calls(cast(list[AnyMessage], kept))]  # ended: never run
         update = after_run(given, kept, state["messages"])
         update["agent_state"] = {k: v for k, v in result.items() if k != MESSAGES}
         if suggester is None:  # the run that ends the agent closes the turn, in its own step
