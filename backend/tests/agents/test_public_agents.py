@@ -392,8 +392,9 @@ REACT_TEMPLATE = str(SOURCES / "react-agent" / "langgraph.json")
         ("supervisor:app", "openai", team_script),
         ("swarm:app", "openai", team_script),
         ("email_assistant.langgraph_101:app", "openai", write_script),
+        (str(SOURCES / "deep_research" / "langgraph.json"), "anthropic", lambda call: None),
     ],
-    ids=["react-template", "quickstart", "deepagents", "supervisor", "swarm", "langgraph-101"],
+    ids=["react-template", "quickstart", "deepagents", "supervisor", "swarm", "langgraph-101", "deep-research"],
 )
 def test_a_public_agents_answer_resumes_after_a_reload_a_stop_keeps_what_it_said_and_ai4_reads_it(
     make_settings, request, graph, provider, script

@@ -146,8 +146,13 @@ async def test_deepagents_readme_agent_on_the_responses_api_finishes_each_call_l
 
 @pytest.mark.parametrize(
     ("graph", "provider", "script"),
-    [("deepagents_readme:agent", "openai", notes_script), (CODEACT, "anthropic", codeact_script), ("", "", sql_script)],
-    ids=["deepagents-responses-api", "codeact", "text-to-sql"],
+    [
+        ("deepagents_readme:agent", "openai", notes_script),
+        (CODEACT, "anthropic", codeact_script),
+        ("", "", sql_script),
+        ("langmem_readme:agent", "anthropic", lambda call: None),
+    ],
+    ids=["deepagents-responses-api", "codeact", "text-to-sql", "langmem"],
 )
 def test_a_tool_agents_answer_resumes_after_a_reload_a_stop_keeps_what_it_said_and_ai4_reads_it(
     make_settings, request, codeact_installed, graph, provider, script
