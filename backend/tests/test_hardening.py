@@ -357,12 +357,33 @@ async def test_the_pages_assets_are_compressed_cached_for_good_and_set_no_cookie
 
 
 async def test_a_request_over_the_connection_limit_is_a_json_503_with_the_usual_headers(make_settings):
+    """The limit counts requests at work: two answers streaming fill a limit of two, and a third request is refused."""
     with serving(make_settings(max_connections=2, demo_token_delay_ms=20.0)) as base_url:
-        async with httpx.AsyncClient(base_url=base_url, timeout=30) as streaming:
-            response, _chunks, _ = await stream_some(streaming, new_conversation_id(), deltas=2)  # holds one connection
+        async with (
+            httpx.AsyncClient(base_url=base_url, timeout=30) as one,
+            httpx.AsyncClient(base_url=base_url, timeout=30) as two,
+        ):
+            first, _chunks, _ = await stream_some(one, new_conversation_id(), deltas=2)
+            second, _more, _ = await stream_some(two, new_conversation_id(), deltas=2)
             async with httpx.AsyncClient(base_url=base_url, timeout=30) as other:
                 refused = await other.get("/api/conversations")
-            await response.aclose()
+            await first.aclose()
+            await second.aclose()
     assert refused.status_code == 503 and refused.headers["content-type"].startswith("application/json")
     assert refused.json()["error"]["code"] == "OVER_CAPACITY" and refused.headers["retry-after"] == "1"
     assert refused.headers["x-content-type-options"] == "nosniff" and "content-security-policy" in refused.headers
+
+
+async def test_idle_kept_alive_connections_make_room_instead_of_refusing_new_requests(make_settings):
+    """uvicorn counts idle kept-alive connections against the limit and refused every new request while they were
+    open; here the idle ones are closed to make room, and only requests beyond the limit at work are refused."""
+    with serving(make_settings(max_connections=3)) as base_url:
+        idle = [httpx.AsyncClient(base_url=base_url, timeout=30) for _ in range(3)]
+        for client in idle:
+            assert (await client.get("/health/live")).status_code == 200  # its connection kept alive, idle
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as newcomer:
+            answered = [(await newcomer.get("/health/live")).status_code for _ in range(3)]
+        again = [(await client.get("/health/live")).status_code for client in idle]  # a closed one reconnects
+        for client in idle:
+            await client.aclose()
+    assert answered == [200, 200, 200] and again == [200, 200, 200]

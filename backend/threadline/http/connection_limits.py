@@ -3,9 +3,11 @@
 uvicorn limits concurrent connections (`limit_concurrency`, 503 beyond) and idle keep-alive, but not
 how long a client may take to send its headers or its body: a client sending a byte now and then would
 hold its connection forever. `HeaderTimeoutProtocol` closes a connection whose request headers are not
-complete in time; `RequestLimits` answers 408 to a body that does not arrive in time, and the 503 of a request over the
-connection limit. Paths holding a
-NUL character, which no file or route can have, are refused before anything tries to open them.
+complete in time, and makes the limit one of requests at work: uvicorn counts open connections, idle kept-alive
+ones included, and at the limit refuses every request (50 idle connections and 950 new streams: 1000 refusals);
+here idle connections are closed to make room and only requests beyond the limit are refused. `RequestLimits`
+answers 408 to a body that does not arrive in time, and the 503 of a request over the limit. Paths holding a NUL
+character, which no file or route can have, are refused before anything tries to open them.
 """
 
 from __future__ import annotations
@@ -62,9 +64,25 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
 
     def _start_asgi_task(self, cycle: Any, app: Any) -> None:
         if app is service_unavailable:
-            cycle.scope.setdefault("state", {})[OVER_CAPACITY] = True
+            limit = self.limit_concurrency or 0  # set: uvicorn refused the request by it
+            if len(self.tasks) < limit:  # at the limit of connections, not of requests at work
+                self._close_idle(limit)
+            else:
+                cycle.scope.setdefault("state", {})[OVER_CAPACITY] = True
             app = self.app
         super()._start_asgi_task(cycle, app)
+
+    def _close_idle(self, limit: int) -> None:
+        """Close as many kept-alive connections waiting for a next request as the limit is exceeded by (one that
+        has sent nothing yet may be sending its first request: it is kept, and bounded by the header timeout)."""
+        excess = len(self.connections) - limit + 1
+        for connection in list(self.connections):
+            if excess <= 0:
+                return
+            cycle = getattr(connection, "cycle", None)
+            if connection is not self and cycle is not None and cycle.response_complete:
+                connection.shutdown()
+                excess -= 1
 
 
 class RequestLimits:

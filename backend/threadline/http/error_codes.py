@@ -96,7 +96,7 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode(
         503,
         "OVER_CAPACITY",
-        "over `THREADLINE_MAX_CONNECTIONS` open connections; more PDFs being checked than a process holds at once "
+        "over `THREADLINE_MAX_CONNECTIONS` requests at work; more PDFs being checked than a process holds at once "
         "(2 checks, 8 waiting): `Retry-After` says when to try again",
     ),
     ErrorCode(

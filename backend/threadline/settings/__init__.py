@@ -666,7 +666,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_connections: Annotated[
         int,
         msgspec.Meta(ge=1, le=1_000_000),
-        env("THREADLINE_MAX_CONNECTIONS", help="open connections before new requests get `503`"),
+        env(
+            "THREADLINE_MAX_CONNECTIONS",
+            help="requests at work before new ones get `503` (idle kept-alive connections are closed to make room)",
+        ),
     ] = 1000
     rate_limit_storage: Annotated[
         str,
