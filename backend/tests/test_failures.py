@@ -121,6 +121,22 @@ async def test_no_first_token_in_time_is_a_timeout_before_the_stream_starts(prov
     assert response.json()["error"]["code"] == "TIMEOUT"
 
 
+RATE_LIMITED_TEXT = "Rate limited, try again: the model provider is busy right now."
+
+
+async def test_a_provider_that_rate_limits_is_waited_for_and_named_not_called_slow(openai_settings):
+    """OpenAI's client waits out a 429's Retry-After twice before it gives up (here 1.5 s each, over a first-token
+    limit of 1 s): the wait is the provider's, not the agent's silence, and the answer ends RATE_LIMITED, not
+    TIMEOUT; in events mode the status says the provider is busy."""
+    async with running(openai_settings(first_token_timeout=1.0)) as client:
+        quiet = await client.post("/api/chat", json=chat_body(new_conversation_id(), "busy 1.5"))
+        _, _, chunks = await chat(client, None, "busy 1.5", streamMode="events")
+    assert quiet.status_code == 500 and quiet.json()["error"]["code"] == "RATE_LIMITED", quiet.text
+    statuses = [chunk["data"]["text"] for chunk in chunks if chunk["type"] == "data-status"]
+    assert "The model provider is busy; trying again in 2 s…" in statuses
+    assert chunks[-1] == {"type": "error", "errorText": RATE_LIMITED_TEXT}
+
+
 async def test_the_total_time_limit_ends_a_long_answer(make_settings):
     settings = make_settings(demo_token_delay_ms=50.0, total_timeout=1.0)
     conversation_id = new_conversation_id()

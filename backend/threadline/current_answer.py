@@ -39,6 +39,9 @@ class TurnContext(Protocol):
     def called_model(self, model: str) -> None:
         """A hosted agent's model call went to this model (`provider:name`)."""
 
+    def provider_busy(self, retry_after: float) -> None:
+        """The model provider answered 429: its client library waits `retry_after` seconds and asks again."""
+
     def declined_calls(self) -> set[str]:
         """The tool calls the person declined in answering this answer's approvals."""
 

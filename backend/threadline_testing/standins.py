@@ -8,9 +8,10 @@ Both follow one script, decided from the conversation they are sent:
 - the user asks to "calculate X" (or to "loop", which always wants the tool) → call `calculator`;
 - otherwise → "Echo: <text> (user messages seen: N)".
 Faults on request, by the user's text: "fail 401" answers that HTTP status (with the provider's error
-body); "break after N" streams N words and then drops the connection; "cut after N" (OpenAI's) streams N words
-and ends the stream cleanly, with no finish reason; "stall after N" streams N words
-and then sends nothing more; "stall in tool" starts a calculator call and then sends nothing more;
+body); "busy N" answers 429 asking to retry after N seconds (OpenAI's); "break after N" streams N words and then
+drops the connection; "cut after N" (OpenAI's) streams N words and ends the stream cleanly, with no finish reason;
+"stall after N" streams N words and then sends nothing more; "stall in tool" starts a calculator call and then
+sends nothing more;
 "flaky" fails with HTTP 500 three times (more than the client library retries) and then answers;
 "call a missing tool" and "call with broken arguments" make the model's mistakes (OpenAI stand-in).
 Asked for suggestions (agent/suggestions.py), they answer SUGGESTED, valid and invalid ones mixed.
@@ -46,6 +47,7 @@ class Reply:
     fault: str = ""
     raw_arguments: str | None = None  # sent instead of the tool's arguments as JSON
     pace: float = 0.0  # seconds between the words of the text: an answer a test can stop or reload mid-way
+    retry_after: str | None = None  # with a 429: its Retry-After header
     # With `tool` too (OpenAI's format only), the text comes first, then the call.
 
 
@@ -73,6 +75,8 @@ def decide(user_texts: list[str], tool_result: str | None, has_tools: bool) -> R
     command = user_texts[-1].split()
     if len(command) == 2 and command[0] == "fail":
         return Reply(status=int(command[1]))
+    if len(command) == 2 and command[0] == "busy":
+        return Reply(status=429, retry_after=command[1])
     if command == ["call", "a", "missing", "tool"] and tool_result is None:
         return Reply(tool=("no_such_tool", {}))
     if command == ["call", "with", "broken", "arguments"] and tool_result is None:
@@ -98,8 +102,9 @@ async def _fault(reply: Reply) -> None:
     raise ConnectionResetError("stand-in dropped the connection on purpose")
 
 
-def _status_error(status: int, body: dict[str, Any]) -> Response:
-    return Response(body, status_code=status, media_type="application/json")
+def _status_error(status: int, body: dict[str, Any], retry_after: str | None = None) -> Response:
+    headers = {"retry-after": retry_after} if retry_after else None
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
 def _words(text: str) -> list[str]:
@@ -190,6 +195,7 @@ def _openai_app(standin: StandIn) -> Litestar:
                         "code": str(reply.status),
                     }
                 },
+                reply.retry_after,
             )
 
         if not body.get("stream") and not reply.tool:  # a call without streaming: one completion, as JSON

@@ -10,6 +10,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from threadline.agent.demo_model import DemoChatModel
+from threadline.current_answer import current_turn
 from threadline.settings.models import ModelSettings
 from threadline.settings.profiles import DEFAULT_BASE_URLS, OPENAI_COMPATIBLE, Profile
 
@@ -93,7 +94,9 @@ def _openai_compatible(profile: Profile, settings: ModelSettings, sampling: dict
         "stream_usage": True,
         "max_retries": 2,
         # One HTTP client per app instance, bound to its event loop (langchain-openai's default is shared).
-        "http_async_client": httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0)),
+        "http_async_client": httpx.AsyncClient(
+            timeout=httpx.Timeout(60.0, connect=10.0), event_hooks={"response": [_note_rate_limit]}
+        ),
         **sampling,
     }
     if profile.provider == "openai" and is_openai(base_url):
@@ -107,3 +110,22 @@ def _openai_compatible(profile: Profile, settings: ModelSettings, sampling: dict
     from langchain_deepseek import ChatDeepSeek
 
     return ChatDeepSeek(base_url=base_url, **options)
+
+
+async def _note_rate_limit(response: httpx.Response) -> None:
+    """A provider's 429, told to the answer waiting on it: the client library waits and asks again, which is the
+    provider's doing, not the agent's silence (answers/turn.py)."""
+    if response.status_code == 429 and (turn := current_turn.get()) is not None:
+        turn.provider_busy(_retry_after(response.headers))
+
+
+def _retry_after(headers: httpx.Headers) -> float:
+    """The seconds a 429 asks to wait (`retry-after-ms`, or `retry-after` in seconds), as the OpenAI library reads
+    them: over a minute, or unreadable, it backs off by itself, about a second first."""
+    try:
+        seconds = (
+            float(headers["retry-after-ms"]) / 1000 if "retry-after-ms" in headers else float(headers["retry-after"])
+        )
+    except (KeyError, ValueError):
+        return 1.0
+    return seconds if 0 < seconds <= 60 else 1.0

@@ -24,7 +24,7 @@ from threadline import events as ev
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.tool_inputs import ToolInfo
-from threadline.answers.failures import TIMEOUT, Failure, classify
+from threadline.answers.failures import RATE_LIMITED, TIMEOUT, Failure, classify
 from threadline.answers.runner import TurnTranslator, run_graph
 from threadline.conversations.closing import STOPPED, Said, close_turn, forget_turn, keep_shown
 from threadline.conversations.state import (
@@ -112,6 +112,7 @@ class Turn:
         self._interruptible = True
         self._running = False
         self._output_seen = False
+        self._rate_limited = False  # the provider answered 429 (provider_busy)
         self._warned: set[str] = set()
         self._started = self._last_event = 0.0
         self._loop: asyncio.AbstractEventLoop  # the one its task runs in, from its start
@@ -163,6 +164,13 @@ class Turn:
     def used(self, message_id: str | None, usage: Mapping[str, Any]) -> None:
         """A hosted agent's model call finished with this usage (agent/hosting.py counts what is not shown)."""
         self.usage_by_call.append((message_id, usage))
+
+    def provider_busy(self, retry_after: float) -> None:
+        """A provider's 429 (agent/models.py): the wait its client library makes before asking again is not the
+        agent's silence, and an answer that still runs out of time does so because the provider is busy."""
+        self._rate_limited = True
+        self.translator.last_work = max(self.translator.last_work, time.monotonic() + retry_after)
+        self.status(f"The model provider is busy; trying again in {retry_after:.0f} s…")
 
     def declined_calls(self) -> set[str]:
         """The tool calls the person declined in answering this answer's approvals."""
@@ -317,7 +325,8 @@ class Turn:
         """A stop, a disconnect or a timeout: the answer ends with what it had shown, saved."""
         self._interruptible = False
         status: Status = "timeout" if reason is Stop.TIMEOUT else "cancelled"
-        self.recorder.end(status, error_code=TIMEOUT.code if status == "timeout" else None, interrupted=reason.value)
+        failure = (RATE_LIMITED if self._rate_limited else TIMEOUT) if reason is Stop.TIMEOUT else None
+        self.recorder.end(status, error_code=failure.code if failure else None, interrupted=reason.value)
         log.log(
             logging.WARNING if reason is Stop.TIMEOUT else logging.INFO,
             "answer stopped: %s",
@@ -326,7 +335,7 @@ class Turn:
         )
         # The plain string, not the enum: the checkpoint stores it, and LangGraph will refuse to load
         # types it does not know.
-        await self._interrupt(reason.value, TIMEOUT if reason is Stop.TIMEOUT else None)
+        await self._interrupt(reason.value, failure)
 
     async def _failed(self, exc: Exception) -> None:
         self._interruptible = False
