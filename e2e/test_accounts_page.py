@@ -118,6 +118,28 @@ def test_not_now_opens_a_new_chat_and_the_anonymous_conversation_stays_with_the_
     expect(chat.user_messages.first).to_contain_text("said before signing in")
 
 
+def test_a_reload_before_answering_the_keep_offer_offers_it_again(page: Page, server: str):
+    """Reloaded before the offer was answered, the page went on under the anonymous conversation's id, and a later
+    Keep said "Nothing new to keep": the offer comes back, and holds the box, until it is answered."""
+    chat = ChatPage.open(page, server)
+    chat.ask("said before signing in, then reloaded")
+    chat.wait_until_answered()
+    page.get_by_test_id("account").get_by_role("button", name="Sign in").click()
+    sign_in(page, "dave")
+    expect(page.get_by_test_id("claim-offer")).to_be_visible()
+    page.reload()
+    offer = page.get_by_test_id("claim-offer")
+    expect(offer).to_contain_text("You have 1 conversation from before you signed in")
+    expect(chat.box).to_be_disabled()
+    offer.get_by_role("button", name="Keep it").click()
+    expect(offer).to_contain_text("1 conversation kept in your account.")
+    offer.get_by_role("button", name="OK").click()
+    page.reload()
+    expect(page.get_by_test_id("account")).to_contain_text("Dave")
+    expect(page.get_by_test_id("claim-offer")).to_have_count(0)
+    expect(chat.conversations).to_have_count(1)
+
+
 def test_each_user_sees_only_their_own_and_sign_in_renews_silently(page: Page, server: str, provider):
     chat = ChatPage.open(page, server)
     page.get_by_test_id("account").get_by_role("button", name="Sign in").click()

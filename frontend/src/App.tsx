@@ -1,6 +1,6 @@
 // The page: a conversation sidebar and the open conversation, whose id lives in the URL (?c=…).
 import { useEffect, useRef, useState } from 'react';
-import { useAccount } from './hooks/useAccount';
+import { answerOffer, useAccount } from './hooks/useAccount';
 import { useConversations } from './hooks/useConversations';
 import { idFromUrl, showInUrl, useOpenConversation } from './hooks/useOpenConversation';
 import { TopBarSlot } from './hooks/useTopBar';
@@ -123,6 +123,7 @@ export function App() {
             count={claimable}
             onDone={(claimed) => {
               setClaimable(0);
+              answerOffer(user);
               // Not kept: the open conversation is the anonymous identity's, so the account starts a new one
               // rather than a conversation of its own under that id.
               if (!claimed) return startNew();

@@ -1,5 +1,6 @@
-// Who is asking, known first: every request after this one carries the signed-in user's token; just after
-// signing in, how many anonymous conversations there are to offer.
+// Who is asking, known first: every request after this one carries the signed-in user's token; signed in, how many
+// anonymous conversations there are to offer, until the offer is answered: a reload before answering it offers them
+// again (else the account went on under the anonymous conversation's id, and a later Keep found nothing to keep).
 import type { User } from 'oidc-client-ts';
 import { useEffect, useState } from 'react';
 import { anonymousConversations } from '../lib/api';
@@ -13,10 +14,22 @@ export function useAccount() {
   useEffect(() => {
     startAccount(setUser).then(async (started) => {
       setUser(started.user);
-      if (started.justSignedIn && started.user) setClaimable(await anonymousConversations());
+      const user = started.user;
+      if (user && (started.justSignedIn || !offerAnswered(user))) setClaimable(await anonymousConversations());
       setAccount(started);
     });
   }, []);
 
   return { account, user, claimable, setClaimable };
+}
+
+const ANSWERED = 'threadline:claim-offer-answered'; // the user who answered the keep offer in this tab
+
+function offerAnswered(user: User): boolean {
+  return sessionStorage.getItem(ANSWERED) === user.profile.sub;
+}
+
+/** The keep offer was answered (kept, or not now): this tab does not ask this user again. */
+export function answerOffer(user: User | null): void {
+  if (user) sessionStorage.setItem(ANSWERED, user.profile.sub);
 }
