@@ -6,7 +6,8 @@
     python3 tasks.py docs    install what is missing, then build the manual (docs/) into site/, strictly
     python3 tasks.py lock    compile the lock files again from pyproject.toml (with uv): requirements.lock
                              for development, requirements/production.lock for deployments
-    python3 tasks.py wheel   build the wheel into dist/, with the chat page in it
+    python3 tasks.py wheel   build the wheels into dist/: threadline's, with the chat page in it, and
+                             threadline-client's (the Python client alone: httpx, httpx-sse, msgspec)
     python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
                              default), compare, breakdown, capacity, load, encode, mcp, layers,
                              checkpoint, storage, ab-storage, observability, context, resume,
@@ -248,7 +249,64 @@ def wheel(args: list[str]) -> int:
         if code := subprocess.call([uv(), "build", "--wheel", "--out-dir", str(ROOT / "dist"), *args], cwd=tree):
             return code
     write_constraints(ROOT / "dist" / "threadline-constraints.txt")
-    return 0
+    return client_wheel(args)
+
+
+# The Python client and the two modules it reads its chunk types from: nothing of the server's.
+CLIENT_FILES = ("__init__.py", "py.typed", "events.py", "wires/__init__.py", "wires/ui_chunks.py", "client")
+CLIENT_DEPENDENCIES = ("httpx", "httpx-sse", "msgspec")
+
+
+def client_wheel(args: list[str]) -> int:
+    """threadline-client: the same `threadline.client` as the server's wheel (which holds it too: install one of
+    the two), for a program that only talks to a threadline server, with three dependencies instead of the server's
+    whole install. Its dependencies' bounds are pyproject.toml's."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    needs = [need for need in project["dependencies"] if need.split(">")[0].split("[")[0] in CLIENT_DEPENDENCIES]
+    version = (ROOT / "backend" / "threadline" / "__init__.py").read_text().split('__version__ = "')[1].split('"')[0]
+    with tempfile.TemporaryDirectory() as folder:
+        tree = Path(folder)
+        for name in CLIENT_FILES:
+            source, target = ROOT / "backend" / "threadline" / name, tree / "src" / "threadline" / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            copy = shutil.copytree if source.is_dir() else shutil.copy2
+            copy(source, target, **({"ignore": shutil.ignore_patterns("__pycache__")} if source.is_dir() else {}))
+        shutil.copy2(ROOT / "LICENSE", tree / "LICENSE")
+        (tree / "README.md").write_text(CLIENT_README)
+        (tree / "pyproject.toml").write_text(
+            CLIENT_PROJECT.format(version=version, dependencies=", ".join(f'"{need}"' for need in needs))
+        )
+        return subprocess.call([uv(), "build", "--wheel", "--out-dir", str(ROOT / "dist"), *args], cwd=tree)
+
+
+CLIENT_PROJECT = """[build-system]
+requires = ["setuptools>=77"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "threadline-client"
+version = "{version}"
+description = "The Python client of threadline: answers as typed chunks, sync or async, over NDJSON or SSE"
+readme = "README.md"
+requires-python = ">=3.11"
+license = "MIT"
+license-files = ["LICENSE"]
+dependencies = [{dependencies}]
+
+[tool.setuptools.packages.find]
+where = ["src"]
+
+[tool.setuptools.package-data]
+threadline = ["py.typed"]
+"""
+
+CLIENT_README = """# threadline-client
+
+The Python client of a threadline server, without the server: `from threadline.client import Client`.
+threadline's own wheel holds the same client; install one of the two. The guide is docs/guides/python.md.
+"""
 
 
 def write_constraints(path: Path) -> None:

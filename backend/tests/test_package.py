@@ -12,6 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import serving
+from threadline.client import Client
 from threadline_testing.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,3 +68,26 @@ def test_a_fresh_environment_with_only_the_wheel_serves_the_page_and_answers(bui
         server.terminate()
         _, said = server.communicate(timeout=60)
     assert "no model provider is configured: the offline demo model answers" in said
+
+
+def test_the_client_wheel_alone_talks_to_a_server_with_three_dependencies(built_wheel, make_settings, tmp_path):
+    """threadline-client, built beside the server's wheel: `threadline.client` and the chunk types it reads, with
+    httpx, httpx-sse and msgspec (and theirs) instead of the server's whole install."""
+    (client_wheel,) = (ROOT / "dist").glob("threadline_client-*.whl")
+    names = zipfile.ZipFile(client_wheel).namelist()
+    assert {"threadline/client/__init__.py", "threadline/wires/ui_chunks.py", "threadline/py.typed"} <= set(names)
+    assert not [name for name in names if name.startswith(("threadline/http/", "threadline/agent/", "threadline/page"))]
+    venv = tmp_path / "venv"
+    subprocess.run([tasks.uv(), "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run([tasks.uv(), "pip", "install", "--quiet", "--python", str(python), str(client_wheel)], check=True)
+    listed = [tasks.uv(), "pip", "list", "--python", str(python), "--format", "freeze"]
+    installed = subprocess.run(listed, capture_output=True, text=True, check=True).stdout.lower()
+    assert not [name for name in ("langgraph", "langchain", "litestar", "psycopg") if name in installed], installed
+    script = "import sys\nfrom threadline.client import Client\nwith Client(sys.argv[1]) as client:\n"
+    script += "    print(client.ask('count to 3').text)"
+    with serving(make_settings()) as base_url:
+        said = subprocess.run([str(python), "-c", script, base_url], capture_output=True, text=True, check=True)
+        with Client(base_url) as client:
+            expected = client.ask("count to 3").text
+    assert said.stdout.strip() == expected.strip() and expected.strip()
