@@ -68,3 +68,10 @@ def edit_with_chat(base_url: str, cookie: str, conversation_id: str) -> dict:
     """The real `ai` Chat editing a message and regenerating its answer, the history read back (edit-chat.mjs)."""
     request = {"baseUrl": base_url, "cookie": cookie, "conversationId": conversation_id}
     return _node("edit-chat.mjs", json.dumps(request).encode())
+
+
+def run_ag_ui(base_url: str, cookie: str, thread_id: str, runs: list[dict]) -> dict:
+    """Runs through the real @ag-ui/client HttpAgent, its verifier included (ag-ui-client.mjs): `runs` are
+    `{text, fresh?, forwardedProps?}`; each gives its event types, events, the agent's messages and any error."""
+    request = {"baseUrl": base_url, "cookie": cookie, "threadId": thread_id, "runs": runs}
+    return _node("ag-ui-client.mjs", json.dumps(request).encode())

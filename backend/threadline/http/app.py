@@ -44,6 +44,7 @@ from threadline.http.operators import metrics_guard
 from threadline.http.page_assets import asset_route
 from threadline.http.routes.account import AccountController, sign_in
 from threadline.http.routes.actions import ActionController
+from threadline.http.routes.ag_ui import AgUiController
 from threadline.http.routes.chat import ChatController
 from threadline.http.routes.comparisons import ComparisonController
 from threadline.http.routes.contracts.seed_001 import general_chat_stream
@@ -227,6 +228,7 @@ def routes(
     """Every route: the API, the seed contracts, the built-in MCP server's, and (`page`) the chat page when built."""
     route_handlers: list[ControllerRouterHandler] = [
         ChatController,
+        AgUiController,
         chat_stream_route,
         get_chat_response_stream,
         Seed002Controller,

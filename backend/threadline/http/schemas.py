@@ -102,6 +102,39 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     input: dict[str, Any] | None = None
 
 
+class AgUiMessageIn(msgspec.Struct, rename="camel"):
+    """A message of an AG-UI run's input: only the trailing new user message is read (the history is the
+    server's); its content is text, or text parts."""
+
+    id: Annotated[str, msgspec.Meta(max_length=128)]
+    role: Literal["user", "assistant", "system", "developer", "tool", "reasoning", "activity"]
+    content: str | list[dict[str, Any]] | None = None
+
+
+class ResumeEntryIn(msgspec.Struct, rename="camel"):
+    """An answer to what a run ended waiting for: an approval (`payload` `{approved, reason?}`) or the agent's
+    question (`payload` the reply); `cancelled` declines it."""
+
+    interrupt_id: Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+    status: Literal["resolved", "cancelled"]
+    payload: Any = None
+
+
+class RunAgentInput(msgspec.Struct, rename="camel"):
+    """AG-UI 1.0's RunAgentInput (POST /api/ag-ui): `threadId` is the conversation's id, as `/api/chat`'s `id`."""
+
+    thread_id: Id
+    run_id: Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+    messages: Annotated[list[AgUiMessageIn], msgspec.Meta(min_length=1)]
+    tools: list[dict[str, Any]] = []
+    context: list[Any] = []
+    state: Any = None
+    forwarded_props: Any = None
+    parent_run_id: str | None = None
+    protocol_version: str | None = None
+    resume: Annotated[list[ResumeEntryIn], msgspec.Meta(max_length=64)] | None = None
+
+
 class ChatStreamRequest(msgspec.Struct, rename="camel"):
     """Seed 004's body: one message, and the conversation to continue (a UUID) unless it starts one."""
 

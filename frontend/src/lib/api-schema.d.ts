@@ -35,6 +35,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ag-ui": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run an AG-UI agent: a RunAgentInput in, AG-UI events out (the same conversations as /api/chat) */
+        post: operations["ApiAgUiRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents": {
         parameters: {
             query?: never;
@@ -580,6 +597,15 @@ export interface components {
             /** @description letters, digits, _ and - */
             userMessageId?: string | null;
         };
+        /** AgUiMessageIn */
+        AgUiMessageIn: {
+            content?: string | {
+                [key: string]: unknown;
+            }[] | null;
+            id: string;
+            /** @enum {string} */
+            role: "user" | "assistant" | "system" | "developer" | "tool" | "reasoning" | "activity";
+        };
         /** CancelRequest */
         CancelRequest: {
             /** @description letters, digits, _ and - */
@@ -859,10 +885,33 @@ export interface components {
         Rename: {
             title: string;
         };
+        /** ResumeEntryIn */
+        ResumeEntryIn: {
+            interruptId: string;
+            payload?: unknown;
+            /** @enum {string} */
+            status: "resolved" | "cancelled";
+        };
         /** ResumeIn */
         ResumeIn: {
             interruptId: string;
             value?: unknown;
+        };
+        /** RunAgentInput */
+        RunAgentInput: {
+            context?: unknown[];
+            forwardedProps?: unknown;
+            messages: components["schemas"]["AgUiMessageIn"][];
+            parentRunId?: string | null;
+            protocolVersion?: string | null;
+            resume?: components["schemas"]["ResumeEntryIn"][] | null;
+            runId: string;
+            state?: unknown;
+            /** @description letters, digits, _ and - */
+            threadId: string;
+            tools?: {
+                [key: string]: unknown;
+            }[];
         };
         /** Share */
         Share: {
@@ -1325,6 +1374,86 @@ export interface operations {
             };
             /** @description The model failed before anything was streamed */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable for a moment */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    ApiAgUiRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunAgentInput"];
+            };
+        };
+        responses: {
+            /** @description AG-UI events, one run */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request is not valid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such conversation (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An answer is already streaming, none is left to stop, or an A/B comparison waits for a vote */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over 1 MB, or a storage limit is reached (CONVERSATION_FULL, TOO_MANY_CONVERSATIONS) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Over the rate limit; Retry-After says when to try again */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

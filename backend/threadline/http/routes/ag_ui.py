@@ -1,0 +1,129 @@
+"""POST /api/ag-ui: an AG-UI run (`@ag-ui/client`'s HttpAgent, CopilotKit, assistant-ui) answered from the same
+conversations as /api/chat: `threadId` is the conversation's id, under the same identity and rules, so a
+conversation goes on in either family of clients. The server owns the history: of the run's messages only the
+trailing new user message is read, and the run opens with a snapshot of the stored conversation (wires/ag_ui.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, post
+from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
+from litestar.params import JSONBody
+from litestar.response import Stream
+
+from threadline.answers.service import AnswerOptions, NewMessage, new_id
+from threadline.answers.turn import Turn
+from threadline.conversations.approvals import ApprovalResponse
+from threadline.conversations.history import ui_messages
+from threadline.conversations.state import load
+from threadline.http.dependencies import Allowance, AppServices
+from threadline.http.errors import AnyRequest, error_responses, json_only
+from threadline.http.messages import checked_text, invalid, small_value
+from threadline.http.schemas import AgUiMessageIn, ResumeEntryIn, RunAgentInput
+from threadline.http.streams import stream_answer
+from threadline.runtime import Services
+from threadline.storage.threads import thread_of
+from threadline.wires import ag_ui
+from threadline.wires.registry import Wire
+
+
+def new_text(messages: list[AgUiMessageIn]) -> str:
+    """The run's new user message: its last, as text (AG-UI's text parts joined)."""
+    last = messages[-1]
+    if last.role != "user":
+        raise invalid("messages", "the last message must be the new user message (role 'user')")
+    if isinstance(last.content, list):
+        if any(part.get("type") != "text" for part in last.content):
+            raise invalid("messages", "only text content is read: send files through /api/chat")
+        return checked_text("".join(str(part.get("text", "")) for part in last.content), "messages")
+    return checked_text(last.content or "", "messages")
+
+
+async def resumed(
+    services: Services, client_id: str, conversation_id: str, entries: list[ResumeEntryIn], options: AnswerOptions
+) -> Turn:
+    """The run's answers to what the last one waited for, checked as /api/chat checks them (a forged or stale id is
+    refused, nothing runs twice): the agent's question gets its reply, each approval the person's decision."""
+    conversation = await load(services.graph, thread_of(client_id, conversation_id))
+    calls = {item.approval_id: item.tool_call_id for item in conversation.approvals}
+    if questions := [entry for entry in entries if entry.interrupt_id not in calls]:
+        if len(entries) > 1:
+            raise invalid("resume", "the agent's question is answered alone")
+        (entry,) = questions
+        reply = small_value(entry.payload if entry.status == "resolved" else None, "resume.payload")
+        return await services.answers.answer_question(client_id, conversation_id, entry.interrupt_id, reply, options)
+    responses: dict[str, tuple[str, ApprovalResponse]] = {}
+    for entry in entries:
+        decision = entry.payload if isinstance(entry.payload, dict) else {}
+        approved = entry.status == "resolved" and decision.get("approved") is True
+        reason = decision.get("reason") if isinstance(decision.get("reason"), str) else None
+        responses[entry.interrupt_id] = (calls[entry.interrupt_id], ApprovalResponse(approved=approved, reason=reason))
+    return await services.answers.answer_approvals(client_id, conversation_id, responses, options)
+
+
+def agent_asked(request: AnyRequest, data: RunAgentInput) -> str | None:
+    """The agent a new conversation goes to: `forwardedProps.agent`, else `?agent=`, as the chat body's `agent`."""
+    props = data.forwarded_props if isinstance(data.forwarded_props, dict) else {}
+    asked = props.get("agent", request.query_params.get("agent"))
+    if asked is None:
+        return None
+    if not isinstance(asked, str) or not asked.strip() or len(asked) > 128 or not asked.isprintable():
+        raise invalid("forwardedProps.agent", "an agent's id as GET /api/agents lists it")
+    return asked
+
+
+async def snapshot(services: Services, client_id: str, conversation_id: str, message: NewMessage | None) -> list[Any]:
+    """The stored conversation and the new message, if any, as the run's MESSAGES_SNAPSHOT."""
+    history = ui_messages(await load(services.graph, thread_of(client_id, conversation_id)), conversation_id)
+    sent = [{"id": message.id, "role": "user", "parts": [{"type": "text", "text": message.text}]}] if message else []
+    return ag_ui.snapshot_messages([*history, *sent])
+
+
+class AgUiController(Controller):
+    path = "/api"
+
+    @post(
+        "/ag-ui",
+        status_code=200,
+        guards=[json_only],
+        responses={
+            200: ResponseSpec(dict[str, Any], media_type=ag_ui.MEDIA_TYPE, description="AG-UI events, one run"),
+            **error_responses(400, 404, 409, 413, 429, 503),
+        },
+        summary="Run an AG-UI agent: a RunAgentInput in, AG-UI events out (the same conversations as /api/chat)",
+    )
+    async def run(
+        self,
+        request: AnyRequest,
+        data: JSONBody[RunAgentInput],
+        services: AppServices,
+        client_id: NamedDependency[str],
+        allowance: Allowance,
+    ) -> Stream:
+        """Browser tools (the run's `tools`) are refused for now. `resume` answers what the last run waited for;
+        cancelling it all with a new message declines it, as a new message on /api/chat does."""
+        if data.tools:
+            raise invalid("tools", "browser tools are not supported yet: send the run with no tools")
+        conversation_id, answers, settings = data.thread_id, services.answers, services.routes
+        await allowance.spend()
+        agent_id = await answers.agent_for(client_id, conversation_id, agent_asked(request, data))
+        options = AnswerOptions(
+            stream_mode=settings.stream_mode, agent_id=agent_id, strategy=settings.multitask_strategy, resumable=True
+        )
+        declined = data.resume and all(entry.status == "cancelled" for entry in data.resume)
+        if data.resume and not (declined and data.messages[-1].role == "user"):
+            messages = await snapshot(services, client_id, conversation_id, None)
+            turn = await resumed(services, client_id, conversation_id, data.resume, options)
+        else:
+            # A fresh id: a client that sent only this message then holds the conversation in order (wires/ag_ui.py).
+            message = NewMessage(new_text(data.messages), new_id())
+            messages = await snapshot(services, client_id, conversation_id, message)
+            turn = await answers.start(client_id, conversation_id, message, options)
+
+        def encode(batches: Any) -> Any:
+            return ag_ui.encode(batches, conversation_id, data.run_id, messages)
+
+        return await stream_answer(turn, Wire("ag-ui", ag_ui.MEDIA_TYPE, ag_ui.HEADERS, encode, False), conversation_id)
