@@ -74,6 +74,8 @@ def classify(exc: BaseException, trace_id: str = "") -> Failure:
     for library in ("openai", "anthropic"):  # both name their timeout and connection errors alike
         if module := sys.modules.get(library):
             timeouts, unreachable = (*timeouts, module.APITimeoutError), (*unreachable, module.APIConnectionError)
+    if aiohttp := sys.modules.get("aiohttp"):  # Google's client streams through aiohttp when it is installed
+        unreachable = (*unreachable, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
     if isinstance(exc, AgentInputMissing):
         return Failure("VALIDATION_ERROR", f"Invalid request: {exc}", False)
     where = f" Its trace id is {trace_id}." if trace_id else ""
