@@ -73,8 +73,9 @@ class AgUiEncoder:
             case ev.ReasoningEnd():
                 return self._close_reasoning()
             case ev.StepStart():
+                closed = self._close_step()  # one step at a time, so RUN_FINISHED finds none left open
                 self.steps, self.step_open = self.steps + 1, True
-                return [{"type": "STEP_STARTED", "stepName": f"step {self.steps}"}]
+                return [*closed, {"type": "STEP_STARTED", "stepName": f"step {self.steps}"}]
             case ev.StepFinish():
                 return [*self._close_parts(), *self._close_step()]
             case ev.ToolInputStart() | ev.ToolInputDelta() | ev.ToolInputAvailable() | ev.ToolInputError():
