@@ -11,7 +11,7 @@
     python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
                              default), compare, breakdown, capacity, load, encode, mcp, layers,
                              checkpoint, storage, ab-storage, observability, context, resume,
-                             accounts, attachments, search, workers, shapes, census or revisions
+                             accounts, attachments, search, workers, shapes, census, frontends or revisions
                              (a change's cost per answer: `bench revisions HEAD~1 .`)
 
 Dependencies come from the lock files (requirements.lock, which uv compiles from pyproject.toml with
@@ -341,6 +341,7 @@ BENCHMARKS = {
     "rate-limit": "rate_limit_bench.py",
     "shapes": "agent_shapes.py",
     "census": "census.py",
+    "frontends": "frontends_bench.py",
 }
 
 
