@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,14 +10,10 @@ from helpers import standin_for
 from threadline_testing import standins
 
 SOURCES = Path(__file__).resolve().parent / "sources"
-
-
-@contextmanager
-def importable() -> Iterator[None]:
-    """The agents' sources importable, as their authors' repositories are to them."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(SOURCES))
-        yield
+# The agents' sources importable, as their authors' repositories are to them: for the whole session, since a test's
+# own monkeypatch of sys.path, undone, would take away what a module's fixture added meanwhile.
+if str(SOURCES) not in sys.path:
+    sys.path.insert(0, str(SOURCES))
 
 
 def unscripted(standin: standins.StandIn) -> standins.StandIn:
@@ -30,7 +25,7 @@ def unscripted(standin: standins.StandIn) -> standins.StandIn:
 
 @pytest.fixture(scope="module")
 def anthropic_standin():
-    with standin_for("anthropic", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY") as standin, importable():
+    with standin_for("anthropic", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY") as standin:
         yield standin
 
 
@@ -41,7 +36,7 @@ def anthropic(anthropic_standin):
 
 @pytest.fixture(scope="module")
 def openai_standin():
-    with standin_for("openai", "OPENAI_BASE_URL", "OPENAI_API_KEY") as standin, importable():
+    with standin_for("openai", "OPENAI_BASE_URL", "OPENAI_API_KEY") as standin:
         yield standin
 
 

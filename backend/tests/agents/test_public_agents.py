@@ -362,11 +362,11 @@ COUNTING = " ".join(str(number) for number in range(1, 61))
 
 
 def slowly(script):
-    """`script`, but "count slowly" is answered word by word, 50 ms apart (3 s): an answer to reload or stop mid-way."""
+    """`script`, but "count slowly" is answered word by word, 20 ms apart: an answer to reload or stop mid-way."""
 
     def answer(call: Call) -> Reply | None:
         if call.users[-1] == "count slowly" and call.last_result is None and not call.structured:
-            return Reply(text=COUNTING, pace=0.05)
+            return Reply(text=COUNTING, pace=0.02)
         return script(call)
 
     return answer
@@ -411,7 +411,7 @@ SLOW_EMAIL = EMAIL | {"subject": "count slowly"}
 def slow_email_script(call: Call) -> Reply | None:
     """The email assistant's response agent says what it will do, word by word, before it calls `Done`."""
     if not call.structured and "count slowly" in call.users[-1] and not call.results:
-        return Reply(text=COUNTING, tool=("Done", {"done": True}), pace=0.05)
+        return Reply(text=COUNTING, tool=("Done", {"done": True}), pace=0.02)
     return email_script(call)
 
 
