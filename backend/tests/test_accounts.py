@@ -217,6 +217,18 @@ async def test_operators_are_those_with_the_admin_role_or_the_admin_token(auth_s
         assert (await client.get("/metrics")).status_code == 200, "METRICS_PUBLIC keeps it open to scrapers"
 
 
+async def test_metrics_are_the_operators_once_there_is_an_operators_token(make_settings):
+    """Open with no operators at all; with CHAT_ADMIN_TOKEN alone it was still open to anyone (only AUTH_ADMIN_ROLE
+    guarded it): now the token is needed, unless METRICS_PUBLIC."""
+    async with running(make_settings()) as client:
+        assert (await client.get("/metrics")).status_code == 200, "nobody is an operator: nothing to guard it with"
+    async with running(make_settings(admin_token="ops-token")) as client:
+        assert (await client.get("/metrics")).status_code == 401
+        assert (await client.get("/metrics", headers=bearer("ops-token"))).status_code == 200
+    async with running(make_settings(admin_token="ops-token", metrics_public=True)) as client:
+        assert (await client.get("/metrics")).status_code == 200
+
+
 async def anonymous_conversation(client, text: str) -> tuple[str, str]:
     """A conversation of a fresh anonymous visitor; returns (its id, the visitor's token)."""
     conversation_id = new_conversation_id()

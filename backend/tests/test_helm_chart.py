@@ -73,6 +73,19 @@ def test_the_pod_passes_pod_security_restricted_and_takes_its_redis_url_from_a_s
     assert "THREADLINE_TRUSTED_PROXIES" not in env
 
 
+def test_the_operators_token_comes_from_the_secret_when_named():
+    """With `secret.adminTokenKey`, CHAT_ADMIN_TOKEN comes from the Secret, and /metrics is the operators' (their
+    token, which Prometheus sends as its bearer); without it there is none (NOTES.txt says /metrics is open)."""
+
+    def env(*sets: str) -> dict[str, dict]:
+        (container,) = rendered(*sets)["Deployment"]["spec"]["template"]["spec"]["containers"]
+        return {variable["name"]: variable for variable in container["env"]}
+
+    token = env("secret.adminTokenKey=admin-token")["THREADLINE_CHAT_ADMIN_TOKEN"]
+    assert token["valueFrom"]["secretKeyRef"] == {"name": "threadline", "key": "admin-token"}
+    assert "THREADLINE_CHAT_ADMIN_TOKEN" not in env()
+
+
 def test_bad_values_are_refused_when_rendering():
     refused = helm("template", "chat", str(CHART), "--set", "redisUrl=memcached://x")
     assert refused.returncode != 0 and "redisUrl" in refused.stderr

@@ -1,5 +1,5 @@
-"""Operator endpoints (the A/B results, `/metrics` when guarded): for `CHAT_ADMIN_TOKEN` as the bearer, or a
-signed-in user with `AUTH_ADMIN_ROLE`. Anyone else is told what is missing: 401 without credentials, 403
+"""Operator endpoints (the A/B results, `/metrics` once there are operators): for `CHAT_ADMIN_TOKEN` as the bearer,
+or a signed-in user with `AUTH_ADMIN_ROLE`. Anyone else is told what is missing: 401 without credentials, 403
 for a user without the role or a server with no way to be an operator."""
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def operators_only(connection: Connection, _: BaseRouteHandler) -> None:
 
 
 def metrics_guard(connection: Connection, _: BaseRouteHandler) -> None:
-    """`/metrics` is open unless operators have a role of their own (AUTH_ADMIN_ROLE) and METRICS_PUBLIC is off."""
+    """`/metrics` is the operators' once there are any (CHAT_ADMIN_TOKEN or AUTH_ADMIN_ROLE), unless METRICS_PUBLIC:
+    what it counts (answers, tokens, errors, tools by name) is not every visitor's to read."""
     settings: AuthSettings = connection.app.state.services.auth
-    if settings.auth_admin_role and not settings.metrics_public:
+    if (settings.auth_admin_role or settings.admin_token) and not settings.metrics_public:
         require_operator(connection, settings)

@@ -342,7 +342,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         str | None,
         env(
             "CHAT_ADMIN_TOKEN",
-            help="the bearer token operators send to read the A/B results (`GET /api/comparisons`); unset, nobody can",
+            help="the bearer token operators send to read the A/B results (`GET /api/comparisons`) and, unless "
+            "`METRICS_PUBLIC=true`, `/metrics`; unset (and no `AUTH_ADMIN_ROLE`), nobody reads the results and "
+            "`/metrics` is open",
         ),
     ] = None
     google_api_key: Annotated[str | None, env("GOOGLE_API_KEY", "GEMINI_API_KEY", help="required for `gemini`")] = None
@@ -522,7 +524,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     ] = None
     metrics_public: Annotated[
         bool,
-        env("METRICS_PUBLIC", help="with `AUTH_ADMIN_ROLE`: `true` keeps `/metrics` open to any scraper"),
+        env(
+            "METRICS_PUBLIC",
+            help="with `CHAT_ADMIN_TOKEN` or `AUTH_ADMIN_ROLE`: `true` keeps `/metrics` open to any scraper",
+        ),
     ] = False
     auth_anonymous: Annotated[
         Literal["allow", "deny"],
