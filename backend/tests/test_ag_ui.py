@@ -84,12 +84,29 @@ async def test_what_a_run_cannot_be_is_a_json_400_before_any_event(make_settings
                 "/api/ag-ui", json=base | {"messages": [user], "tools": [{"name": "x", "description": "y"}]}
             ),
             "not JSON": await client.post("/api/ag-ui", content=b"{", headers={"content-type": "application/json"}),
+            "no such agent": await client.post(
+                "/api/ag-ui", json=base | {"messages": [user], "forwardedProps": {"agent": "nobody"}}
+            ),
+            "not an agent's id": await client.post(
+                "/api/ag-ui", json=base | {"messages": [user], "forwardedProps": {"agent": "a\u0000b"}}
+            ),
         }
         history = (await client.get(f"/api/conversations/{base['threadId']}")).status_code
     for why, response in refused.items():
         assert response.status_code == 400, (why, response.text)
         assert response.json()["error"]["code"] == "VALIDATION_ERROR", (why, response.text)
     assert history == 404, "nothing was kept"
+
+
+async def test_a_run_over_a_megabyte_is_refused_before_it_is_read_and_nothing_is_kept(make_settings):
+    """HttpAgent sends every message it holds: a body over 1 MB is a 413 JSON error, measured before decoding."""
+    thread, old = new_conversation_id(), {"id": "a0", "role": "assistant", "content": "x" * 1_100_000}
+    run = {"threadId": thread, "runId": "r1", "messages": [old, {"id": "m1", "role": "user", "content": "hello"}]}
+    async with running(make_settings()) as client:
+        refused = await client.post("/api/ag-ui", json=run)
+        history = await client.get(f"/api/conversations/{thread}")
+    assert refused.status_code == 413 and refused.json()["error"]["code"] == "PAYLOAD_TOO_LARGE", refused.text
+    assert history.status_code == 404
 
 
 def test_another_visitors_thread_id_is_a_conversation_of_their_own_and_leaves_the_owners_as_it_was(make_settings):
