@@ -271,8 +271,10 @@ def client_wheel(args: list[str]) -> int:
         for name in CLIENT_FILES:
             source, target = ROOT / "backend" / "threadline" / name, tree / "src" / "threadline" / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            copy = shutil.copytree if source.is_dir() else shutil.copy2
-            copy(source, target, **({"ignore": shutil.ignore_patterns("__pycache__")} if source.is_dir() else {}))
+            if source.is_dir():
+                shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy2(source, target)
         shutil.copy2(ROOT / "LICENSE", tree / "LICENSE")
         (tree / "README.md").write_text(CLIENT_README)
         (tree / "pyproject.toml").write_text(

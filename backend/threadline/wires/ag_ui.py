@@ -61,11 +61,9 @@ class AgUiEncoder:
                 return [run, {"type": "MESSAGES_SNAPSHOT", "messages": self.snapshot}]
             case ev.TextStart():
                 return [*self._close_reasoning(), *self._open_text()]
-            case ev.TextDelta(delta=delta):
-                return [
-                    *self._open_text(),
-                    {"type": "TEXT_MESSAGE_CONTENT", "messageId": self.message_id, "delta": delta},
-                ]
+            case ev.TextDelta(delta=delta):  # every token: no list built for an already open message
+                content = {"type": "TEXT_MESSAGE_CONTENT", "messageId": self.message_id, "delta": delta}
+                return [content] if self.text_open else [*self._open_text(), content]
             case ev.TextEnd():
                 return self._close_text()
             case ev.ReasoningStart() | ev.ReasoningDelta():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Controller, post
 from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
@@ -22,7 +23,7 @@ from threadline.conversations.state import load
 from threadline.http.dependencies import Allowance, AppServices
 from threadline.http.errors import AnyRequest, error_responses, json_only
 from threadline.http.messages import checked_text, invalid, small_value
-from threadline.http.schemas import AgUiMessageIn, ResumeEntryIn, RunAgentInput
+from threadline.http.schemas import AgentName, AgUiMessageIn, ResumeEntryIn, RunAgentInput
 from threadline.http.streams import stream_answer
 from threadline.runtime import Services
 from threadline.storage.threads import thread_of
@@ -68,11 +69,10 @@ def agent_asked(request: AnyRequest, data: RunAgentInput) -> str | None:
     """The agent a new conversation goes to: `forwardedProps.agent`, else `?agent=`, as the chat body's `agent`."""
     props = data.forwarded_props if isinstance(data.forwarded_props, dict) else {}
     asked = props.get("agent", request.query_params.get("agent"))
-    if asked is None:
-        return None
-    if not isinstance(asked, str) or not asked.strip() or len(asked) > 128 or not asked.isprintable():
-        raise invalid("forwardedProps.agent", "an agent's id as GET /api/agents lists it")
-    return asked
+    try:
+        return None if asked is None else msgspec.convert(asked, AgentName)
+    except msgspec.ValidationError:
+        raise invalid("forwardedProps.agent", "an agent's id as GET /api/agents lists it") from None
 
 
 async def snapshot(services: Services, client_id: str, conversation_id: str, message: NewMessage | None) -> list[Any]:
