@@ -12,7 +12,7 @@ from threadline.settings.profiles import Profile
 from threadline_testing import standins
 
 LIMIT = 4_000
-TURNS = 300
+TURNS = 120
 
 
 def estimate(request: dict) -> int:
