@@ -80,8 +80,11 @@ async def test_what_a_run_cannot_be_is_a_json_400_before_any_event(make_settings
                 "/api/ag-ui",
                 json=base | {"messages": [user | {"content": [{"type": "image", "source": {"type": "url"}}]}]},
             ),
-            "browser tools": await client.post(
-                "/api/ag-ui", json=base | {"messages": [user], "tools": [{"name": "x", "description": "y"}]}
+            "a browser tool named as the agent's own": await client.post(
+                "/api/ag-ui", json=base | {"messages": [user], "tools": [{"name": "calculator", "description": "y"}]}
+            ),
+            "a tool message answering no call": await client.post(
+                "/api/ag-ui", json=base | {"messages": [user, {"id": "t1", "role": "tool", "content": "x"}]}
             ),
             "not JSON": await client.post("/api/ag-ui", content=b"{", headers={"content-type": "application/json"}),
             "no such agent": await client.post(

@@ -70,8 +70,16 @@ def edit_with_chat(base_url: str, cookie: str, conversation_id: str) -> dict:
     return _node("edit-chat.mjs", json.dumps(request).encode())
 
 
+def browser_tool_chat(base_url: str, cookie: str, conversation_id: str, text: str, **page: object) -> dict:
+    """The real `ai` Chat with the page's own tools (browser-tool-chat.mjs): `tools` in the body, `outputs` (and
+    `errors`) by tool name given with addToolOutput, the answered message sent back automatically."""
+    request = {"baseUrl": base_url, "cookie": cookie, "conversationId": conversation_id, "text": text, **page}
+    return _node("browser-tool-chat.mjs", json.dumps(request).encode())
+
+
 def run_ag_ui(base_url: str, cookie: str, thread_id: str, runs: list[dict]) -> dict:
     """Runs through the real @ag-ui/client HttpAgent, its verifier included (ag-ui-client.mjs): `runs` are
-    `{text, fresh?, forwardedProps?}`; each gives its event types, events, the agent's messages and any error."""
+    `{text, fresh?, forwardedProps?, resolve?, cancel?, tools?, outputs?}`; each gives its event types, events, the
+    browser tools' calls it left pending, the agent's messages and any error."""
     request = {"baseUrl": base_url, "cookie": cookie, "threadId": thread_id, "runs": runs}
     return _node("ag-ui-client.mjs", json.dumps(request).encode())

@@ -6,9 +6,10 @@ closes the turn with the answer's record, in its own step. A profile that sugges
 before the suggestions are asked for. A stop, a rollback or a recovery closes a turn as that node in either graph.
 Middleware does the rest, with no node of its own: each model call's prompt is compressed when it grows long
 (agent/compression.py) and its attachments made readable, the budget of model calls is kept, a failing tool
-answers with its error, and a call of a tool that needs approval waits for the person in its tools step
-(conversations/approvals.py). A team's own agent runs inside the same bookkeeping (agent/hosting.py), so the
-answers read every agent alike.
+answers with its error, a call of a tool that needs approval waits for the person in its tools step
+(conversations/approvals.py), and the page's own tools are offered and their calls wait for the page
+(agent/browser_tools.py). A team's own agent runs inside the same bookkeeping (agent/hosting.py), so the answers
+read every agent alike.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from langgraph.types import Command, Send, interrupt
 from typing_extensions import TypedDict  # the kind LangChain's AgentState is, so BuiltInState can extend both
 
 from threadline.agent.attachments import FileReader
+from threadline.agent.browser_tools import BrowserTools
 from threadline.agent.compression import Compressor, ContextState
 from threadline.agent.suggestions import Suggester
 from threadline.conversations.approvals import NOT_INTERACTIVE, SUPERSEDED, ApprovalResponse, ask, denial, waits
@@ -87,6 +89,7 @@ class TurnRequest(TypedDict):
     files: NotRequired[list[FileRef]]  # the new message's attachments, by reference
     edit: NotRequired[bool]  # the message replaces the user message by its id, which is kept as a version
     input: NotRequired[dict[str, Any]]  # the chat body's `input`, for a hosted agent's own input keys
+    browser_tools: NotRequired[list[dict[str, Any]]]  # the page's own tools (agent/browser_tools.py)
 
 
 class ChatState(TypedDict, total=False):
@@ -138,6 +141,7 @@ def build_graph(
             options.files,
             closes_turn=suggester is None,
         ),
+        BrowserTools(),
     ]
     agent = create_agent(
         model, tools, system_prompt=options.system_prompt, middleware=middleware, state_schema=BuiltInState

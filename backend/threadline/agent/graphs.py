@@ -20,6 +20,7 @@ from langgraph.store.memory import InMemoryStore
 
 from threadline.agent.actions import load_actions
 from threadline.agent.attachments import FileReader
+from threadline.agent.browser_tools import takes_browser_tools
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, GraphOptions, build_graph
 from threadline.agent.hosting import host_graph
@@ -105,6 +106,8 @@ class Hosting:
     own_context: OwnContext | None = None  # how its own context_schema is made, if it declares one
     own_input: InputCheck = field(default_factory=lambda: InputCheck(None))  # its own input keys besides messages
     subgraphs: frozenset[str] = frozenset()  # its declared subgraphs, as `a|b` paths
+    browser_tools: bool = True  # whether it takes the page's own tools (agent/browser_tools.py)
+    tool_names: frozenset[str] | None = None  # its own tools' names, which a browser tool may not take; None: ours
 
 
 BUILT_IN = "threadline"  # the id of the built-in agent, the one served when THREADLINE_GRAPH is not set
@@ -185,6 +188,20 @@ class GraphSwitch:
             return str(problem)
         return None
 
+    def browser_tools_problem(self, names: Sequence[str], agent_id: str | None = None) -> str | None:
+        """Why the page's own tools cannot go to this agent (it does not take them, or one is named as one of its
+        own tools), else None."""
+        hosting = self.hosting_of(agent_id)
+        if not hosting.browser_tools:
+            return (
+                f"agent {agent_id or self.default_agent!r} does not take browser tools "
+                "(its create_agent lists no threadline BrowserTools middleware)"
+            )
+        own = self.tools.keys() if hosting.tool_names is None else hosting.tool_names
+        if taken := sorted(set(names) & set(own)):
+            return f"{', '.join(map(repr, taken))} is the name of one of the agent's own tools"
+        return None
+
     def use_tools(self, tools: Sequence[BaseTool]) -> None:
         """An answer already running keeps the graph it started with; the next one gets the new tools."""
         self.tools = tool_infos(tools)
@@ -214,7 +231,9 @@ class GraphSwitch:
             subgraphs = frozenset(name for name, _ in agent.get_subgraphs(recurse=True))
             task = TaskGraph.of(agent)
             input_check = InputCheck(agent, task.text_input if task else "messages")
-            self.hosting[agent_id] = Hosting(own_context, input_check, subgraphs)
+            own_tools = getattr(agent.nodes.get("tools"), "bound", None)  # create_agent's ToolNode, if it has one
+            names = frozenset(getattr(own_tools, "tools_by_name", ()))
+            self.hosting[agent_id] = Hosting(own_context, input_check, subgraphs, takes_browser_tools(agent), names)
             # An agent compiled with a store of its own (an indexed one, langmem's or langgraph-bigtool's) keeps it:
             # its memories and tools are there. threadline's is for the agents that bring none.
             store = agent.store if isinstance(agent.store, BaseStore) else self.store

@@ -36,6 +36,7 @@ from langgraph.pregel._messages import StreamMessagesHandler
 from langgraph.types import Command, StreamMode
 
 from threadline import events as ev
+from threadline.agent.browser_tools import BROWSER_TOOLS
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.hosting import STRUCTURED
@@ -97,6 +98,7 @@ class TurnTranslator:
         self.streamed: set[str | None] = set()  # the model messages streamed in this answer
         self.finished_calls: set[str | None] = set()  # ... and those whose call is complete
         self.declined: set[str] = set()  # tool calls the person declined: their results are shown as denied
+        self.browser_tools: frozenset[str] = frozenset()  # the page's own tools: calls of them are the page's to run
         self.waiting: list[Waiting] = []  # the approvals this answer ended waiting for
         self.interactive = True  # False: the wire cannot ask the person, and run_graph declines what waits
         self.hidden: set[str] = set()  # messages of model calls internal to the agent (structured output): never shown
@@ -257,7 +259,7 @@ class TurnTranslator:
         if self.tools is None:
             return None
         if (info := self.tools.get(tool_name)) is None:
-            return None if self.hosted else f"There is no tool named {tool_name!r}."
+            return None if self.hosted or tool_name in self.browser_tools else f"There is no tool named {tool_name!r}."
         return info.problem(tool_input)
 
     def message(self, message: Any, node: str, namespace: tuple[str, ...] = ()) -> list[ev.Event]:
@@ -397,16 +399,20 @@ class TurnTranslator:
         self.streamed.add(call.message_id)
 
     def paused(self, interrupts: Any) -> list[ev.Event]:
-        """Approvals end the answer with a request per call; any other interrupt is the agent's question."""
-        approvals, questions = waiting_of(interrupts, self.last_calls)
+        """Approvals end the answer with a request per call, a browser tool's call with its call open; any other
+        interrupt is the agent's question."""
+        paused = waiting_of(interrupts, self.last_calls)
+        approvals, questions = paused.approvals, paused.questions
         self.waiting = approvals
         if approvals and not self.interactive:
             return []  # declined at once (run_graph), and the agent goes on
-        self.finish = AnswerRecord(finish_reason="tool-calls" if approvals else "other")
+        self.finish = AnswerRecord(finish_reason="tool-calls" if approvals or paused.browser_calls else "other")
         requests = [
             ev.ToolApprovalRequest(approval_id=item.approval_id, tool_call_id=item.tool_call_id) for item in approvals
         ]
+        # A call the page runs stays open, as its input showed it: the page answers it with its output.
         self.pending_tools.difference_update(request.tool_call_id for request in requests)
+        self.pending_tools.difference_update(call.tool_call_id for call in paused.browser_calls)
         # threadline's extension: why it waits, and whether the page may offer to change the input first
         editable = [ev.Data(name="approval", id=a.approval_id, data=a.part_data) for a in approvals if a.part_data]
         asked = [ev.Data(name=QUESTION, id=question.id, data=question.part_data) for question in questions]
@@ -641,7 +647,11 @@ async def run_graph(
         "callbacks": [*(tracing.callbacks if tracing else ()), calls, messages.handler()],
         "metadata": tracing.metadata if tracing else {},
     }
+    if browser_tools := request.get("browser_tools"):  # for the agent's BrowserTools middleware, this run only:
+        config["configurable"][BROWSER_TOOLS] = browser_tools  # a list, which no checkpoint's metadata keeps
+        request = cast(TurnRequest, {key: value for key, value in request.items() if key != "browser_tools"})
     translator.declined = set(request.get("declined", ()))
+    translator.browser_tools = frozenset(tool["name"] for tool in browser_tools or ())
     translator.interactive = request.get("interactive", True)
     graph_input: Any = Command(resume=request["resume"]) if "resume" in request else {"request": request}
     try:

@@ -32,6 +32,7 @@ from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup
 from threadline.conversations import approvals, versions
 from threadline.conversations.approvals import SUPERSEDED, ApprovalResponse
 from threadline.conversations.attachments import CheckedFile, file_ref
+from threadline.conversations.browser_calls import BrowserOutput
 from threadline.conversations.closing import decline_waiting, roll_back
 from threadline.conversations.comparisons import ComparedAnswer, Comparison, Side, kept_answer
 from threadline.conversations.state import (
@@ -101,6 +102,8 @@ class AnswerOptions:
     keep_failed_answer: bool = True  # False: a failed answer leaves no assistant message (seed 004)
     interactive: bool = True  # False: the wire cannot ask for approval, so such tool calls are declined
     comparison_id: str = ""  # set by `compare` for each of a comparison's two answers
+    # The page's own tools, `{name, description, parameters}` each: offered to the agent, run by the page.
+    browser_tools: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -184,7 +187,7 @@ class AnswerService:
         if await self.active.answer_running_in(thread_id) is not None:
             raise Refused("CONFLICT", "An answer is streaming in this conversation: stop it or let it finish first.")
         conversation = await load(self.graphs.current, thread_id)
-        if conversation.approvals or conversation.questions:
+        if conversation.waits:
             raise Refused("CONFLICT", "An answer waits for the person here: answer it or stop it first.")
         await versions.show_version(self.graphs.current, conversation, message_id, number)
 
@@ -220,6 +223,26 @@ class AnswerService:
         if not any(question.id == interrupt_id for question in conversation.questions):
             raise Refused("CONFLICT", "No question of the agent waits for an answer by this id (was it answered?)")
         return await self._resume(conversation, conversation_id, client_id, {interrupt_id: value}, [], options)
+
+    async def answer_browser_calls(
+        self, client_id: str, conversation_id: str, outputs: dict[str, BrowserOutput], options: AnswerOptions
+    ) -> Turn:
+        """Resume the answer that waits for the page to run its browser tools' calls, with their outputs (by tool
+        call id; the outputs of the answer's other calls, which the page sends back with them, are not read): every
+        call that waits must be answered (conversations/browser_calls.py)."""
+        await self.owned(client_id, conversation_id)
+        conversation = await load(self.graphs.current, thread_of(client_id, conversation_id))
+        waiting = {call.tool_call_id: call for call in conversation.browser_calls}
+        if not waiting:
+            raise Refused("CONFLICT", "No tool call waits for the page's output here (was it already answered?)")
+        if missing := sorted(set(waiting) - set(outputs)):
+            raise invalid("messages", f"every waiting tool call needs its output; missing: {', '.join(missing)}")
+        # The calls are run by the tools the request names: a page that did not send them again still answers.
+        sent = {tool["name"] for tool in options.browser_tools}
+        named = [{"name": call.tool_name} for call in waiting.values() if call.tool_name not in sent]
+        options = replace(options, browser_tools=(*options.browser_tools, *named))
+        resume = {call.interrupt_id: outputs[call_id] for call_id, call in waiting.items()}
+        return await self._resume(conversation, conversation_id, client_id, resume, [], options)
 
     async def _resume(
         self,
@@ -406,6 +429,9 @@ class AnswerService:
         if unreadable := {kind_of(file["media_type"]) for file in message.references} - profile.reads:
             kinds = " or ".join(sorted(unreadable))
             raise invalid("messages", f"the model of profile {profile.id!r} cannot read {kinds} files")
+        names = [tool["name"] for tool in options.browser_tools]
+        if names and (problem := self.graphs.browser_tools_problem(names, options.agent_id)):
+            raise invalid("tools", problem)
         request = turn_request(message, profile, options)
         if resume is not None:
             request["resume"] = resume
@@ -569,6 +595,8 @@ def turn_request(message: NewMessage, profile: Profile, options: AnswerOptions) 
         request["interactive"] = False
     if options.input:
         request["input"] = dict(options.input)
+    if options.browser_tools:
+        request["browser_tools"] = list(options.browser_tools)
     return request
 
 

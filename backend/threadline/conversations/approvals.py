@@ -20,6 +20,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
+from threadline.conversations.browser_calls import BrowserCall, browser_call
 from threadline.events import plain
 
 SUPERSEDED = "superseded by a new message"
@@ -107,14 +108,26 @@ def ask(calls: list[ToolCall]) -> dict[str, list[PendingApproval]]:
     }
 
 
-def waiting_of(interrupts: Any, calls: Sequence[ToolCall]) -> tuple[list[Waiting], list[Question]]:
+@dataclass(frozen=True)
+class Paused:
+    """What an answer waits for: the person's approvals, their answers to the agent, the page's browser tools."""
+
+    approvals: list[Waiting]
+    questions: list[Question]
+    browser_calls: list[BrowserCall]
+
+
+def waiting_of(interrupts: Any, calls: Sequence[ToolCall]) -> Paused:
     """What the interrupts (a StateSnapshot's, or a stream's `__interrupt__`) wait for; `calls` are the
     unanswered tool calls of the last model message, which a batched HITL request lists in order."""
     approvals: list[Waiting] = []
     questions: list[Question] = []
+    browser_calls: list[BrowserCall] = []
     for interrupt in interrupts or ():
         value, interrupt_id = interrupt.value, interrupt.id
-        if isinstance(value, dict) and "approvals" in value:
+        if (call := browser_call(interrupt_id, value)) is not None:
+            browser_calls.append(call)
+        elif isinstance(value, dict) and "approvals" in value:
             approvals += [
                 Waiting(item["approvalId"], item["toolCallId"], item["toolName"], interrupt_id)
                 for item in value["approvals"]
@@ -129,7 +142,7 @@ def waiting_of(interrupts: Any, calls: Sequence[ToolCall]) -> tuple[list[Waiting
             )
         else:
             questions.append(Question(interrupt_id, value))
-    return approvals, questions
+    return Paused(approvals, questions, browser_calls)
 
 
 def _batched(interrupt_id: str, request: dict[str, Any], calls: Sequence[ToolCall]) -> list[Waiting]:

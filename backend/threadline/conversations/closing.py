@@ -134,11 +134,11 @@ async def roll_back(graph: StateWriter, thread_id: str, answer_id: str) -> None:
 
 
 async def decline_waiting(graph: StateWriter, thread_id: str, reason: str = CANCELLED) -> bool:
-    """Decline the tool calls that wait for the person's approval, or leave the agent's question unanswered: a
-    stop while waiting, or (`SUPERSEDED`) a new message; False when nothing waits."""
+    """Decline the tool calls that wait for the person's approval or for the page to run them, or leave the agent's
+    question unanswered: a stop while waiting, or (`SUPERSEDED`) a new message; False when nothing waits."""
     conversation = await load(graph, thread_id)
     question = conversation.last_question()
-    if not (conversation.waiting or conversation.questions) or question is None:
+    if not conversation.waits or question is None:
         return False
     declined = [
         denial(call, conversation.waiting.get(call["id"] or ""), reason)

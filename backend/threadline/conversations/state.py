@@ -29,6 +29,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
 from threadline import events as ev
 from threadline.conversations.approvals import Question, Waiting, is_denied, is_not_run, waiting_of
+from threadline.conversations.browser_calls import BrowserCall, browser_output
 
 if TYPE_CHECKING:
     from threadline.conversations.versions import Fork
@@ -225,7 +226,8 @@ def tool_output(message: ToolMessage) -> ev.ToolOutput | ev.ToolOutputError:
         return ev.ToolOutputDenied(tool_call_id=message.tool_call_id, error_text=content)
     if message.status == "error":
         return ev.ToolOutputError(tool_call_id=message.tool_call_id, error_text=content)
-    return ev.ToolOutput(tool_call_id=message.tool_call_id, output=content)
+    browser, output = browser_output(message)
+    return ev.ToolOutput(tool_call_id=message.tool_call_id, output=output if browser else content)
 
 
 def tool_results(message: ToolMessage) -> list[ev.Event]:
@@ -258,6 +260,12 @@ class Conversation:
     unsaved: list[AnyMessage] = field(default_factory=list)  # the end of `messages` a hosted agent has not returned
     questions: list[Question] = field(default_factory=list)  # what the agent asked the person, unanswered
     forks: dict[str, Fork] = field(default_factory=dict)  # versions not shown, along the branch shown
+    browser_calls: list[BrowserCall] = field(default_factory=list)  # calls waiting for the page to run them
+
+    @property
+    def waits(self) -> bool:
+        """Whether its answer waits: for the person (an approval, an answer) or for the page (a browser tool)."""
+        return bool(self.approvals or self.questions or self.browser_calls)
 
     def removal_of(self, messages: Sequence[AnyMessage]) -> list[RemoveMessage]:
         """What removes `messages` from the checkpoint, which holds none of the unsaved ones yet."""
@@ -316,9 +324,11 @@ async def load(graph: StateReader, thread_id: str) -> Conversation:
     messages = list(values.get("messages", []))
     unsaved = await _unsaved(graph, thread_id, snapshot.tasks, messages)
     messages += unsaved
-    approvals, questions = waiting_of(snapshot.interrupts, unanswered_calls(messages))
+    paused = waiting_of(snapshot.interrupts, unanswered_calls(messages))
     forks = values.get("versions") or {}
-    return Conversation(thread_id, messages, records, approvals, unsaved, questions, forks)
+    return Conversation(
+        thread_id, messages, records, paused.approvals, unsaved, paused.questions, forks, paused.browser_calls
+    )
 
 
 async def _unsaved(graph: StateReader, thread_id: str, tasks: Sequence[Any], saved: list[AnyMessage]) -> list[Any]:

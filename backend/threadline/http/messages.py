@@ -12,7 +12,7 @@ import msgspec
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from threadline.http.errors import ApiError
-from threadline.http.schemas import MAX_MESSAGE_CHARS, MAX_VALUE_BYTES, ErrorDetail
+from threadline.http.schemas import MAX_MESSAGE_CHARS, MAX_VALUE_BYTES, BrowserToolIn, ErrorDetail
 
 
 def invalid(field: str, message: str) -> ApiError:
@@ -63,3 +63,18 @@ def small_value(value: Any, field: str) -> Any:
     except (TypeError, ValueError, OverflowError, RecursionError) as error:
         raise invalid(field, f"the value cannot be saved with the conversation ({error})"[:300]) from None
     return value
+
+
+def browser_tools(tools: list[BrowserToolIn] | None, field: str = "tools") -> tuple[dict[str, Any], ...]:
+    """The page's own tools as the agent gets them (agent/browser_tools.py): names said once, each input schema
+    an object's and small enough to store."""
+    names = [tool.name for tool in tools or ()]
+    if twice := sorted({name for name in names if names.count(name) > 1}):
+        raise invalid(field, f"tool {twice[0]!r} is declared twice")
+    checked = []
+    for tool in tools or ():
+        parameters = small_value(tool.parameters or {"type": "object", "properties": {}}, f"{field}.parameters")
+        if parameters.get("type", "object") != "object":
+            raise invalid(f"{field}.parameters", f"tool {tool.name!r}: the input schema must be an object's")
+        checked.append({"name": tool.name, "description": tool.description, "parameters": parameters})
+    return tuple(checked)

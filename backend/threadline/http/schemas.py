@@ -51,7 +51,8 @@ class ResumeIn(msgspec.Struct, rename="camel"):
 
 class UIMessagePart(msgspec.Struct, rename="camel"):
     """A part of a `UIMessage`. The server reads text and file parts of the new user message, and tool parts in
-    `approval-responded` state of the assistant message that answers approvals; the rest is ignored."""
+    `approval-responded` state of the assistant message that answers approvals, or in `output-available` and
+    `output-error` state of the one that answers browser tools' calls; the rest is ignored."""
 
     type: str
     text: str | None = None
@@ -61,6 +62,8 @@ class UIMessagePart(msgspec.Struct, rename="camel"):
     tool_call_id: str | None = None
     state: str | None = None
     approval: EditableApprovalIn | None = None
+    output: Any = None  # a browser tool's output, as the page's `addToolOutput` gave it
+    error_text: str | None = None  # ... or its error
 
 
 class UIMessageIn(msgspec.Struct):
@@ -75,6 +78,21 @@ class UIMessageIn(msgspec.Struct):
     def text(self) -> str:
         text = "".join(part.text or "" for part in self.parts if part.type == "text")
         return text or self.content or ""
+
+
+MAX_BROWSER_TOOLS = 32
+
+
+class BrowserToolIn(msgspec.Struct):
+    """A tool the page runs itself: AG-UI's `Tool`, which the chat body's `tools` takes too. `parameters` is a
+    JSON Schema of its input (an object); the name follows the providers' rule for function names."""
+
+    name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,64}(?!\n)$", description="letters, digits, _ and -")]
+    description: Annotated[str, msgspec.Meta(max_length=4_000)] = ""
+    parameters: dict[str, Any] | None = None
+
+
+BrowserTools = Annotated[list[BrowserToolIn], msgspec.Meta(max_length=MAX_BROWSER_TOOLS)]
 
 
 class ChatRequest(msgspec.Struct, rename="camel"):
@@ -100,15 +118,20 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     context: dict[str, Any] | None = None
     # Keys of the agent's own input besides the message (`{"email_input": …}`), checked against its input schema.
     input: dict[str, Any] | None = None
+    # Tools the page runs itself (the AI SDK's client-side tools): the answer ends with a call of one open.
+    tools: BrowserTools | None = None
 
 
 class AgUiMessageIn(msgspec.Struct, rename="camel"):
     """A message of an AG-UI run's input: only the trailing new user message is read (the history is the
-    server's); its content is text, or text parts."""
+    server's), or the trailing tool messages that answer browser tools' calls; a user message's content is text,
+    or text parts."""
 
     id: Annotated[str, msgspec.Meta(max_length=128)]
     role: Literal["user", "assistant", "system", "developer", "tool", "reasoning", "activity"]
     content: str | list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None  # a tool message's: the browser tool's call it answers
+    error: str | None = None  # ... when the tool failed
 
 
 class ResumeEntryIn(msgspec.Struct, rename="camel"):
@@ -126,7 +149,7 @@ class RunAgentInput(msgspec.Struct, rename="camel"):
     thread_id: Id
     run_id: Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
     messages: Annotated[list[AgUiMessageIn], msgspec.Meta(min_length=1)]
-    tools: list[dict[str, Any]] = []
+    tools: BrowserTools = []
     context: list[Any] = []
     state: Any = None
     forwarded_props: Any = None

@@ -8,8 +8,9 @@ assistant message whose id is the stored answer's: its texts as TEXT_MESSAGE_* o
 TOOL_CALL_* with that parent, each result as TOOL_CALL_RESULT, its reasoning as REASONING_* messages; the model's
 steps are STEP_STARTED/FINISHED. What AG-UI has no event for (status, warnings, titles, suggestions, progress,
 files, sources, an agent's data parts, usage so far) goes out as CUSTOM events named `threadline.<kind>`. The answer
-ends with RUN_FINISHED (its usage, and for an answer that waits for the person, `outcome.type` `interrupt` with what
-it waits for) or RUN_ERROR with threadline's error code. `snapshot_messages` turns a conversation's messages, as
+ends with RUN_FINISHED (its usage; for an answer that waits for the person, `outcome.type` `interrupt` with what
+it waits for; for one that ends on calls of the client's browser tools, `success` with their `pendingToolCallIds`)
+or RUN_ERROR with threadline's error code. `snapshot_messages` turns a conversation's messages, as
 GET /api/conversations/{id} gives them, into AG-UI's messages in the order a client that followed the live events
 holds them.
 """
@@ -36,14 +37,18 @@ class AgUiEncoder:
     """One per run: which text, reasoning and tool call are open, so every one the run opens is closed before
     RUN_FINISHED, as the client's verifier demands."""
 
-    def __init__(self, thread_id: str, run_id: str, snapshot: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, thread_id: str, run_id: str, snapshot: list[dict[str, Any]], answered: frozenset[str] = frozenset()
+    ) -> None:
         self.thread_id, self.run_id, self.snapshot = thread_id, run_id, snapshot
+        self.answered = answered  # browser tools' calls whose results the client sent: in the snapshot already
         self.message_id = ""
         self.text_open = False
         self.reasoning: str | None = None  # the open reasoning message's id
         self.reasonings = 0
         self.tools_open: set[str] = set()
-        self.tools_seen: set[str] = set()
+        self.tools_seen: dict[str, None] = {}  # in the order they started
+        self.results: set[str] = set()
         self.args_streamed: set[str] = set()
         self.steps = 0
         self.step_open = False
@@ -79,7 +84,9 @@ class AgUiEncoder:
             case ev.ToolInputStart() | ev.ToolInputDelta() | ev.ToolInputAvailable() | ev.ToolInputError():
                 return self._tool_input(event)
             case ev.ToolOutput() | ev.ToolOutputError():
-                return [*self._end_tool(event.tool_call_id), _tool_result(event)]
+                self.results.add(event.tool_call_id)
+                ended = self._end_tool(event.tool_call_id)
+                return ended if event.tool_call_id in self.answered else [*ended, _tool_result(event)]
             case ev.ToolApprovalRequest() | ev.Data(name="interrupt"):
                 return self._waits(event)
             case ev.Finish():
@@ -158,12 +165,13 @@ class AgUiEncoder:
             out.append({"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": as_text(event.input)})
         out += self._end_tool(call_id)
         if isinstance(event, ev.ToolInputError):
+            self.results.add(call_id)
             out.append(_tool_result(ev.ToolOutputError(tool_call_id=call_id, error_text=event.error_text)))
         return out
 
     def _start_tool(self, call_id: str, name: str) -> list[dict[str, Any]]:
         self.tools_open.add(call_id)
-        self.tools_seen.add(call_id)
+        self.tools_seen[call_id] = None
         start = {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": name}
         return [*self._close_parts(), start | {"parentMessageId": self.message_id}]
 
@@ -184,8 +192,11 @@ class AgUiEncoder:
         }
         finished: dict[str, Any] = {"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": self.run_id}
         finished["usage"] = [usage | ({"model": event.model} if event.model else {})]
+        waiting = {item.get("toolCallId") for item in self.interrupts}
         if self.interrupts:
             finished["outcome"] = {"type": "interrupt", "interrupts": self.interrupts}
+        elif pending := [call for call in self.tools_seen if call not in self.results and call not in waiting]:
+            finished["outcome"] = {"type": "success", "pendingToolCallIds": pending}  # the client's browser tools
         return [*out, finished]
 
 
@@ -201,9 +212,13 @@ def _custom(event: ev.Event) -> dict[str, Any]:
 
 
 async def encode(
-    batches: AsyncIterable[list[ev.Event]], thread_id: str, run_id: str, snapshot: list[dict[str, Any]]
+    batches: AsyncIterable[list[ev.Event]],
+    thread_id: str,
+    run_id: str,
+    snapshot: list[dict[str, Any]],
+    answered: frozenset[str] = frozenset(),
 ) -> AsyncIterator[bytes]:
-    encoder = AgUiEncoder(thread_id, run_id, snapshot)
+    encoder = AgUiEncoder(thread_id, run_id, snapshot, answered)
     async for batch in batches:
         if out := [_sse(payload) for event in batch for payload in encoder.encode(event)]:
             yield b"".join(out)

@@ -602,9 +602,21 @@ export interface components {
             content?: string | {
                 [key: string]: unknown;
             }[] | null;
+            error?: string | null;
             id: string;
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "developer" | "tool" | "reasoning" | "activity";
+            toolCallId?: string | null;
+        };
+        /** BrowserToolIn */
+        BrowserToolIn: {
+            /** @default  */
+            description: string;
+            /** @description letters, digits, _ and - */
+            name: string;
+            parameters?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** CancelRequest */
         CancelRequest: {
@@ -648,6 +660,7 @@ export interface components {
             resume?: components["schemas"]["ResumeIn"] | null;
             /** @enum {null|string} */
             streamMode?: "messages" | "events" | null;
+            tools?: components["schemas"]["BrowserToolIn"][] | null;
             /**
              * @default submit-message
              * @enum {string}
@@ -909,9 +922,7 @@ export interface components {
             state?: unknown;
             /** @description letters, digits, _ and - */
             threadId: string;
-            tools?: {
-                [key: string]: unknown;
-            }[];
+            tools?: components["schemas"]["BrowserToolIn"][];
         };
         /** Share */
         Share: {
@@ -1086,8 +1097,10 @@ export interface components {
         /** UIMessagePart */
         UIMessagePart: {
             approval?: components["schemas"]["EditableApprovalIn"] | null;
+            errorText?: string | null;
             filename?: string | null;
             mediaType?: string | null;
+            output?: unknown;
             state?: string | null;
             text?: string | null;
             toolCallId?: string | null;

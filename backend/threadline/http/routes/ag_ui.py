@@ -1,7 +1,8 @@
 """POST /api/ag-ui: an AG-UI run (`@ag-ui/client`'s HttpAgent, CopilotKit, assistant-ui) answered from the same
 conversations as /api/chat: `threadId` is the conversation's id, under the same identity and rules, so a
 conversation goes on in either family of clients. The server owns the history: of the run's messages only the
-trailing new user message is read, and the run opens with a snapshot of the stored conversation (wires/ag_ui.py).
+trailing new user message is read (or the trailing tool messages that answer browser tools' calls), and the run
+opens with a snapshot of the stored conversation (wires/ag_ui.py).
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from litestar.response import Stream
 from threadline.answers.service import AnswerOptions, NewMessage, new_id
 from threadline.answers.turn import Turn
 from threadline.conversations.approvals import ApprovalResponse
+from threadline.conversations.browser_calls import BrowserOutput
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load
 from threadline.http.dependencies import Allowance, AppServices
 from threadline.http.errors import AnyRequest, error_responses, json_only
-from threadline.http.messages import checked_text, invalid, small_value
+from threadline.http.messages import browser_tools, checked_text, invalid, small_value, storable
 from threadline.http.schemas import AgentName, AgUiMessageIn, ResumeEntryIn, RunAgentInput
 from threadline.http.streams import stream_answer
 from threadline.runtime import Services
@@ -65,6 +67,23 @@ async def resumed(
     return await services.answers.answer_approvals(client_id, conversation_id, responses, options)
 
 
+def tool_outputs(messages: list[AgUiMessageIn]) -> dict[str, BrowserOutput]:
+    """The trailing tool messages' outputs for browser tools' calls, by tool call id: their text content (AG-UI's
+    tool message holds text), or their error."""
+    outputs: dict[str, BrowserOutput] = {}
+    for message in reversed(messages):
+        if message.role != "tool":
+            break
+        if not message.tool_call_id:
+            raise invalid("messages", "a tool message needs the toolCallId it answers")
+        if message.error is not None:
+            outputs[message.tool_call_id] = BrowserOutput(error=storable(message.error, "messages", "error"))
+        else:
+            content = message.content if isinstance(message.content, str) else ""
+            outputs[message.tool_call_id] = BrowserOutput(output=storable(content, "messages", "tool output"))
+    return outputs
+
+
 def agent_asked(request: AnyRequest, data: RunAgentInput) -> str | None:
     """The agent a new conversation goes to: `forwardedProps.agent`, else `?agent=`, as the chat body's `agent`."""
     props = data.forwarded_props if isinstance(data.forwarded_props, dict) else {}
@@ -75,9 +94,22 @@ def agent_asked(request: AnyRequest, data: RunAgentInput) -> str | None:
         raise invalid("forwardedProps.agent", "an agent's id as GET /api/agents lists it") from None
 
 
-async def snapshot(services: Services, client_id: str, conversation_id: str, message: NewMessage | None) -> list[Any]:
-    """The stored conversation and the new message, if any, as the run's MESSAGES_SNAPSHOT."""
+async def snapshot(
+    services: Services,
+    client_id: str,
+    conversation_id: str,
+    message: NewMessage | None,
+    answered: dict[str, BrowserOutput] | None = None,
+) -> list[Any]:
+    """The stored conversation and the new message, if any, as the run's MESSAGES_SNAPSHOT; with the results of
+    browser tools' calls the client sent (`answered`), as the resumed answer will keep them."""
     history = ui_messages(await load(services.graph, thread_of(client_id, conversation_id)), conversation_id)
+    for part in (part for answer in history[-1:] for part in answer["parts"]):
+        if (output := (answered or {}).get(part.get("toolCallId", ""))) is not None:
+            if "error" in output:
+                part.update(state="output-error", errorText=output["error"])
+            else:
+                part.update(state="output-available", output=output.get("output"))
     sent = [{"id": message.id, "role": "user", "parts": [{"type": "text", "text": message.text}]}] if message else []
     return ag_ui.snapshot_messages([*history, *sent])
 
@@ -103,20 +135,29 @@ class AgUiController(Controller):
         client_id: NamedDependency[str],
         allowance: Allowance,
     ) -> Stream:
-        """Browser tools (the run's `tools`) are refused for now. `resume` answers what the last run waited for;
-        cancelling it all with a new message declines it, as a new message on /api/chat does."""
-        if data.tools:
-            raise invalid("tools", "browser tools are not supported yet: send the run with no tools")
+        """The run's `tools` are browser tools: offered to the agent, run by the client, whose tool messages at the
+        end of the next run's `messages` answer them. `resume` answers what the last run waited for; cancelling it
+        all with a new message declines it, as a new message on /api/chat does."""
         conversation_id, answers, settings = data.thread_id, services.answers, services.routes
         await allowance.spend()
         agent_id = await answers.agent_for(client_id, conversation_id, agent_asked(request, data))
         options = AnswerOptions(
-            stream_mode=settings.stream_mode, agent_id=agent_id, strategy=settings.multitask_strategy, resumable=True
+            stream_mode=settings.stream_mode,
+            agent_id=agent_id,
+            strategy=settings.multitask_strategy,
+            resumable=True,
+            browser_tools=browser_tools(data.tools),
         )
         declined = data.resume and all(entry.status == "cancelled" for entry in data.resume)
+        answered: frozenset[str] = frozenset()
         if data.resume and not (declined and data.messages[-1].role == "user"):
             messages = await snapshot(services, client_id, conversation_id, None)
             turn = await resumed(services, client_id, conversation_id, data.resume, options)
+        elif data.messages[-1].role == "tool":
+            outputs = tool_outputs(data.messages)
+            messages = await snapshot(services, client_id, conversation_id, None, outputs)
+            turn = await answers.answer_browser_calls(client_id, conversation_id, outputs, options)
+            answered = frozenset(outputs)
         else:
             # A fresh id: a client that sent only this message then holds the conversation in order (wires/ag_ui.py).
             message = NewMessage(new_text(data.messages), new_id())
@@ -124,6 +165,6 @@ class AgUiController(Controller):
             turn = await answers.start(client_id, conversation_id, message, options)
 
         def encode(batches: Any) -> Any:
-            return ag_ui.encode(batches, conversation_id, data.run_id, messages)
+            return ag_ui.encode(batches, conversation_id, data.run_id, messages, answered)
 
         return await stream_answer(turn, Wire("ag-ui", ag_ui.MEDIA_TYPE, ag_ui.HEADERS, encode, False), conversation_id)

@@ -15,11 +15,13 @@ from litestar.params import JSONBody
 from litestar.response import Stream
 
 from threadline.answers.service import AnswerOptions, NewMessage, new_id
+from threadline.answers.turn import Turn
 from threadline.conversations.approvals import ApprovalResponse
+from threadline.conversations.browser_calls import BrowserOutput
 from threadline.http.attachments import attached_files
 from threadline.http.dependencies import Allowance, AppServices, ChatAllowance, ConversationId
 from threadline.http.errors import AnyRequest, error_responses, json_only, too_large_body
-from threadline.http.messages import checked_text, invalid, small_value
+from threadline.http.messages import browser_tools, checked_text, invalid, small_value, storable
 from threadline.http.schemas import (
     MAX_BODY_BYTES,
     MAX_FILES_BODY_BYTES,
@@ -56,9 +58,19 @@ def approval_responses(message: UIMessageIn) -> dict[str, tuple[str, ApprovalRes
             if part.approval.edited_input is not None:
                 response["edited_input"] = small_value(part.approval.edited_input, "editedInput")
             responses[part.approval.id] = (part.tool_call_id or "", response)
-    if not responses:
-        raise invalid("messages", "the last message must have role 'user', or answer tool approvals")
     return responses
+
+
+def browser_outputs(message: UIMessageIn) -> dict[str, BrowserOutput]:
+    """The outputs an assistant message carries, by tool call id (`addToolOutput`'s): of the browser tools' calls
+    that wait, and of the answer's other calls, which the answer service does not read."""
+    outputs: dict[str, BrowserOutput] = {}
+    for part in message.parts:
+        if part.tool_call_id and part.state == "output-available":
+            outputs[part.tool_call_id] = BrowserOutput(output=small_value(part.output, "output"))
+        elif part.tool_call_id and part.state == "output-error":
+            outputs[part.tool_call_id] = BrowserOutput(error=storable(part.error_text or "", "errorText", "error"))
+    return outputs
 
 
 async def new_message(
@@ -90,6 +102,7 @@ async def options_of(services: Services, data: ChatRequest, client_id: str, conv
         resumable=True,
         context=request_context(services, data.context, agent_id),
         input=request_input(services, data.input, agent_id),
+        browser_tools=browser_tools(data.tools),
     )
 
 
@@ -115,6 +128,18 @@ def request_context(services: Services, values: dict[str, Any] | None, agent_id:
     if problem := services.answers.graphs.context_problem(values, agent_id):
         raise invalid("context", problem)
     return values
+
+
+async def answered_tools(
+    services: Services, client_id: str, conversation_id: str, message: UIMessageIn, options: AnswerOptions
+) -> Turn:
+    """An assistant message sent back: it answers the tool approvals it asks for, or the browser tools' calls
+    that wait with their outputs; the answer that waited goes on."""
+    if responses := approval_responses(message):
+        return await services.answers.answer_approvals(client_id, conversation_id, responses, options)
+    if outputs := browser_outputs(message):
+        return await services.answers.answer_browser_calls(client_id, conversation_id, outputs, options)
+    raise invalid("messages", "the last message must have role 'user', or answer tool approvals or browser tools")
 
 
 class ChatController(Controller):
@@ -158,8 +183,7 @@ class ChatController(Controller):
             message = await new_message(services, client_id, data, allowance, data.message_id)
             turn = await answers.edit(client_id, conversation_id, message, options)
         elif data.messages[-1].role == "assistant":
-            responses = approval_responses(data.messages[-1])
-            turn = await answers.answer_approvals(client_id, conversation_id, responses, options)
+            turn = await answered_tools(services, client_id, conversation_id, data.messages[-1], options)
         elif (pair := answers.comparison_pair(data.compare_profiles)) is not None:
             compared = AnswerOptions(options.stream_mode, agent_id=options.agent_id, context=options.context)
             message = await new_message(services, client_id, data, allowance)
