@@ -5,12 +5,13 @@ that streams one call under two ids, an output schema without `messages`, factor
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 
 import httpx
 import pytest
-from helpers import chat, chat_body, new_conversation_id, running, serving, standin_for
+from helpers import chat, chat_body, first_deltas, new_conversation_id, running, saved_answer, serving, standin_for
 from test_agents import accepted, parts, texts
 from test_cli import threadline
 from test_public_agents import history_of, shown
@@ -159,6 +160,44 @@ async def test_a_responses_api_call_is_one_message_and_its_tool_result_comes_whe
             assert kinds.index("tool-output-available") < kinds.index("finish-step"), "not held to the end"
             assert texts(message) == "Let me shout.It said HELLO."
             await history_is_the_stream(client, conversation_id, message)
+
+
+NAMED_AGENT = """
+from langchain.agents import create_agent
+from langchain_openai import ChatOpenAI
+
+agent = create_agent(ChatOpenAI(model="gpt-standin"), [], name="researcher")
+"""
+
+
+def test_a_stopped_answer_of_a_named_agent_keeps_its_name_live_and_in_history(make_settings, tmp_path):
+    """A team's named create_agent (a supervisor's worker) says who speaks as its call streams (`lc_agent_name`),
+    before its message has a name: an answer stopped mid-call keeps it."""
+    path = tmp_path / "named_agent.py"
+    path.write_text(NAMED_AGENT)
+    with standin_for("openai", "OPENAI_BASE_URL", "OPENAI_API_KEY") as openai:
+        openai.script = lambda call: Reply(text=" ".join(map(str, range(1, 61))), pace=0.02)
+        with serving(make_settings(graph=f"{path}:agent")) as base_url:
+            live, saved = asyncio.run(stop_midway(base_url))
+    by = {"threadline": {"agent": "researcher"}}
+    (ended,) = [chunk for chunk in live if chunk["type"] == "text-end"]
+    assert ended.get("providerMetadata") == by, ended
+    (text,) = parts(saved, "text")
+    assert saved["metadata"]["interrupted"] == "cancelled" and text["providerMetadata"] == by
+
+
+async def stop_midway(base_url: str) -> tuple[list[dict], dict]:
+    """The chunks an answer streamed before and after it was stopped mid-way, and the answer as it was saved."""
+    async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+        await client.get("/api/conversations")
+        conversation_id = new_conversation_id()
+        request = client.build_request("POST", "/api/chat", json=chat_body(conversation_id, "count slowly"))
+        response = await client.send(request, stream=True)
+        _, chunks = await first_deltas(response, 3)
+        stop = await client.post("/api/cancel_stream", json={"conversation_id": conversation_id})
+        assert stop.status_code == 200
+        live = [chunk async for chunk in chunks]
+        return live, await saved_answer(client, conversation_id)
 
 
 OUTPUT_SCHEMA = (

@@ -91,6 +91,7 @@ class TurnTranslator:
         self.tool_calls: dict[Any, str] = {}
         self.pending_tools: set[str] = set()
         self.call_text: list[str] = []
+        self.speaking = ""  # the named agent whose model call streams, when its run says so (lc_agent_name)
         self.call_reasoning: list[str] = []
         self.finish: AnswerRecord | None = None
         self.calls_done = False  # the last model call asked for tools: the next call starts a new step
@@ -306,7 +307,7 @@ class TurnTranslator:
 
     def interrupted(self, why: str) -> list[ev.Event]:
         """Close whatever the answer left open, so the client's message is complete and no tool runs forever."""
-        out = self.close_parts()
+        out = self.close_parts(self.speaking)
         out += [
             ev.ToolOutputError(tool_call_id=call_id, error_text=f"Not finished: {why}.")
             for call_id in sorted(self.pending_tools)
@@ -317,11 +318,12 @@ class TurnTranslator:
     def partial_message(self) -> AIMessage | None:
         """What the interrupted model call had said so far, to be saved with the conversation."""
         text, reasoning = "".join(self.call_text), "".join(self.call_reasoning)
+        name = self.speaking or None
         if not reasoning:
-            return AIMessage(content=text) if text else None
+            return AIMessage(content=text, name=name) if text else None
         blocks: list[str | dict[str, Any]] = [{"type": "reasoning", "reasoning": reasoning}]
         blocks += [{"type": "text", "text": text}] if text else []
-        return AIMessage(content=blocks)
+        return AIMessage(content=blocks, name=name)
 
     def update(self, node: str, update: Any, namespace: tuple[str, ...] = ()) -> list[ev.Event]:
         """A node is done. threadline's own input node (in every conversation graph) starts the answer, and the
@@ -598,6 +600,9 @@ class MessagesAsTheyCome:
         if translator.inside_a_node(namespace) or internal(message, metadata, translator):
             translator.last_work = time.monotonic()  # not shown, but the agent's work
             return
+        # A named create_agent's calls say who speaks (LangChain's `lc_agent_name`) before its message has a name:
+        # a stop mid-call keeps it.
+        translator.speaking = metadata.get("lc_agent_name") or ""
         for event in translator.message(message, metadata.get("langgraph_node", ""), namespace):
             self.show(event)
 
