@@ -27,7 +27,7 @@ def is_summary_request(request: dict) -> bool:
     return request["messages"][0]["content"] == SUMMARIZE
 
 
-async def test_three_hundred_turns_fit_a_4000_token_context_and_keep_every_message(make_settings):
+async def test_a_hundred_and_twenty_turns_fit_a_4000_token_context_and_keep_every_message(make_settings):
     standin = standins.start("openai")
     profile = Profile(
         id="small",
