@@ -32,6 +32,7 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 from langchain_core.outputs import ChatGenerationChunk, LLMResult
+from langchain_core.runnables import RunnableConfig
 from langgraph.pregel._messages import StreamMessagesHandler
 from langgraph.types import Command, StreamMode
 
@@ -633,6 +634,15 @@ RESERVED_PARTS = frozenset(
 )  # threadline's own
 
 
+def with_browser_tools(config: RunnableConfig, request: TurnRequest) -> TurnRequest:
+    """The page's tools go to the agent's BrowserTools middleware in the run's config, for this run only (a list,
+    which no checkpoint's metadata keeps), and not in the run's input, which its first checkpoint keeps."""
+    if not (tools := request.get("browser_tools")):
+        return request
+    config["configurable"][BROWSER_TOOLS] = tools
+    return cast(TurnRequest, {key: value for key, value in request.items() if key != "browser_tools"})
+
+
 async def run_graph(
     graph: Graph,
     thread_id: str,
@@ -652,11 +662,9 @@ async def run_graph(
         "callbacks": [*(tracing.callbacks if tracing else ()), calls, messages.handler()],
         "metadata": tracing.metadata if tracing else {},
     }
-    if browser_tools := request.get("browser_tools"):  # for the agent's BrowserTools middleware, this run only:
-        config["configurable"][BROWSER_TOOLS] = browser_tools  # a list, which no checkpoint's metadata keeps
-        request = cast(TurnRequest, {key: value for key, value in request.items() if key != "browser_tools"})
+    translator.browser_tools = frozenset(tool["name"] for tool in request.get("browser_tools", ()))
+    request = with_browser_tools(config, request)
     translator.declined = set(request.get("declined", ()))
-    translator.browser_tools = frozenset(tool["name"] for tool in browser_tools or ())
     translator.interactive = request.get("interactive", True)
     graph_input: Any = Command(resume=request["resume"]) if "resume" in request else {"request": request}
     try:
