@@ -565,11 +565,15 @@ def test_server_and_client_action_buttons(page: Page, server: str):
     chat.ask("hello")
     chat.wait_until_answered()
     actions = page.get_by_test_id("suggested-action")
-    expect(actions).to_have_text(["Summarize", "Copy answer"])
+    expect(actions).to_have_text(["Summarize", "New topic"])  # no chip repeats the answer's own Copy button
+    expect(page.get_by_test_id("copy-answer")).to_have_count(1)
     summarize = actions.filter(has_text="Summarize")
     assert "action-primary" in summarize.get_attribute("class")
-    actions.filter(has_text="Copy answer").click()
-    expect(page.get_by_test_id("notice")).to_have_text("Copied the answer.")
+    actions.filter(has_text="New topic").click()  # the page's own action: a new chat
+    expect(page.get_by_role("heading", name="How can I help?")).to_be_visible()
+    chat.conversations.first.click()  # back to the conversation
+    chat.wait_until_answered()
+    summarize = page.get_by_test_id("suggested-action").filter(has_text="Summarize")
     summarize.click()
     expect(chat.user_messages.last.get_by_test_id("bubble")).to_have_text("Summarize our conversation so far.")
     expect(chat.assistant).to_contain_text("In short: you asked “hello”")

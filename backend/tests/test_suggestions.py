@@ -36,7 +36,7 @@ async def test_the_demo_models_suggestions_on_every_wire_and_in_the_history(make
     assert values[0] == {"label": "Double it", "value": "calculate (6*7) * 2"}
     assert [(action["action"], action["handler"]) for action in actions] == [
         ("summarize_conversation", "server"),
-        ("copy_answer", "client"),
+        ("new_chat", "client"),
     ]
     assert answer["parts"][-1] == {"type": "data-suggestions", "id": "suggestions", "data": suggestions["data"]}
     parsed = read_with_ai(raw)

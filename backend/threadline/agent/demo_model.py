@@ -131,8 +131,9 @@ def _suggestions(request: str) -> dict[str, Any]:
                 "style": "secondary",
             }
         )
-    if "copy_answer" in catalog:
-        actions.append({"label": "Copy answer", "action": "copy_answer", "handler": "client", "style": "secondary"})
+    # Not `copy_answer`: the page has a Copy button under every answer, and a chip beside it would say it twice.
+    if "new_chat" in catalog:
+        actions.append({"label": "New topic", "action": "new_chat", "handler": "client", "style": "secondary"})
     return {"suggested_values": values, "suggested_actions": actions[:3]}
 
 
