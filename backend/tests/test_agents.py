@@ -36,6 +36,7 @@ from threadline_testing.ai_sdk import (
     resume_with_chat,
     seed_004_client,
 )
+from threadline_testing.database import TEST_SCHEMA
 from threadline_testing.sse import parse_sse
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -648,7 +649,7 @@ async def test_a_conversation_started_while_the_database_was_down_keeps_its_agen
     pool = AsyncConnectionPool(database_url, open=False, kwargs={"autocommit": True, "row_factory": dict_row})
     await pool.open()
     try:
-        await migrate(pool)
+        await migrate(pool, TEST_SCHEMA)
         health = DatabaseHealth()
         conversations = PostgresConversations(pool, health, StorageLimits())
         health.failed("a test", OSError("down"))

@@ -11,13 +11,14 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from threadline.storage.migrations import migrate
 from threadline.storage.saver import PooledPostgresSaver
+from threadline_testing.database import TEST_SCHEMA
 
 
 @pytest.fixture
 async def saver(database_url: str):
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     async with AsyncConnectionPool(database_url, min_size=1, max_size=4, kwargs=kwargs) as pool:
-        await migrate(pool)
+        await migrate(pool, TEST_SCHEMA)
         yield PooledPostgresSaver(pool)
 
 

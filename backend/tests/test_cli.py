@@ -60,12 +60,49 @@ def test_migrate_brings_a_new_database_up_to_date(database_url):
         migrated = threadline("migrate", DATABASE_URL=fresh)
         assert migrated.returncode == 0, migrated.stderr
         assert "the database is up to date" in migrated.stdout
-        with psycopg.connect(fresh) as conn:
-            tables = {row[0] for row in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
-        assert {"checkpoints", "store", "conversations", "threadline_migrations"} <= tables
+        assert "schema threadline" in migrated.stdout
+        assert {"checkpoints", "store", "conversations", "threadline_migrations"} <= tables_in(fresh, "threadline")
+        assert tables_in(fresh, "public") == set(), "none in the schema a host app's own tables are in"
     finally:
         with psycopg.connect(database_url, autocommit=True) as conn:
             conn.execute("DROP DATABASE threadline_cli_migrate WITH (FORCE)")
+
+
+def tables_in(url: str, schema: str) -> set[str]:
+    with psycopg.connect(url) as conn:
+        return {row[0] for row in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,))}
+
+
+def test_a_host_apps_tables_of_the_same_names_never_meet_threadlines_and_an_older_database_keeps_its_own(
+    database_url,
+):
+    """A host app's `conversations` and `files` (other columns) stay as they are; a database a version before set up
+    in `public` goes on there, and says so."""
+    host = database_url.rsplit("/", 1)[0] + "/threadline_cli_host"
+    older = database_url.rsplit("/", 1)[0] + "/threadline_cli_older"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE threadline_cli_host")
+        conn.execute("CREATE DATABASE threadline_cli_older")
+    try:
+        with psycopg.connect(host, autocommit=True) as conn:
+            conn.execute("CREATE TABLE conversations (order_id int PRIMARY KEY, note text)")
+            conn.execute("CREATE TABLE files (path text)")
+            conn.execute("INSERT INTO conversations VALUES (1, 'the host app''s')")
+        migrated = threadline("migrate", DATABASE_URL=host)
+        assert migrated.returncode == 0, migrated.stderr
+        with psycopg.connect(host) as conn:
+            assert conn.execute("SELECT note FROM public.conversations").fetchall() == [("the host app's",)]
+        assert {"conversations", "files"} <= tables_in(host, "threadline")
+        first = threadline("migrate", DATABASE_URL=older, THREADLINE_DATABASE_SCHEMA="public")
+        assert first.returncode == 0 and "schema public" in first.stdout, first.stderr
+        again = threadline("migrate", DATABASE_URL=older)  # the new default, on a database set up before it
+        assert again.returncode == 0 and "schema public" in again.stdout, again.stderr
+        assert "THREADLINE_DATABASE_SCHEMA=public" in again.stderr, "it says why"
+        assert tables_in(older, "threadline") == set()
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute("DROP DATABASE threadline_cli_host WITH (FORCE)")
+            conn.execute("DROP DATABASE threadline_cli_older WITH (FORCE)")
 
 
 def wait_until_serving(base_url: str, server: subprocess.Popen, seconds: float = 60) -> None:

@@ -191,6 +191,8 @@ def check(options: dict[str, str]) -> int:
     storage = "memory" if settings.memory_backend == "memory" else "PostgreSQL at DATABASE_URL"
     if settings.memory_backend == "postgres" and not settings.database_url:
         storage = f"embedded PostgreSQL in {settings.data_dir}"
+    if settings.memory_backend == "postgres":  # where a database set up by an earlier version has them: public
+        storage += f", schema {settings.database_schema} (THREADLINE_DATABASE_SCHEMA)"
     profiles = ", ".join(profile.id for profile in settings.profiles) or "none (CHAT_MODEL_PROVIDER)"
     lines = {
         "version": __version__,
@@ -219,13 +221,13 @@ def migrate(options: dict[str, str]) -> int:
     from threadline.conversations.stores import open_storage
     from threadline.settings.storage import StorageSettings
 
-    async def run() -> None:
-        async with open_storage(StorageSettings.of(settings)):
-            pass  # opening it applies what is pending, under a lock other processes wait for
+    async def run() -> str:
+        async with open_storage(StorageSettings.of(settings)) as storage:
+            return storage.description  # opening it applies what is pending, under a lock other processes wait for
 
     configure_logging(settings.log_level, settings.log_format)
-    asyncio.run(run())
-    print("threadline: the database is up to date")
+    where = asyncio.run(run())
+    print(f"threadline: the database is up to date ({where})")
     return 0
 
 

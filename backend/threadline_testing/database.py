@@ -12,6 +12,9 @@ from pathlib import Path
 import psycopg
 
 LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+# The schema threadline's tables get in a new database (THREADLINE_DATABASE_SCHEMA's default): a test's own
+# connection to a fresh database looks there first, as the server's do.
+TEST_SCHEMA = "threadline"
 
 
 def local_server(variable: str = "TEST_DATABASE_URL") -> str | None:
@@ -38,8 +41,9 @@ def fresh_database(embedded_dir: Path, variable: str = "TEST_DATABASE_URL") -> I
     name = f"threadline_test_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
+    options = urllib.parse.urlencode({"options": f"-c search_path={TEST_SCHEMA},public"}, quote_via=urllib.parse.quote)
     try:
-        yield urllib.parse.urlsplit(server_url)._replace(path=f"/{name}").geturl()
+        yield urllib.parse.urlsplit(server_url)._replace(path=f"/{name}", query=options).geturl()
     finally:
         with psycopg.connect(server_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -16,6 +16,7 @@ import importlib.resources
 import importlib.util
 import ipaddress
 import os
+import re
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -141,6 +142,12 @@ def agent_limits(raw: str, name: str) -> dict[str, AgentLimits]:
 def database_url(raw: str, name: str) -> str:
     if not raw.startswith(("postgresql://", "postgres://")):
         raise SettingsError(f"{name} must start with postgresql:// (got {raw.split(':')[0]!r}...)")
+    return raw
+
+
+def schema_name(raw: str, name: str) -> str:
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", raw):
+        raise SettingsError(f"{name} must be a PostgreSQL schema name: lower-case letters, digits and _ (got {raw!r})")
     return raw
 
 
@@ -374,6 +381,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             read=database_url,
         ),
     ] = None
+    database_schema: Annotated[
+        str,
+        env(
+            "THREADLINE_DATABASE_SCHEMA",
+            help="the PostgreSQL schema threadline's tables live in, apart from a host app's own tables; a database "
+            "set up by a version before it keeps its tables in `public` (`threadline check` says which)",
+            read=schema_name,
+        ),
+    ] = "threadline"
     data_dir: Annotated[
         Path,
         env("THREADLINE_DATA_DIR", help="where the embedded PostgreSQL keeps its files", default="`./.threadline`"),
@@ -1057,6 +1073,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "Storage": (
         "memory_backend",
         "database_url",
+        "database_schema",
         "data_dir",
         "max_turns_per_conversation",
         "max_conversations_per_visitor",

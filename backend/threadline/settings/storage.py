@@ -12,6 +12,7 @@ from threadline.settings import MemoryBackend, Section
 class StorageSettings(Section):
     memory_backend: MemoryBackend  # CHAT_MEMORY_BACKEND
     database_url: str | None  # DATABASE_URL; None: the embedded PostgreSQL in `data_dir`
+    database_schema: str  # THREADLINE_DATABASE_SCHEMA
     data_dir: Path  # THREADLINE_DATA_DIR
     max_turns_per_conversation: int  # CHAT_MAX_TURNS
     max_conversations_per_visitor: int  # CHAT_MAX_CONVERSATIONS

@@ -10,6 +10,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.store.postgres.aio import AsyncPostgresStore
 
 from threadline.storage.saver import Pool
+from threadline.storage.schema import create_schema
 
 # Applied in order, each step once; append steps, never edit a released one.
 MIGRATIONS = [
@@ -189,7 +190,7 @@ async def _try_lock(conn: psycopg.AsyncConnection[Any]) -> bool:
     return bool(row and row["locked"])
 
 
-async def migrate(pool: Pool) -> None:
+async def migrate(pool: Pool, schema: str) -> None:
     """Set up LangGraph's tables, then apply our pending migrations, under a session advisory lock, so
     instances starting together on a new database do not race.
 
@@ -202,6 +203,7 @@ async def migrate(pool: Pool) -> None:
         while not await _try_lock(conn):
             await asyncio.sleep(LOCK_POLL)
         try:
+            await create_schema(conn, schema)  # the pool's connections look in it first (storage/schema.py)
             await AsyncPostgresSaver(conn).setup()
             await AsyncPostgresStore(conn).setup()  # agents' long-term memory (runtime.store)
             async with conn.transaction():
