@@ -159,8 +159,12 @@ def test_each_agent_of_a_team_is_named_where_it_starts_speaking(page: Page, supe
     chat.ask("what's 3 + 4?")
     chat.wait_until_answered()
     expect(page.get_by_test_id("agent-label")).to_have_text(["supervisor", "math_expert", "supervisor"])
+    # The handoffs are lines saying who takes over, not tool cards named transfer_to_…
+    expect(page.get_by_test_id("handoff")).to_have_text(["→ math_expert", "→ supervisor"])
+    expect(chat.tool_cards.get_by_test_id("tool-name")).to_have_text(["add"])
     page.reload()
     expect(page.get_by_test_id("agent-label")).to_have_text(["supervisor", "math_expert", "supervisor"])
+    expect(page.get_by_test_id("handoff")).to_have_text(["→ math_expert", "→ supervisor"])
 
 
 def test_a_structured_answer_is_shown_by_its_fields_after_a_reload_too(page: Page, quickstart: str):

@@ -312,6 +312,14 @@ export const Message = memo(function Message({
     if (part.type.startsWith('data-') && !QUIET_PARTS.has(part.type)) {
       return <AgentNote key={index} name={part.type.slice(5)} data={'data' in part ? part.data : null} />;
     }
+    const handedTo = 'toolCallId' in part && part.state !== 'approval-requested' ? handoffTarget(part.type) : undefined;
+    if (handedTo && 'toolCallId' in part) {
+      return (
+        <div key={part.toolCallId} className="handoff" data-testid="handoff">
+          → {handedTo}
+        </div>
+      );
+    }
     if ('toolCallId' in part) {
       return (
         <ToolCard
@@ -405,6 +413,12 @@ export const Message = memo(function Message({
     </article>
   );
 });
+
+/** The agent a team's handoff tool hands the conversation to (langgraph-supervisor's and -swarm's
+ * `transfer_to_<agent>`, `transfer_back_to_<agent>`): a line saying so, not a tool card. */
+function handoffTarget(type: string): string | undefined {
+  return /^tool-transfer_(?:back_)?to_(.+)$/.exec(type)?.[1];
+}
 
 /** Which of a team's agents produced a part (`providerMetadata.threadline.agent`, docs/guides/agents.md). */
 function agentOf(part: Part | undefined): string | undefined {
