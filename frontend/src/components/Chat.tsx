@@ -169,12 +169,20 @@ export function Chat(props: Props) {
         warning={warning}
         questionWaits={questionWaits && !error}
         approvalWaits={approvalWaits && !error}
+        waitLeft={error ? 0 : waitLeft}
       />
       {error && <ErrorBanner error={error} waitLeft={waitLeft} onRetry={retry} />}
       <Composer
         conversationId={id}
         busy={busy || acting}
-        locked={hold ?? (waiting.waitsForVote(lastComparison) ? 'Vote above to go on' : undefined)}
+        locked={
+          hold ??
+          (waiting.waitsForVote(lastComparison)
+            ? 'Vote above to go on'
+            : !error && waitLeft > 0 // a rate limit met before a reload: the banner with Retry went with it
+              ? 'Too many requests: wait a moment'
+              : undefined)
+        }
         onSend={(text, files) => send(text, undefined, files)}
         onStop={stopAnswer}
       />

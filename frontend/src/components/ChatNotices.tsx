@@ -1,10 +1,22 @@
 // What the page says under a conversation, above the message box: a message that came back unsent, a note of
-// the page's or the server's, and that the agent's question, or a tool call, waits for the person.
-type Props = { unsentBack: boolean; warning: string | null; questionWaits: boolean; approvalWaits: boolean };
+// the page's or the server's, that the agent's question, or a tool call, waits for the person, and how long a
+// rate limit met before a reload still holds the next message back.
+type Props = {
+  unsentBack: boolean;
+  warning: string | null;
+  questionWaits: boolean;
+  approvalWaits: boolean;
+  waitLeft: number; // seconds; 0 when nothing holds the next message back
+};
 
-export function ChatNotices({ unsentBack, warning, questionWaits, approvalWaits }: Props) {
+export function ChatNotices({ unsentBack, warning, questionWaits, approvalWaits, waitLeft }: Props) {
   return (
     <>
+      {waitLeft > 0 && (
+        <div className="notice" role="status" data-testid="rate-limited">
+          Too many requests — you can send again in {waitLeft} s.
+        </div>
+      )}
       {unsentBack && !warning && (
         <div className="notice" role="status" data-testid="notice">
           Your last message was not sent: it is back in the message box.

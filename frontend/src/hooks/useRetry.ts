@@ -15,9 +15,17 @@ type Chat = {
 };
 type Send = (text: string, extra?: Record<string, string>, files?: FileUIPart[]) => void;
 
+// When the visitor's rate limit lets a message through again, kept for the tab: a reload still counts it down.
+const RETRY_AT = 'threadline:retry-at';
+
+function savedRetryAt(): number | null {
+  const saved = Number(sessionStorage.getItem(RETRY_AT));
+  return saved > Date.now() ? saved : null;
+}
+
 export function useRetry(chat: Chat, send: Send) {
   const { messages, error, setMessages, clearError, regenerate } = chat;
-  const [retryAt, setRetryAt] = useState<number | null>(null); // when a rate limit lets the last message through
+  const [retryAt, setRetryAt] = useState<number | null>(savedRetryAt); // when a rate limit lets a message through
   // The messages as they were before a Retry that writes the answer again: put back if it cannot even start.
   const beforeRetry = useRef<ChatMessage[] | null>(null);
 
@@ -50,7 +58,7 @@ export function useRetry(chat: Chat, send: Send) {
   return {
     retry,
     refused,
-    waitLeft: useCountdown(error ? retryAt : null),
+    waitLeft: useCountdown(retryAt), // also after a reload, when no refusal is on the page any more
     /** For useChat's onFinish: an answer that ended well needs nothing put back. */
     finished: (isError: boolean) => {
       if (!isError) beforeRetry.current = null; // a failed one leaves the restoring to the effect above
@@ -58,7 +66,10 @@ export function useRetry(chat: Chat, send: Send) {
     /** For useChat's onError: a rate limit says when to try again. */
     failed: (failure: Error) => {
       const limited = failure instanceof ApiError && failure.status === 429;
-      setRetryAt(limited ? Date.now() + (failure.retryAfter ?? 60) * 1000 : null);
+      const at = limited ? Date.now() + (failure.retryAfter ?? 60) * 1000 : null;
+      setRetryAt(at);
+      if (at) sessionStorage.setItem(RETRY_AT, String(at));
+      else sessionStorage.removeItem(RETRY_AT);
     },
   };
 }
