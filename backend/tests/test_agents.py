@@ -28,6 +28,7 @@ from threadline.settings import DEFAULTS, load_settings
 from threadline.storage.conversation_list import PostgresConversations, StorageLimits
 from threadline.storage.fallback import DatabaseHealth
 from threadline.storage.migrations import migrate
+from threadline.storage.schema import Schema
 from threadline_testing.ai_sdk import (
     approve_with_chat,
     check_chunks,
@@ -649,7 +650,7 @@ async def test_a_conversation_started_while_the_database_was_down_keeps_its_agen
     pool = AsyncConnectionPool(database_url, open=False, kwargs={"autocommit": True, "row_factory": dict_row})
     await pool.open()
     try:
-        await migrate(pool, TEST_SCHEMA)
+        await migrate(pool, Schema(TEST_SCHEMA))
         health = DatabaseHealth()
         conversations = PostgresConversations(pool, health, StorageLimits())
         health.failed("a test", OSError("down"))

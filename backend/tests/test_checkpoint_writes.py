@@ -11,6 +11,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from threadline.storage.migrations import migrate
 from threadline.storage.saver import PooledPostgresSaver
+from threadline.storage.schema import Schema
 from threadline_testing.database import TEST_SCHEMA
 
 
@@ -18,7 +19,7 @@ from threadline_testing.database import TEST_SCHEMA
 async def saver(database_url: str):
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     async with AsyncConnectionPool(database_url, min_size=1, max_size=4, kwargs=kwargs) as pool:
-        await migrate(pool, TEST_SCHEMA)
+        await migrate(pool, Schema(TEST_SCHEMA))
         yield PooledPostgresSaver(pool)
 
 

@@ -323,6 +323,7 @@ async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(dat
     from threadline.observability.trace import ToolCall, Trace
     from threadline.observability.trace_store import PostgresTraces
     from threadline.storage.migrations import migrate
+    from threadline.storage.schema import Schema
     from threadline_testing.database import TEST_SCHEMA
 
     at = "2026-01-01T00:00:00Z"
@@ -339,7 +340,7 @@ async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(dat
     )
     kwargs = {"autocommit": True, "row_factory": dict_row}
     async with AsyncConnectionPool(database_url, kwargs=kwargs, min_size=1, open=False) as pool:
-        await migrate(pool, TEST_SCHEMA)
+        await migrate(pool, Schema(TEST_SCHEMA))
         traces = PostgresTraces(pool)
         await traces.save("visitor", stored, "q")
         found = await traces.get("visitor", "nul-trace")

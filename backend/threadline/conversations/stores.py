@@ -43,7 +43,7 @@ from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, Fallb
 from threadline.storage.file_store import FileStore, MemoryFiles, PostgresFiles, s3_blobs
 from threadline.storage.migrations import migrate
 from threadline.storage.saver import Pool, PooledPostgresSaver
-from threadline.storage.schema import configure, schema_in_use
+from threadline.storage.schema import Schema
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +124,7 @@ async def open_storage(settings: StorageSettings) -> AsyncIterator[Storage]:
             stack.push_async_callback(asyncio.to_thread, embedded.cleanup)
             url = str(embedded.get_uri())
             description = f"embedded PostgreSQL in {settings.data_dir / 'postgres'}"
-        schema = await schema_in_use(url, settings.database_schema)
-        description += f", schema {schema}"
+        schema = Schema(settings.database_schema)
         # A short wait for a connection: when the database is down, callers fall back instead of hanging.
         pool: Pool = AsyncConnectionPool(
             url,
@@ -134,13 +133,13 @@ async def open_storage(settings: StorageSettings) -> AsyncIterator[Storage]:
             open=False,
             timeout=2.0,
             kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, "connect_timeout": 3},
-            configure=configure(schema),
+            configure=schema.configure,
             check=closed_while_idle,
         )
         await pool.open(wait=True, timeout=30)
         stack.push_async_callback(pool.close)
         postgres_saver = PooledPostgresSaver(pool)
-        await migrate(pool, schema)
+        description += f", schema {await migrate(pool, schema)}"
         blobs = s3_blobs(settings.file_store_url) if settings.file_store_url else None
         health = DatabaseHealth()
         yield Storage(

@@ -10,7 +10,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.store.postgres.aio import AsyncPostgresStore
 
 from threadline.storage.saver import Pool
-from threadline.storage.schema import create_schema
+from threadline.storage.schema import Schema
 
 # Applied in order, each step once; append steps, never edit a released one.
 MIGRATIONS = [
@@ -190,9 +190,9 @@ async def _try_lock(conn: psycopg.AsyncConnection[Any]) -> bool:
     return bool(row and row["locked"])
 
 
-async def migrate(pool: Pool, schema: str) -> None:
-    """Set up LangGraph's tables, then apply our pending migrations, under a session advisory lock, so
-    instances starting together on a new database do not race.
+async def migrate(pool: Pool, schema: Schema) -> str:
+    """Choose the schema (storage/schema.py), set up LangGraph's tables, then apply our pending migrations, under a
+    session advisory lock, so instances starting together on a new database do not race; the schema chosen.
 
     The lock is tried, not waited for: a session blocked in `pg_advisory_lock` holds a snapshot, and
     LangGraph's `CREATE INDEX CONCURRENTLY` in the process holding the lock waits for every such
@@ -203,7 +203,7 @@ async def migrate(pool: Pool, schema: str) -> None:
         while not await _try_lock(conn):
             await asyncio.sleep(LOCK_POLL)
         try:
-            await create_schema(conn, schema)  # the pool's connections look in it first (storage/schema.py)
+            chosen = await schema.choose(conn)  # the pool's connections look in it first (storage/schema.py)
             await AsyncPostgresSaver(conn).setup()
             await AsyncPostgresStore(conn).setup()  # agents' long-term memory (runtime.store)
             async with conn.transaction():
@@ -221,3 +221,4 @@ async def migrate(pool: Pool, schema: str) -> None:
                         await conn.execute("INSERT INTO threadline_migrations (version) VALUES (%s)", (version,))
         finally:
             await conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+    return chosen
