@@ -12,6 +12,7 @@ import pytest
 from helpers import chat, chat_body, new_conversation_id, running, serving
 from test_ag_ui import visitor
 from test_agents import parts, texts
+from threadline.client import AgentOptions, Client
 from threadline.settings.profiles import Profile
 from threadline_testing import standins
 from threadline_testing.ai_sdk import browser_tool_chat, run_ag_ui
@@ -119,6 +120,18 @@ def test_an_ag_ui_run_ends_with_the_browser_tools_call_pending_and_the_next_run_
     roles = [(m["role"], m.get("toolCallId")) for m in later["messages"]]
     assert roles[:3] == [("user", None), ("assistant", None), ("tool", call_id)], "a reloaded client holds it all"
     assert later["messages"][2]["content"] == "Lisbon"
+
+
+def test_a_python_program_runs_its_own_tool_and_the_agent_goes_on_from_its_output(make_settings, standin):
+    """The Python client's way: the tools in `AgentOptions`, the answer's `open_calls`, `send_outputs`."""
+    own = AgentOptions(tools=[LOCATION])
+    with serving(on_standin(make_settings, standin)) as base_url, Client(base_url) as client:
+        asked = client.ask("where am I?", agent=own)
+        (call,) = asked.open_calls
+        assert (call.tool_name, call.input) == ("get_location", {"precision": "city"})
+        answer = client.send_outputs(asked, {call.tool_call_id: HERE}, agent=own)
+    assert answer.text == f"The tool said {json.dumps(HERE)}." and answer.open_calls == []
+    assert answer.tool_calls[0].output == HERE and answer.id == asked.id, "the same answer, gone on"
 
 
 HOSTED = """

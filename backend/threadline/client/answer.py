@@ -50,6 +50,12 @@ class Answer:
         return [part for part in self.parts if isinstance(part, ToolCall)]
 
     @property
+    def open_calls(self) -> list[ToolCall]:
+        """The calls the answer ended on that wait for the program to run them: of its own tools (`AgentOptions`'s
+        `tools`); give their outputs with `Client.send_outputs`."""
+        return [call for call in self.tool_calls if call.state == "input-available"] if self.finish_reason else []
+
+    @property
     def question(self) -> dict[str, Any] | None:
         """What the agent asks the person (`{"id", "value"}`) when the answer ends with its question; answer it
         with `Client.reply`."""

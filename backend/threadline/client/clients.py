@@ -37,6 +37,7 @@ from threadline.client.protocol import (
     is_json,
     json_of,
     next_page,
+    outputs_request,
     regenerate_request,
     remember_identity,
     reply_request,
@@ -243,6 +244,11 @@ class Client(_Connection[httpx.Client]):
     def reply(self, answer: Answer, value: Any) -> Answer:
         """Answer the agent's question that `answer` ends with (`answer.question`); the answer goes on."""
         return self._go_on(answer, reply_request(answer, value))
+
+    def send_outputs(self, answer: Answer, outputs: dict[str, Any], agent: AgentOptions | None = None) -> Answer:
+        """Give the outputs (by tool call id) of the calls of your own tools that `answer` ended on
+        (`answer.open_calls`); `agent` with the same tools as the question. Returns the answer as it goes on."""
+        return self._go_on(answer, outputs_request(answer, outputs, agent))
 
     def _go_on(self, answer: Answer, request: dict[str, Any]) -> Answer:
         return whole(self._chunks("POST", "/api/chat", request), copy.deepcopy(answer))
@@ -458,6 +464,9 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
 
     async def reply(self, answer: Answer, value: Any) -> Answer:
         return await self._go_on(answer, reply_request(answer, value))
+
+    async def send_outputs(self, answer: Answer, outputs: dict[str, Any], agent: AgentOptions | None = None) -> Answer:
+        return await self._go_on(answer, outputs_request(answer, outputs, agent))
 
     async def _go_on(self, answer: Answer, request: dict[str, Any]) -> Answer:
         return await self._whole(self._chunks("POST", "/api/chat", request), copy.deepcopy(answer))

@@ -173,6 +173,9 @@ class AgentOptions:
     agent: str | None = None
     input: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
+    # Tools this program runs itself (browser tools): `{"name", "description", "parameters"}` each, `parameters`
+    # a JSON Schema. The answer ends on a call of one (`Answer.open_calls`); `send_outputs` lets it go on.
+    tools: list[dict[str, Any]] | None = None
 
     def body(self) -> dict[str, Any]:
         return {key: value for key, value in vars(self).items() if value is not None}
@@ -290,6 +293,21 @@ def approval_request(
     if not parts:
         raise ValueError("no tool call of this answer waits for approval")
     return {"id": answer.conversation_id, "messages": [{"id": answer.id, "role": "assistant", "parts": parts}]}
+
+
+def outputs_request(answer: Answer, outputs: dict[str, Any], agent: AgentOptions | None) -> dict[str, Any]:
+    """The chat request `useChat` sends after addToolOutput: the answer, with the outputs (by tool call id) of the
+    calls of the program's own tools it ended on, and the tools again."""
+    parts = [
+        {"type": f"tool-{call.tool_name}", "toolCallId": call.tool_call_id, "state": "output-available"}
+        | {"output": outputs[call.tool_call_id]}
+        for call in answer.open_calls
+        if call.tool_call_id in outputs
+    ]
+    if not parts:
+        raise ValueError("no call of this answer waits for an output of yours")
+    body = {"id": answer.conversation_id, "messages": [{"id": answer.id, "role": "assistant", "parts": parts}]}
+    return body | (agent.body() if agent else {})
 
 
 def reply_request(answer: Answer, value: Any) -> dict[str, Any]:
