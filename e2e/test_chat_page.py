@@ -271,7 +271,8 @@ def test_too_many_requests_says_when_to_try_again(page: Page, e2e_database, tmp_
         first = int(re.search(r"in (\d+) s", banner.inner_text()).group(1))
         expect(banner).not_to_contain_text(f"in {first} s", timeout=5_000)  # it counts down
         page.reload()  # the refusal is gone with the page; the wait is not
-        expect(page.get_by_test_id("rate-limited")).to_have_text(re.compile(r"Too many requests — you can send again in \d+ s\."))
+        waiting = re.compile(r"Too many requests — you can send again in \d+ s\.")
+        expect(page.get_by_test_id("rate-limited")).to_have_text(waiting)
         expect(chat.box).to_be_disabled()
 
 
