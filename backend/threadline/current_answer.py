@@ -20,6 +20,7 @@ class TurnContext(Protocol):
     conversation_id: str
     usage_by_call: list[tuple[str | None, Mapping[str, Any]]]  # a hosted agent's model calls' usage, by message id
     models_called: set[str]  # ... and the models they went to
+    resuming: bool  # the answer goes on after the person answered what it waited for
 
     def warn(self, code: str, message: str) -> None:
         """Tell the client something degraded without ending the answer; each warning once per answer."""

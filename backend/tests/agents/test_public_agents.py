@@ -255,6 +255,25 @@ async def test_an_answer_that_waits_counts_every_call_before_it_and_names_the_ag
     assert asking["metadata"]["model"].startswith("openai:"), asking["metadata"]
 
 
+async def test_an_answer_that_went_on_after_a_pause_counts_the_calls_made_before_it_too(make_settings, openai):
+    """The router's hidden call was made by the run that paused; the run that goes on counts it again (each of the
+    stand-in's calls uses 11 + 7 tokens), live and in the history."""
+    openai.script = email_script
+    conversation_id = new_conversation_id()
+    async with running(make_settings(graph="email_assistant.email_assistant_hitl:email_assistant")) as client:
+        _, raw, _ = await chat(client, conversation_id, "Triage this e-mail", input={"email_input": EMAIL})
+        (question,) = parts(accepted(raw)["message"], "data-interrupt")
+        body = chat_body(conversation_id, "", resume={"interruptId": question["id"], "value": [{"type": "accept"}]})
+        resumed = parse_sse((await client.post("/api/chat", json=body)).content)  # applied to the message that asked
+        history = await history_of(client, conversation_id)
+    calls = len(openai.calls)
+    assert calls > 2, "calls were made after the pause too"
+    every_call = {"inputTokens": 11 * calls, "outputTokens": 7 * calls, "totalTokens": 18 * calls}
+    assert history[1]["metadata"]["usage"] == every_call
+    (finished,) = [chunk for chunk in resumed if chunk["type"] == "finish"]
+    assert finished["messageMetadata"]["usage"] == every_call
+
+
 @pytest.mark.parametrize(
     ("value", "said"),
     [

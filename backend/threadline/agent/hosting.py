@@ -21,6 +21,7 @@ from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
+from threadline.agent import paused_usage
 from threadline.agent.attachments import FileReader, restored
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import ChatState, Graph, closing_update, input_node
@@ -32,7 +33,7 @@ from threadline.agent.suggestions import Suggester
 from threadline.agent.task_graphs import HIDDEN_RUN, TaskGraph
 from threadline.agent.transcript import after_run, agent_input
 from threadline.conversations.approvals import is_denied, not_run
-from threadline.conversations.state import AnswerRecord, Usage, unanswered_calls
+from threadline.conversations.state import AnswerRecord, Usage, last_user_index, unanswered_calls
 from threadline.current_answer import TurnContext, current_turn
 from threadline.events import plain
 
@@ -81,7 +82,9 @@ def host_graph(
             config = {**config, "tags": [*config.get("tags", ()), HIDDEN_RUN]}
         ours = runtime.context
         context = own_context.build(ours.request_context, ours.visitor_id) if own_context else ours
-        result = await _run(agent, graph_input, config, ours, context=context, output_keys=shown_output)
+        question = _question_id(state["messages"])
+        async with paused_usage.across_a_pause(runtime.store, config["configurable"]["thread_id"], question):
+            result = await _run(agent, graph_input, config, ours, context=context, output_keys=shown_output)
         if task is not None:
             return await _task_answer(task, result, state, suggester, output)
         # Messages with attachments go back to holding references only; calls the person declined stay declined.
@@ -133,6 +136,11 @@ async def _run(
         raise AgentFailed(f"{type(error).__name__} in the agent's own code") from error
     finally:
         CURRENT.reset(threadline_context)
+
+
+def _question_id(messages: list[AnyMessage]) -> str:
+    at = last_user_index(messages)
+    return (messages[at].id or "") if at is not None else ""
 
 
 async def _task_answer(

@@ -130,6 +130,7 @@ class Turn:
         self.said: list[str] = []  # the answer's text as it streamed, for the conversation's search
         self.usage_by_call: list[tuple[str | None, Mapping[str, Any]]] = []  # a hosted agent's calls (used())
         self.models_called: set[str] = set()  # ... and the models they went to
+        self.resuming = "resume" in request  # it goes on after the person answered what it waited for
         self.naming: asyncio.Task[str | None] | None = None  # a new conversation's title being written
 
     def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> asyncio.Task[None]:
