@@ -73,6 +73,9 @@ def test_the_agents_question_is_answered_in_its_card_after_a_reload(page: Page, 
     page.reload()
     expect(chat.assistant).to_contain_text("Summarize what the sources say about geology")
     expect(chat.user_messages).to_have_count(1)
+    # The question and the reply the person chose stay where they were asked
+    expect(page.get_by_test_id("agent-question")).to_contain_text("Which aspect of tide pools should I look into?")
+    expect(page.get_by_test_id("agent-replied")).to_have_text("You replied: geology")
 
 
 def test_a_reply_typed_into_the_card_resumes_the_answer(page: Page, research: str):

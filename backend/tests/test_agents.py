@@ -283,8 +283,12 @@ async def test_the_agents_question_is_answered_after_a_reload(make_settings):
         again = await client.post("/api/chat", json=chat_body(conversation_id, "", resume=resume))
         assert again.status_code == 409
         history = (await client.get(f"/api/conversations/{conversation_id}")).json()["messages"]
-        assert len(history) == 2 and not parts(history[-1], "data-interrupt")
-        assert "Summarize what the sources say about geology" in texts(history[-1])
+        assert len(history) == 2 and "Summarize what the sources say about geology" in texts(history[-1])
+        # The question stays where it was asked, with the person's reply; what followed comes after it.
+        kinds = [part["type"] for part in history[-1]["parts"]]
+        (kept,) = parts(history[-1], "data-interrupt")
+        assert kept == asked | {"data": asked["data"] | {"reply": "geology"}}
+        assert kinds.index("data-interrupt") < kinds.index("text"), kinds
 
 
 @pytest.mark.parametrize(("name", "suggests"), [(name, True) for name in ALL] + [("assistant", False)])

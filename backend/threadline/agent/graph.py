@@ -86,6 +86,7 @@ class TurnRequest(TypedDict):
     interactive: NotRequired[bool]  # False: the wire cannot ask for approval, so such calls are declined
     resume: NotRequired[dict[str, Any]]  # resume the turn: the person's answers, by the interrupt they answer
     declined: NotRequired[list[str]]  # the tool calls among them that the person declined
+    replied: NotRequired[list[dict[str, Any]]]  # the agent's questions the person answered, kept with the record
     files: NotRequired[list[FileRef]]  # the new message's attachments, by reference
     edit: NotRequired[bool]  # the message replaces the user message by its id, which is kept as a version
     input: NotRequired[dict[str, Any]]  # the chat body's `input`, for a hosted agent's own input keys

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from langchain_core.messages import AnyMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.config import get_config
+from langgraph.config import get_config, get_store
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.runtime import Runtime
@@ -33,7 +33,7 @@ from threadline.agent.suggestions import Suggester
 from threadline.agent.task_graphs import HIDDEN_RUN, TaskGraph
 from threadline.agent.transcript import after_run, agent_input
 from threadline.conversations.approvals import is_denied, not_run
-from threadline.conversations.state import AnswerRecord, Usage, last_user_index, unanswered_calls
+from threadline.conversations.state import AnswerRecord, Usage, unanswered_calls
 from threadline.current_answer import TurnContext, current_turn
 from threadline.events import plain
 
@@ -82,9 +82,7 @@ def host_graph(
             config = {**config, "tags": [*config.get("tags", ()), HIDDEN_RUN]}
         ours = runtime.context
         context = own_context.build(ours.request_context, ours.visitor_id) if own_context else ours
-        question = _question_id(state["messages"])
-        async with paused_usage.across_a_pause(runtime.store, config["configurable"]["thread_id"], question):
-            result = await _run(agent, graph_input, config, ours, context=context, output_keys=shown_output)
+        result = await _run(agent, graph_input, config, ours, context=context, output_keys=shown_output)
         if task is not None:
             return await _task_answer(task, result, state, suggester, output)
         # Messages with attachments go back to holding references only; calls the person declined stay declined.
@@ -114,20 +112,23 @@ def host_graph(
 
 
 async def _run(
-    agent: AgentGraph, graph_input: dict[str, Any], config: Any, ours: AgentContext, *, context: Any, output_keys: Any
+    agent: AgentGraph,
+    graph_input: dict[str, Any],
+    config: Any,
+    ours: AgentContext,
+    *,
+    context: Any,
+    output_keys: Any,
 ) -> dict[str, Any]:
     """One run of the agent, with threadline's context for `threadline_context()`; its own failures told apart from
-    a model call's and from LangGraph's control flow."""
+    a model call's and from LangGraph's control flow; what it used before a pause counted when it goes on
+    (agent/paused_usage.py)."""
     calls = model_calls_of(config)
     threadline_context = CURRENT.set(ours)  # what threadline_context() gives the agent's code
+    store = get_store()
     try:
-        # Checkpointed when it ends or stops to ask ("exit"), not step by step: the transcript is this graph's, and
-        # a stopped or killed run is closed from it (conversations/closing.py), so its own steps in between were
-        # never read back; a run that asks resumes from what it saved (6 fewer checkpoints).
-        result: dict[str, Any] = await agent.ainvoke(
-            graph_input, config, context=context, durability="exit", output_keys=output_keys
-        )
-        return result
+        async with paused_usage.across_a_pause(store, config["configurable"]["thread_id"]):
+            return await _invoke(agent, graph_input, config, context, output_keys)
     except GraphBubbleUp:
         raise  # an interrupt, or a Command for a parent graph: LangGraph's control flow
     except Exception as error:
@@ -138,9 +139,16 @@ async def _run(
         CURRENT.reset(threadline_context)
 
 
-def _question_id(messages: list[AnyMessage]) -> str:
-    at = last_user_index(messages)
-    return (messages[at].id or "") if at is not None else ""
+async def _invoke(
+    agent: AgentGraph, graph_input: dict[str, Any], config: Any, context: Any, output_keys: Any
+) -> dict[str, Any]:
+    # Checkpointed when it ends or stops to ask ("exit"), not step by step: the transcript is this graph's, and a
+    # stopped or killed run is closed from it (conversations/closing.py), so its own steps in between were never
+    # read back; a run that asks resumes from what it saved (6 fewer checkpoints).
+    result: dict[str, Any] = await agent.ainvoke(
+        graph_input, config, context=context, durability="exit", output_keys=output_keys
+    )
+    return result
 
 
 async def _task_answer(

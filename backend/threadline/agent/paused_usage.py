@@ -4,7 +4,9 @@ A hosted agent's calls that the transcript does not hold (a router's structured 
 by the process that runs them (agent/hosting.py). An answer that waits for the person goes on in a later run,
 perhaps in another process, and its record must count the calls made before the pause too. The paused run cannot
 write its state (that would make its waiting task anew), so what it used goes to the conversation graph's store,
-under the conversation's thread, and the run that goes on takes it back.
+under the conversation's thread, and the run that goes on takes it back. A paused answer a new message declined
+leaves what it kept there, and no run takes it back: only a run that goes on after a pause does, and that pause
+kept its own in its place.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ NAMESPACE = ("threadline", "paused-answers")
 
 
 @asynccontextmanager
-async def across_a_pause(store: BaseStore | None, thread_id: str, question_id: str) -> AsyncIterator[None]:
+async def across_a_pause(store: BaseStore | None, thread_id: str) -> AsyncIterator[None]:
     """Around a hosted agent's run: what the answer used before it paused taken back when it goes on, and what it
     used so far kept when it pauses (a LangGraph interrupt)."""
     turn = current_turn.get()
@@ -29,30 +31,27 @@ async def across_a_pause(store: BaseStore | None, thread_id: str, question_id: s
         yield
         return
     if turn.resuming:
-        await take_back(store, thread_id, question_id, turn)
+        await take_back(store, thread_id, turn)
     try:
         yield
     except GraphInterrupt:
-        await keep(store, thread_id, question_id, turn)
+        await keep(store, thread_id, turn)
         raise
 
 
-async def keep(store: BaseStore, thread_id: str, question_id: str, turn: TurnContext) -> None:
-    """The calls the answer to `question_id` made so far, and the models they went to."""
+async def keep(store: BaseStore, thread_id: str, turn: TurnContext) -> None:
+    """The calls the paused answer made so far, and the models they went to."""
     calls = [[message_id, dict(usage)] for message_id, usage in turn.usage_by_call]
-    value = {"question": question_id, "calls": calls, "models": sorted(turn.models_called)}
+    value = {"calls": calls, "models": sorted(turn.models_called)}
     await store.aput(NAMESPACE, thread_id, value, index=False)
 
 
-async def take_back(store: BaseStore, thread_id: str, question_id: str, turn: TurnContext) -> None:
-    """The calls kept when the answer to `question_id` paused, counted again by the run that goes on; kept calls
-    of an answer a new message declined are dropped."""
+async def take_back(store: BaseStore, thread_id: str, turn: TurnContext) -> None:
+    """The calls kept when the answer paused, counted again by the run that goes on."""
     item = await store.aget(NAMESPACE, thread_id)
     if item is None:
         return
     await store.adelete(NAMESPACE, thread_id)
-    if item.value.get("question") != question_id:
-        return
     for message_id, usage in item.value.get("calls", []):
         turn.used(message_id, usage)
     for model in item.value.get("models", []):

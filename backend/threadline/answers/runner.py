@@ -634,6 +634,15 @@ RESERVED_PARTS = frozenset(
 )  # threadline's own
 
 
+def resumed(request: TurnRequest) -> Command[Any]:
+    """The person's answers to what the turn waited for, and the agent's questions they answered kept with the
+    turn's record (shown where they were asked, conversations/history.py)."""
+    if "replied" not in request:
+        return Command(resume=request["resume"])
+    update = {"turns": {request["user_message_id"]: {"replied": request["replied"]}}}
+    return Command(resume=request["resume"], update=update)
+
+
 def with_browser_tools(config: RunnableConfig, request: TurnRequest) -> TurnRequest:
     """The page's tools go to the agent's BrowserTools middleware in the run's config, for this run only (a list,
     which no checkpoint's metadata keeps), and not in the run's input, which its first checkpoint keeps."""
@@ -666,7 +675,7 @@ async def run_graph(
     request = with_browser_tools(config, request)
     translator.declined = set(request.get("declined", ()))
     translator.interactive = request.get("interactive", True)
-    graph_input: Any = Command(resume=request["resume"]) if "resume" in request else {"request": request}
+    graph_input: Any = resumed(request) if "resume" in request else {"request": request}
     try:
         while graph_input is not None:
             stream: AsyncIterator[Any] = graph.astream(

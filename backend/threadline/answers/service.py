@@ -207,7 +207,7 @@ class AnswerService:
         except approvals.ApprovalError as error:
             raise Refused("CONFLICT" if error.conflict else "VALIDATION_ERROR", str(error)) from None
         declined = [tool_call_id for tool_call_id, response in responses.values() if not response["approved"]]
-        return await self._resume(conversation, conversation_id, client_id, resume, declined, options)
+        return await self._resume(conversation, conversation_id, client_id, resume, {"declined": declined}, options)
 
     def _input_problem(self, tool_name: str, value: Any) -> str | None:
         """What is wrong with a changed input for one of the tools; None for a tool not known here."""
@@ -220,9 +220,14 @@ class AnswerService:
         """Resume the answer that waits for the person's answer to the agent's question (`interrupt(value)`)."""
         await self.owned(client_id, conversation_id)
         conversation = await load(self.graphs.current, thread_of(client_id, conversation_id))
-        if not any(question.id == interrupt_id for question in conversation.questions):
+        asked = next((question for question in conversation.questions if question.id == interrupt_id), None)
+        if asked is None:
             raise Refused("CONFLICT", "No question of the agent waits for an answer by this id (was it answered?)")
-        return await self._resume(conversation, conversation_id, client_id, {interrupt_id: value}, [], options)
+        record = conversation.records.get(getattr(conversation.last_question(), "id", "") or "", {})
+        after = conversation.messages[-1].id if conversation.messages else None
+        reply = {"id": interrupt_id, "data": asked.part_data | {"reply": ev.plain(value)}, "after": after}
+        carried = {"replied": [*record.get("replied", []), reply]}
+        return await self._resume(conversation, conversation_id, client_id, {interrupt_id: value}, carried, options)
 
     async def answer_browser_calls(
         self, client_id: str, conversation_id: str, outputs: dict[str, BrowserOutput], options: AnswerOptions
@@ -242,7 +247,7 @@ class AnswerService:
         named = [{"name": call.tool_name} for call in waiting.values() if call.tool_name not in sent]
         options = replace(options, browser_tools=(*options.browser_tools, *named))
         resume = {call.interrupt_id: outputs[call_id] for call_id, call in waiting.items()}
-        return await self._resume(conversation, conversation_id, client_id, resume, [], options)
+        return await self._resume(conversation, conversation_id, client_id, resume, {}, options)
 
     async def _resume(
         self,
@@ -250,9 +255,11 @@ class AnswerService:
         conversation_id: str,
         client_id: str,
         resume: dict[str, Any],
-        declined: list[str],
+        carried: dict[str, Any],
         options: AnswerOptions,
     ) -> Turn:
+        """The answer that waits goes on as the same assistant message; `carried` goes with its request (the calls
+        the person declined, the questions they answered)."""
         question = conversation.last_question()
         assert question is not None and question.id, "what waits, waits in a turn, which has a question"
         record = conversation.records.get(question.id, {})
@@ -260,7 +267,7 @@ class AnswerService:
         message = NewMessage(question.text, question.id, record.get("assistant_id") or new_id())
         options = replace(await self._with_agent(options, client_id, conversation_id), resumable=True)
         turn = self._turn(conversation.thread_id, conversation_id, client_id, message, profile, options, resume=resume)
-        turn.request["declined"] = declined
+        turn.request.update(carried)  # type: ignore[typeddict-item]
         await self._begin(turn, self._at_once(options), new_turn=False)
         return turn
 

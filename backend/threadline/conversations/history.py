@@ -72,12 +72,13 @@ def ui_messages(
     result: list[dict[str, Any]] = []
     assistant: dict[str, Any] | None = None
     tool_parts: dict[str, dict[str, Any]] = {}
-    suggested: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    structured: list[tuple[dict[str, Any], Any]] = []
-    unanswered: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    endings: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []  # each answer's closing parts, added last
+    replies: dict[str | None, dict[str, Any]] = {}  # the questions the person answered, by the message they followed
     numbers = numbering(conversation.forks)
     for message in conversation.messages:
         if isinstance(message, HumanMessage):
+            if assistant is not None:  # where they were asked is gone: they close the answer that asked
+                assistant["parts"] += replies.values()
             record = conversation.records.get(message.id or "", AnswerRecord())
             answer_id = record.get("assistant_id")
             assistant = _assistant(message.id or "", record, conversation_id, feedback.get(answer_id or ""))
@@ -85,12 +86,8 @@ def ui_messages(
             _number(user, numbers.get(message.id or ""))
             _number(assistant, numbers.get(answer_key(message.id or "")))
             result += [user, assistant]
-            if "suggestions" in record:  # the answer's last part, whatever it shows before it
-                suggested.append((assistant, record["suggestions"]))
-            if "structured_response" in record:  # after the parts of the answer it types
-                structured.append((assistant, record["structured_response"]))
-            for asked in record.get("asked", []):  # a question a stop or a new message left unanswered
-                unanswered.append((assistant, {"type": "data-interrupt", **asked}))
+            endings.append((assistant, _closing_parts(record)))
+            replies = _replies(record)
         elif assistant is None:
             continue
         elif isinstance(message, AIMessage):
@@ -98,26 +95,46 @@ def ui_messages(
         elif isinstance(message, ToolMessage) and message.tool_call_id in tool_parts:
             _settle(tool_parts[message.tool_call_id], message)
             assistant["parts"] += [msgspec.to_builtins(event) for event in tool_results(message)[1:]]
+        if assistant is not None and message.id in replies:  # an answered question, where it was asked
+            assistant["parts"].append(replies.pop(message.id))
     for tool_call_id, approval_id in conversation.waiting.items():  # calls waiting for the person's approval
         waiting = tool_parts.get(tool_call_id)
         if waiting is not None and waiting["state"] == "input-available":
             waiting.update(state="approval-requested", approval={"id": approval_id})
     if assistant is not None:  # what the agent asked the person, unanswered, and the inputs they may change
+        assistant["parts"] += replies.values()
         assistant["parts"] += [_question_part(question) for question in conversation.questions]
         assistant["parts"] += [_approval_part(item) for item in conversation.approvals if item.part_data]
-    for answer, data in structured:
-        answer["parts"].append({"type": "data-structured-response", "data": data})
-    for answer, part in unanswered:
-        answer["parts"].append(part)
-    for answer, suggestions in suggested:
-        data = {"values": suggestions.get("values", []), "actions": suggestions.get("actions", [])}
-        answer["parts"].append({"type": "data-suggestions", "id": "suggestions", "data": data})
+    for answer, parts in endings:
+        answer["parts"] += parts
     # An answer that showed nothing is left out, unless it was interrupted: the page then says so.
     return [
         message
         for message in result
         if message["role"] == "user" or message["parts"] or message["metadata"].get("interrupted")
     ]
+
+
+def _closing_parts(record: AnswerRecord) -> list[dict[str, Any]]:
+    """What closes an answer, whatever it shows before: its typed answer, the agent's questions a stop or a new
+    message left unanswered, and its suggestions, last."""
+    parts: list[dict[str, Any]] = []
+    if "structured_response" in record:
+        parts.append({"type": "data-structured-response", "data": record["structured_response"]})
+    parts += [{"type": "data-interrupt", **asked} for asked in record.get("asked", [])]
+    if "suggestions" in record:
+        suggestions = record["suggestions"]
+        data = {"values": suggestions.get("values", []), "actions": suggestions.get("actions", [])}
+        parts.append({"type": "data-suggestions", "id": "suggestions", "data": data})
+    return parts
+
+
+def _replies(record: AnswerRecord) -> dict[str | None, dict[str, Any]]:
+    """The agent's questions the person answered (with their reply), by the id of the message each followed."""
+    return {
+        replied.get("after"): {"type": "data-interrupt", "id": replied["id"], "data": replied["data"]}
+        for replied in record.get("replied", [])
+    }
 
 
 def _number(message: dict[str, Any], number: tuple[int, int] | None) -> None:

@@ -80,6 +80,8 @@ class AnswerRecord(TypedDict, total=False):
     suggestions: dict[str, Any]  # the answer's suggested replies and actions (events.Suggestions)
     structured_response: Any  # a `response_format` agent's typed answer (agent/hosting.py), as JSON
     asked: list[dict[str, Any]]  # the agent's questions left unanswered by a stop or a new message: {id, data}
+    # ... and those the person answered: {id, data (with the `reply`), after (the id of the message they followed)}
+    replied: list[dict[str, Any]]
 
 
 _EARLIER_KEYS = {

@@ -22,7 +22,10 @@ function optionsOf(value: unknown): string[] {
 
 export function AgentQuestion({ question, onAnswer }: { question: Question; onAnswer?: Answer }) {
   const [reply, setReply] = useState('');
-  const [replied, setReplied] = useState<string | null>(null); // what the person chose, shown in the card
+  // What the person chose, shown in the card: as they chose it, or as the history kept it.
+  const [replied, setReplied] = useState<string | null>(
+    question.reply === undefined ? null : typeof question.reply === 'string' ? question.reply : JSON.stringify(question.reply),
+  );
   const answer = (value: string) => {
     setReplied(value);
     onAnswer?.(question.id, value);

@@ -19,7 +19,8 @@ export type MessageMetadata = {
 export type ToolProgress = { toolCallId: string; progress: number; total?: number; message?: string };
 
 /** What the agent asks the person (`interrupt(value)`); the reply resumes the answer. */
-export type AgentQuestion = { id: string; value: unknown };
+// `reply`: what the person answered, kept with the answer once it went on (a reloaded history has it).
+export type AgentQuestion = { id: string; value: unknown; reply?: unknown };
 
 /** The server's `data-*` parts, by name: what `onData` and a message's parts carry, typed. An agent of a team's
  * own may send parts of any other name too (docs/guides/agents.md): the page shows them as notes. */
