@@ -344,6 +344,7 @@ BENCHMARKS = {
     "shapes": "agent_shapes.py",
     "census": "census.py",
     "frontends": "frontends_bench.py",
+    "growth": "growth_bench.py",
 }
 
 

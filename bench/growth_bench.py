@@ -1,0 +1,136 @@
+"""What an answer costs as its conversation grows: server CPU per answer, the first `text-delta`, and the bytes the
+conversation's checkpoint holds, at turns 1, 50 and 300 of one conversation, for plain answers, answers that call
+a tool, and plain answers on a profile that compresses the context (a 4,000-token window). The demo model at zero
+delay, PostgreSQL checkpoints, one answer at a time. A benchmark, never a test: run it by hand
+
+    python3 tasks.py bench growth [--turns 300] [--rounds 3] [--window 10]
+
+Each figure is over `window` answers ending at the turn named (turn 1: the first `window`); each variant runs
+`rounds` conversations, one after another on one server; the median and range over the rounds are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import tempfile
+import time
+
+import httpx
+import psycopg
+from stream_bench import bench_database, cpu_seconds, start_server
+from threadline_testing.database import thread_footprint
+from threadline_testing.ports import free_port
+from threadline_testing.sse import parse_sse
+
+VARIANTS = {
+    # variant: (the question each turn asks, the server's extra settings)
+    "plain": ("count to 5", {}),
+    "a tool call": ("calculate 6*7", {}),
+    "compressed": (
+        "count to 5",
+        {"CHAT_PROFILES": json.dumps([{"id": "demo", "provider": "demo", "model": "demo", "context_limit": 4000}])},
+    ),
+}
+
+
+def points(turns: int) -> list[int]:
+    return sorted({1, min(50, turns), turns})
+
+
+def ask(client: httpx.Client, conversation_id: str, text: str) -> float:
+    """One answer, whole; the seconds to its first text-delta."""
+    body = {"id": conversation_id, "messages": [{"role": "user", "parts": [{"type": "text", "text": text}]}]}
+    begun, first = time.perf_counter(), None
+    with client.stream("POST", "/api/chat", json=body) as response:
+        assert response.status_code == 200, response.read()
+        raw = b""
+        for data in response.iter_bytes():
+            if first is None and b'"text-delta"' in data:
+                first = time.perf_counter() - begun
+            raw += data
+    assert parse_sse(raw)[-1]["type"] == "finish", raw[-300:]
+    return first if first is not None else time.perf_counter() - begun
+
+
+def conversation(client: httpx.Client, pid: int, text: str, turns: int, window: int) -> tuple[dict[int, tuple], str]:
+    """One conversation of `turns` answers; at each point, (server CPU ms per answer, median first text-delta ms)
+    over its window of answers, and the conversation's id."""
+    conversation_id = f"growth-{time.monotonic_ns()}"
+    spans = {point: (1, window) if point == 1 else (max(1, point - window + 1), point) for point in points(turns)}
+    cpu_at: dict[int, float] = {}
+    firsts: dict[int, list[float]] = {point: [] for point in spans}
+    measured: dict[int, tuple] = {}
+    for turn in range(1, turns + 1):
+        cpu_at |= {point: cpu_seconds(pid) for point, (begin, _) in spans.items() if turn == begin}
+        first = ask(client, conversation_id, text)
+        for point, (begin, end) in spans.items():
+            if begin <= turn <= end:
+                firsts[point].append(first)
+            if turn == end:
+                cpu_ms = (cpu_seconds(pid) - cpu_at[point]) * 1000 / (end - begin + 1)
+                measured[point] = (cpu_ms, statistics.median(firsts[point]) * 1000)
+    return measured, conversation_id
+
+
+def footprint(database_url: str, client_id: str, conversation_id: str) -> int:
+    _, size = asyncio.run(thread_footprint(database_url, f"{client_id}:{conversation_id}"))
+    return size
+
+
+def run_variant(name: str, turns: int, rounds: int, window: int) -> dict[int, list[tuple[float, float, int]]]:
+    text, extra = VARIANTS[name]
+    port = free_port()
+    with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
+        database_url = os.environ["DATABASE_URL"]
+        server = start_server(port, data_dir, CHAT_MAX_TURNS=str(4 * turns), **extra)
+        figures: dict[int, list[tuple[float, float, int]]] = {point: [] for point in points(turns)}
+        try:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+                conversation(client, server.pid, text, window, window)  # warm-up: the first answers of a server
+                for _ in range(rounds):
+                    measured, conversation_id = conversation(client, server.pid, text, turns, window)
+                    for point, (cpu_ms, first_ms) in measured.items():
+                        figures[point].append((cpu_ms, first_ms, 0))
+                    with psycopg.connect(database_url) as conn:
+                        row = conn.execute("SELECT client_id FROM conversations WHERE id = %s", (conversation_id,))
+                        client_id = row.fetchone()[0]  # type: ignore[index]
+                    # the checkpoint's bytes once the conversation has all its turns (the latest only is kept)
+                    last = figures[turns][-1]
+                    figures[turns][-1] = (last[0], last[1], footprint(database_url, client_id, conversation_id))
+        finally:
+            server.terminate()
+            server.wait(30)
+    return figures
+
+
+def spread(values: list[float], unit: str) -> str:
+    return f"{statistics.median(values):.1f} ({min(values):.1f}–{max(values):.1f}) {unit}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--window", type=int, default=10, help="answers each figure is taken over")
+    args = parser.parse_args()
+    print("| variant | turn | server CPU per answer | first text-delta | CPU × turn 1 | checkpoint at the end |")
+    print("|---|---|---|---|---|---|")
+    for name in VARIANTS:
+        figures = run_variant(name, args.turns, args.rounds, args.window)
+        first_cpu = statistics.median(cpu for cpu, _, _ in figures[1])
+        for point, values in figures.items():
+            cpu = [value[0] for value in values]
+            bytes_ = [value[2] for value in values if value[2]]
+            held = f"{statistics.median(bytes_) / 1024:.0f} KB" if bytes_ else ""
+            print(
+                f"| {name} | {point} | {spread(cpu, 'ms')} | {spread([value[1] for value in values], 'ms')} | "
+                f"{statistics.median(cpu) / first_cpu:.2f} | {held} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
