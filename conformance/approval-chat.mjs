@@ -3,27 +3,14 @@
 // `lastAssistantMessageIsCompleteWithApprovalResponses` send the responses back, as the page does.
 // Input (JSON on stdin): {baseUrl, cookie, conversationId, text, decisions: [{approved, reason?}, …]}, one
 // decision per requested approval in order. Prints {requested, messages, errors} as JSON.
-import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
-import { Chat } from './memory-chat.mjs';
+import { lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+import { input, pageChat } from './memory-chat.mjs';
 
-let input = '';
-for await (const data of process.stdin) input += data;
-const { baseUrl, cookie, conversationId, text, decisions } = JSON.parse(input);
+const request = await input();
+const { text, decisions } = request;
 
 const errors = [];
-const chat = new Chat({
-  id: conversationId,
-  transport: new DefaultChatTransport({
-    api: `${baseUrl}/api/chat`,
-    headers: { cookie },
-    // As the page does: only the newest message goes; the server keeps the history.
-    prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({
-      body: { id, messages: messages.slice(-1), trigger, messageId },
-    }),
-  }),
-  sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-  onError: (error) => errors.push(error.message),
-});
+const chat = pageChat(request, errors, { sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
 
 const settled = async () => {
   for (let waited = 0; waited < 20_000; waited += 20) {

@@ -3,25 +3,17 @@
 // `lastAssistantMessageIsCompleteWithToolCalls` sends the answered message back, so the agent goes on.
 // Input (JSON on stdin): {baseUrl, cookie, conversationId, text, tools: [{name, description, parameters}],
 // outputs: {toolName: output}, errors?: {toolName: errorText}}. Prints {calls, messages, history, valid, errors}.
-import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } from 'ai';
-import { Chat, input, readBack } from './memory-chat.mjs';
+import { lastAssistantMessageIsCompleteWithToolCalls } from 'ai';
+import { input, pageChat, readBack } from './memory-chat.mjs';
 
 const request = await input();
-const { baseUrl, cookie, conversationId, text, tools, outputs } = request;
+const { text, tools, outputs } = request;
 const failures = request.errors ?? {};
 
 const errors = [];
 const calls = [];
-const chat = new Chat({
-  id: conversationId,
-  transport: new DefaultChatTransport({
-    api: `${baseUrl}/api/chat`,
-    headers: { cookie },
-    // As the page does: only the newest message goes, with the page's tools.
-    prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({
-      body: { id, messages: messages.slice(-1), trigger, messageId, tools },
-    }),
-  }),
+const chat = pageChat(request, errors, {
+  body: { tools }, // the page's own tools, with every request
   sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
   onToolCall: ({ toolCall }) => {
     calls.push(toolCall);
@@ -37,7 +29,6 @@ const chat = new Chat({
       chat.addToolOutput({ tool: toolCall.toolName, toolCallId: toolCall.toolCallId, output: outputs[toolCall.toolName] });
     }
   },
-  onError: (error) => errors.push(error.message),
 });
 
 const settled = async () => {

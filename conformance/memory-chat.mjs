@@ -33,6 +33,23 @@ export function chatOn({ baseUrl, cookie, conversationId }, errors) {
   });
 }
 
+/** A Chat as the page makes one: only the newest message goes (the server keeps the history), `body` beside it;
+ * `options` are the Chat's own (sendAutomaticallyWhen, onToolCall, …). */
+export function pageChat({ baseUrl, cookie, conversationId }, errors, { body = {}, ...options } = {}) {
+  return new Chat({
+    id: conversationId,
+    transport: new DefaultChatTransport({
+      api: `${baseUrl}/api/chat`,
+      headers: { cookie },
+      prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => ({
+        body: { id, messages: messages.slice(-1), trigger, messageId, ...body },
+      }),
+    }),
+    onError: (error) => errors.push(error.message),
+    ...options,
+  });
+}
+
 /** The conversation as the server gives it back, and whether the package's validateUIMessages accepts it
  * (true, or why not). */
 export async function readBack({ baseUrl, cookie, conversationId }) {
