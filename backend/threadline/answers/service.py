@@ -223,8 +223,9 @@ class AnswerService:
         asked = next((question for question in conversation.questions if question.id == interrupt_id), None)
         if asked is None:
             raise Refused("CONFLICT", "No question of the agent waits for an answer by this id (was it answered?)")
-        record = conversation.records.get(getattr(conversation.last_question(), "id", "") or "", {})
-        after = conversation.messages[-1].id if conversation.messages else None
+        question = conversation.last_question()
+        record = conversation.records.get(question.id or "", {}) if question is not None else {}
+        after = conversation.messages[-1].id if conversation.messages else None  # where it was asked
         reply = {"id": interrupt_id, "data": asked.part_data | {"reply": ev.plain(value)}, "after": after}
         carried = {"replied": [*record.get("replied", []), reply]}
         return await self._resume(conversation, conversation_id, client_id, {interrupt_id: value}, carried, options)
