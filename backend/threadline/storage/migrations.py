@@ -178,6 +178,11 @@ MIGRATIONS = [
         )""",
         "CREATE INDEX recorded_events_by_age ON recorded_events (created_at)",
     ],
+    [  # a search for a rare word among 100,000 conversations walked them all (52 ms): with the default sample the
+        # planner cannot tell a rare word from a common one, and took the recency index for both (0.8 ms now)
+        "ALTER TABLE conversations ALTER COLUMN words SET STATISTICS 1000",
+        "ANALYZE conversations",
+    ],
 ]
 
 
