@@ -8,6 +8,8 @@ from playwright.sync_api import Browser, Page, expect
 
 
 def test_a_shared_link_is_read_only_elsewhere_and_stops_working_when_revoked(page: Page, browser: Browser, server: str):
+    failed: list[str] = []  # requests the browser logs as failed (a 404 on opening the dialog was one)
+    page.on("response", lambda response: response.status >= 400 and failed.append(response.url))
     chat = ChatPage.open(page, server)
     chat.ask("calculate (17 * 23) + 4")
     chat.wait_until_answered()
@@ -16,6 +18,7 @@ def test_a_shared_link_is_read_only_elsewhere_and_stops_working_when_revoked(pag
     page.get_by_test_id("share").click()
     dialog = page.get_by_test_id("share-dialog")
     expect(dialog).to_be_visible()
+    assert failed == [], failed
     dialog.get_by_test_id("create-link").click()
     link = dialog.get_by_test_id("share-link")
     expect(link).to_have_value(f"{server}/share/" + link.input_value().rsplit("/", 1)[-1])

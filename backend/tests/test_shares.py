@@ -30,7 +30,10 @@ async def test_a_link_shows_a_snapshot_to_anyone_until_it_is_revoked(make_settin
         answer_id = history[1]["id"]
         await client.put(f"/api/messages/{answer_id}/feedback", json={"rating": "up"}, headers=owner)
 
-        shared = await client.post(f"/api/conversations/{conversation_id}/share", headers=owner)
+        share_path = f"/api/conversations/{conversation_id}/share"
+        assert (await client.get(share_path, headers=owner)).status_code == 204, "not shared yet: no error"
+        assert (await client.get(share_path, headers=stranger)).status_code == 404, "another's: not found"
+        shared = await client.post(share_path, headers=owner)
         assert shared.status_code == 201, shared.text
         link = shared.json()
         assert link["url"] == f"/share/{link['id']}" and len(link["id"]) == 24

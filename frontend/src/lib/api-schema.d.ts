@@ -275,7 +275,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The conversation's link, when it is shared */
+        /** The conversation's link, when it is shared; 204 when it is not */
         get: operations["ApiConversationsConversationIdShareLink"];
         put?: never;
         /** Share a read-only snapshot of a conversation by link (again: bring it up to date) */
@@ -2338,8 +2338,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Share"];
+                    "application/json": components["schemas"]["Share"] | unknown;
                 };
+            };
+            /** @description The conversation is not shared */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is not valid */
             400: {

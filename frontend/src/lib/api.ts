@@ -146,7 +146,7 @@ export async function shareConversation(id: string): Promise<Share> {
 /** The conversation's link, or null when it is not shared. */
 export async function shareOf(id: string): Promise<Share | null> {
   const response = await apiFetch(sharePath(id));
-  if (response.status === 404) return null;
+  if (response.status === 204 || response.status === 404) return null; // not shared; a 404: not (any more) ours
   if (!response.ok) throw await errorFrom(response);
   return response.json();
 }

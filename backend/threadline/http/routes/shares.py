@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from litestar import Controller, Response, delete, get, post
 from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
 from litestar.params import Parameter
 
 from threadline.conversations.shares import Share, Shared
@@ -38,13 +39,23 @@ class ShareController(Controller):
         shown = await detail(services, client_id, conversation)
         return await services.storage.shares.share(client_id, conversation.id, shown.title, shown.messages)
 
-    @get("/", summary="The conversation's link, when it is shared", responses=error_responses(400, 404, 503))
+    @get(
+        "/",
+        summary="The conversation's link, when it is shared; 204 when it is not",
+        responses={
+            204: ResponseSpec(None, description="The conversation is not shared"),
+            **error_responses(400, 404, 503),
+        },
+    )
     async def link(
         self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
-    ) -> Share:
+    ) -> Share | Response[None]:
+        """A conversation that is not shared is no error (the page asks each time it opens its Share dialog);
+        another visitor's conversation is not found, as a missing one."""
         share = await services.storage.shares.of_conversation(client_id, conversation_id)
         if share is None:
-            raise not_found("Share")
+            await services.answers.owned(client_id, conversation_id)
+            return Response(None, status_code=204)
         return share
 
     @delete("/", summary="Stop sharing: the link is not found from now on", responses=error_responses(400, 404, 503))
