@@ -76,6 +76,7 @@ def test_the_agents_question_is_answered_in_its_card_after_a_reload(page: Page, 
     # The question and the reply the person chose stay where they were asked
     expect(page.get_by_test_id("agent-question")).to_contain_text("Which aspect of tide pools should I look into?")
     expect(page.get_by_test_id("agent-replied")).to_have_text("You replied: geology")
+    expect(progress).to_contain_text("2/2 · Sandstone, granite and the shape of pools")  # the agent's progress too
 
 
 def test_a_reply_typed_into_the_card_resumes_the_answer(page: Page, research: str):

@@ -289,6 +289,9 @@ async def test_the_agents_question_is_answered_after_a_reload(make_settings):
         (kept,) = parts(history[-1], "data-interrupt")
         assert kept == asked | {"data": asked["data"] | {"reply": "geology"}}
         assert kinds.index("data-interrupt") < kinds.index("text"), kinds
+        # ... and so does the agent's progress, as the live message kept it (one part per id, its last value)
+        assert parts(history[-1], "data-progress") == [parts(resumed, "data-progress")[-1]]
+        assert kinds.index("data-interrupt") < kinds.index("data-progress") < kinds.index("text"), kinds
 
 
 @pytest.mark.parametrize(("name", "suggests"), [(name, True) for name in ALL] + [("assistant", False)])

@@ -101,6 +101,10 @@ class TurnTranslator:
         self.finished_calls: set[str | None] = set()  # ... and those whose call is complete
         self.declined: set[str] = set()  # tool calls the person declined: their results are shown as denied
         self.browser_tools: frozenset[str] = frozenset()  # the page's own tools: calls of them are the page's to run
+        # The agent's data parts the message keeps, by name and id, with the message they followed (keep_part), and
+        # the message the answer began after (the question, or for an answer that goes on, where it paused).
+        self.data_parts: dict[tuple[str, str], dict[str, Any]] = {}
+        self.began_after: str | None = None
         self.waiting: list[Waiting] = []  # the approvals this answer ended waiting for
         self.interactive = True  # False: the wire cannot ask the person, and run_graph declines what waits
         self.hidden: set[str] = set()  # messages of model calls internal to the agent (structured output): never shown
@@ -435,15 +439,26 @@ class TurnTranslator:
             return [progress]
         if isinstance(payload, dict) and isinstance(payload.get("name"), str) and "data" in payload:
             name = payload["name"] if payload["name"] not in RESERVED_PARTS else f"agent-{payload['name']}"
-            return [
-                ev.Data(
-                    name=name,
-                    data=ev.plain(payload["data"]),
-                    id=str(payload.get("id") or ""),
-                    transient=payload.get("transient") is True,
-                )
-            ]
-        return [ev.Data(name="custom", data=ev.plain(payload))]
+            part = ev.Data(
+                name=name,
+                data=ev.plain(payload["data"]),
+                id=str(payload.get("id") or ""),
+                transient=bool(payload.get("transient") is True),
+            )
+        else:
+            part = ev.Data(name="custom", data=ev.plain(payload))
+        if not part.transient:
+            self.keep_part(part)
+        return [part]
+
+    def keep_part(self, part: ev.Data) -> None:
+        """A data part the message keeps, for the history: where it was shown (after the last message shown, else
+        where the answer began), once per id (a part with the id of an earlier one replaces it, as useChat does)."""
+        key = part.id or f"#{len(self.data_parts)}"
+        shown = {"type": f"data-{part.name}", "data": part.data} | ({"id": part.id} if part.id else {})
+        placed = self.data_parts.get((part.name, key))
+        after = placed["after"] if placed else (self.shown[-1].id if self.shown else self.began_after)
+        self.data_parts[(part.name, key)] = {"part": shown, "after": after}
 
 
 class Tracing(Protocol):

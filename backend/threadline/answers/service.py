@@ -269,6 +269,7 @@ class AnswerService:
         options = replace(await self._with_agent(options, client_id, conversation_id), resumable=True)
         turn = self._turn(conversation.thread_id, conversation_id, client_id, message, profile, options, resume=resume)
         turn.request.update(carried)  # type: ignore[typeddict-item]
+        turn.translator.began_after = conversation.messages[-1].id if conversation.messages else None
         await self._begin(turn, self._at_once(options), new_turn=False)
         return turn
 

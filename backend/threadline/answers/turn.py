@@ -26,7 +26,7 @@ from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers.failures import RATE_LIMITED, TIMEOUT, Failure, classify
 from threadline.answers.runner import TurnTranslator, run_graph
-from threadline.conversations.closing import STOPPED, Said, close_turn, forget_turn, keep_shown
+from threadline.conversations.closing import STOPPED, Said, close_turn, forget_turn, keep_data_parts, keep_shown
 from threadline.conversations.state import (
     AnswerRecord,
     Usage,
@@ -106,6 +106,7 @@ class Turn:
         self.request = request
         self.timeouts = setup.timeouts
         self.translator = TurnTranslator(setup.stream_mode == "events", setup.tools, setup.hosted, setup.subgraphs)
+        self.translator.began_after = request["user_message_id"]  # an answer that goes on: where it paused (service)
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.stop_reason: Stop | None = None
         self.task: asyncio.Task[None] | None = None
@@ -254,8 +255,8 @@ class Turn:
             if self.stop_reason is not None:
                 raise asyncio.CancelledError
             self._interruptible = False
-            if self.translator.subgraph_shown and (self.translator.finish or {}).get("finish_reason") == "stop":
-                await keep_shown(self.graph, self.thread_id, self.translator.shown)  # a finished answer's only
+            if (self.translator.finish or {}).get("finish_reason") == "stop":  # a finished answer's only
+                await self._keep_what_was_shown()
             await self._named()
             self._emit(self._finish())
             self.recorder.end("completed")
@@ -280,6 +281,15 @@ class Turn:
             # The task's context lets go of the answer, which holds the task: no cycle is left for the garbage
             # collector, so what the answer held is freed now.
             current_turn.set(None)
+
+    async def _keep_what_was_shown(self) -> None:
+        """What the answer showed that its agent's state does not hold: messages of a subgraph's, and data parts."""
+        translator = self.translator
+        if translator.subgraph_shown:
+            await keep_shown(self.graph, self.thread_id, translator.shown)
+        if translator.data_parts:
+            parts = list(translator.data_parts.values())
+            await keep_data_parts(self.graph, self.thread_id, self.request["user_message_id"], parts)
 
     async def _named(self) -> None:
         """A new conversation's title goes out before the answer's end when it is ready by then, or soon after

@@ -181,3 +181,10 @@ async def keep_shown(graph: StateWriter, thread_id: str, shown: list[AnyMessage]
         {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *merged]},
         as_node=closing_node(graph),
     )
+
+
+async def keep_data_parts(graph: StateWriter, thread_id: str, question_id: str, parts: list[dict[str, Any]]) -> None:
+    """Keep with a finished answer's record the data parts its agent sent (`get_stream_writer()`), each with the
+    message it followed: the history shows them where they were shown (conversations/history.py)."""
+    update = {"turns": {question_id: AnswerRecord(data_parts=parts)}}
+    await graph.aupdate_state(config_of(thread_id), update, as_node=closing_node(graph))

@@ -73,12 +73,12 @@ def ui_messages(
     assistant: dict[str, Any] | None = None
     tool_parts: dict[str, dict[str, Any]] = {}
     endings: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []  # each answer's closing parts, added last
-    replies: dict[str | None, dict[str, Any]] = {}  # the questions the person answered, by the message they followed
+    placed: dict[str | None, list[dict[str, Any]]] = {}  # parts shown between messages, by the message they followed
     numbers = numbering(conversation.forks)
     for message in conversation.messages:
         if isinstance(message, HumanMessage):
-            if assistant is not None:  # where they were asked is gone: they close the answer that asked
-                assistant["parts"] += replies.values()
+            if assistant is not None:  # the message they followed is gone: they close their answer
+                assistant["parts"] += [part for parts in placed.values() for part in parts]
             record = conversation.records.get(message.id or "", AnswerRecord())
             answer_id = record.get("assistant_id")
             assistant = _assistant(message.id or "", record, conversation_id, feedback.get(answer_id or ""))
@@ -87,7 +87,7 @@ def ui_messages(
             _number(assistant, numbers.get(answer_key(message.id or "")))
             result += [user, assistant]
             endings.append((assistant, _closing_parts(record)))
-            replies = _replies(record)
+            placed = _placed(record)
         elif assistant is None:
             continue
         elif isinstance(message, AIMessage):
@@ -95,14 +95,14 @@ def ui_messages(
         elif isinstance(message, ToolMessage) and message.tool_call_id in tool_parts:
             _settle(tool_parts[message.tool_call_id], message)
             assistant["parts"] += [msgspec.to_builtins(event) for event in tool_results(message)[1:]]
-        if assistant is not None and message.id in replies:  # an answered question, where it was asked
-            assistant["parts"].append(replies.pop(message.id))
+        if assistant is not None and message.id in placed:  # an answered question, a data part, where it was shown
+            assistant["parts"] += placed.pop(message.id)
     for tool_call_id, approval_id in conversation.waiting.items():  # calls waiting for the person's approval
         waiting = tool_parts.get(tool_call_id)
         if waiting is not None and waiting["state"] == "input-available":
             waiting.update(state="approval-requested", approval={"id": approval_id})
     if assistant is not None:  # what the agent asked the person, unanswered, and the inputs they may change
-        assistant["parts"] += replies.values()
+        assistant["parts"] += [part for parts in placed.values() for part in parts]
         assistant["parts"] += [_question_part(question) for question in conversation.questions]
         assistant["parts"] += [_approval_part(item) for item in conversation.approvals if item.part_data]
     for answer, parts in endings:
@@ -129,12 +129,16 @@ def _closing_parts(record: AnswerRecord) -> list[dict[str, Any]]:
     return parts
 
 
-def _replies(record: AnswerRecord) -> dict[str | None, dict[str, Any]]:
-    """The agent's questions the person answered (with their reply), by the id of the message each followed."""
-    return {
-        replied.get("after"): {"type": "data-interrupt", "id": replied["id"], "data": replied["data"]}
-        for replied in record.get("replied", [])
-    }
+def _placed(record: AnswerRecord) -> dict[str | None, list[dict[str, Any]]]:
+    """What an answer showed between its messages, by the id of the message each followed: the agent's questions
+    the person answered (with their reply), and the data parts its agent sent."""
+    placed: dict[str | None, list[dict[str, Any]]] = {}
+    for replied in record.get("replied", []):
+        part = {"type": "data-interrupt", "id": replied["id"], "data": replied["data"]}
+        placed.setdefault(replied.get("after"), []).append(part)
+    for kept in record.get("data_parts", []):
+        placed.setdefault(kept.get("after"), []).append(kept["part"])
+    return placed
 
 
 def _number(message: dict[str, Any], number: tuple[int, int] | None) -> None:

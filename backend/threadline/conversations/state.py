@@ -82,6 +82,7 @@ class AnswerRecord(TypedDict, total=False):
     asked: list[dict[str, Any]]  # the agent's questions left unanswered by a stop or a new message: {id, data}
     # ... and those the person answered: {id, data (with the `reply`), after (the id of the message they followed)}
     replied: list[dict[str, Any]]
+    data_parts: list[dict[str, Any]]  # the agent's data parts the message kept: {part, after (as `replied`)}
 
 
 _EARLIER_KEYS = {
