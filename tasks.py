@@ -227,7 +227,7 @@ def test(args: list[str]) -> int:
     ensure_nginx()
     if failed := check():
         return failed
-    if subprocess.call(["npm", "run", "--silent", "check"], cwd=FRONTEND) != 0:  # TypeScript strict, Biome
+    if subprocess.call(["npm", "run", "--silent", "check"], cwd=FRONTEND) != 0:  # TypeScript strict, ESLint
         say("the page's checks failed")
         return 1
     # One pytest process per core (pytest-xdist): most tests wait on servers, browsers and subprocesses, so two
