@@ -103,10 +103,14 @@ def test_not_now_opens_a_new_chat_and_the_anonymous_conversation_stays_with_the_
     offer.get_by_role("button", name="Not now").click()
     expect(offer).to_have_count(0)
     expect(chat.user_messages).to_have_count(0)  # a new chat of the account's, not the anonymous id
+    keep_later = page.get_by_test_id("keep-earlier")
+    expect(keep_later).to_have_text("Keep 1 conversation from before")  # the offer can be opened again
     chat.ask("said as carol")
     chat.wait_until_answered()
     assert page.url != anonymous_url
     expect(chat.conversations).to_have_count(1)
+    page.reload()
+    expect(keep_later).to_be_visible()  # after a reload too, until it is kept
     chat.box.fill("a draft carol never sent")
     page.wait_for_function("() => Object.keys(localStorage).some(k => k.startsWith('threadline:draft:'))")
     page.get_by_role("button", name="Sign out").click()
@@ -116,6 +120,22 @@ def test_not_now_opens_a_new_chat_and_the_anonymous_conversation_stays_with_the_
     expect(chat.conversations).to_have_count(1)  # the browser's anonymous conversation is still there
     chat.conversations.first.click()
     expect(chat.user_messages.first).to_contain_text("said before signing in")
+
+
+def test_a_keep_offer_answered_not_now_is_offered_again_from_the_account_bar(page: Page, server: str):
+    chat = ChatPage.open(page, server)
+    chat.ask("said before signing in, kept later")
+    chat.wait_until_answered()
+    page.get_by_test_id("account").get_by_role("button", name="Sign in").click()
+    sign_in(page, "erin")
+    page.get_by_test_id("claim-offer").get_by_role("button", name="Not now").click()
+    page.get_by_test_id("keep-earlier").click()
+    offer = page.get_by_test_id("claim-offer")
+    offer.get_by_role("button", name="Keep it").click()
+    expect(offer).to_contain_text("1 conversation kept in your account.")
+    offer.get_by_role("button", name="OK").click()
+    expect(page.get_by_test_id("keep-earlier")).to_have_count(0)
+    expect(chat.conversations.first).to_contain_text("Said before signing in")
 
 
 def test_a_reload_before_answering_the_keep_offer_offers_it_again(page: Page, server: str):

@@ -23,7 +23,7 @@ export function App() {
   const [claims, setClaims] = useState(0); // a claim may bring the open conversation's history: shown afresh
   const [confirming, setConfirming] = useState<ConversationSummary | null>(null);
 
-  const { account, user, claimable, setClaimable } = useAccount();
+  const { account, user, claimable, setClaimable, earlier, setEarlier } = useAccount();
 
   const deletingIdRef = useRef<string | null>(null); // deleted but still undoable: not listed meanwhile
   const list = useConversations(query, setLoadError, deletingIdRef);
@@ -98,7 +98,18 @@ export function App() {
           setMenuOpen(false);
           document.querySelector<HTMLElement>('[data-testid="menu"]')?.focus(); // back where the drawer was opened
         }}
-        footer={signInOffered ? <AccountBar user={user} /> : undefined}
+        footer={
+          signInOffered ? (
+            <AccountBar
+              user={user}
+              earlier={claimable > 0 ? 0 : earlier}
+              onKeepEarlier={() => {
+                setClaimable(earlier);
+                setEarlier(0);
+              }}
+            />
+          ) : undefined
+        }
       />
       {confirming && (
         <ConfirmDelete
@@ -122,6 +133,7 @@ export function App() {
           <ClaimOffer
             count={claimable}
             onDone={(claimed) => {
+              setEarlier(claimed ? 0 : claimable); // "Not now": the account bar offers them again
               setClaimable(0);
               answerOffer(user);
               // Not kept: the open conversation is the anonymous identity's, so the account starts a new one

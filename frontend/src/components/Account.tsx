@@ -5,7 +5,13 @@ import type { User } from 'oidc-client-ts';
 import { type Claimed, claimConversations, describeError } from '../lib/api';
 import { displayName, signIn, signOut } from '../lib/auth';
 
-export function AccountBar({ user }: { user: User | null }) {
+type AccountBarProps = {
+  user: User | null;
+  earlier?: number; // conversations from before signing in that "Not now" left with the browser
+  onKeepEarlier?: () => void; // offer them again
+};
+
+export function AccountBar({ user, earlier = 0, onKeepEarlier }: AccountBarProps) {
   if (!user) {
     return (
       <div className="account" data-testid="account">
@@ -23,6 +29,11 @@ export function AccountBar({ user }: { user: User | null }) {
       <button type="button" className="sign-out" onClick={() => void signOut()}>
         Sign out
       </button>
+      {earlier > 0 && onKeepEarlier && (
+        <button type="button" className="keep-earlier" data-testid="keep-earlier" onClick={onKeepEarlier}>
+          Keep {conversations(earlier)} from before
+        </button>
+      )}
     </div>
   );
 }

@@ -10,17 +10,22 @@ export function useAccount() {
   const [account, setAccount] = useState<Account | null>(null); // null until the sign-in state is known
   const [user, setUser] = useState<User | null>(null);
   const [claimable, setClaimable] = useState(0); // anonymous conversations to offer, just after signing in
+  const [earlier, setEarlier] = useState(0); // ... and those a "Not now" left, which the account bar offers again
 
   useEffect(() => {
     startAccount(setUser).then(async (started) => {
       setUser(started.user);
       const user = started.user;
-      if (user && (started.justSignedIn || !offerAnswered(user))) setClaimable(await anonymousConversations());
+      if (user) {
+        const count = await anonymousConversations();
+        if (started.justSignedIn || !offerAnswered(user)) setClaimable(count);
+        else setEarlier(count);
+      }
       setAccount(started);
     });
   }, []);
 
-  return { account, user, claimable, setClaimable };
+  return { account, user, claimable, setClaimable, earlier, setEarlier };
 }
 
 const ANSWERED = 'threadline:claim-offer-answered'; // the user who answered the keep offer in this tab
