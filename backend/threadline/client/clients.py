@@ -466,6 +466,7 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         return await self._go_on(answer, reply_request(answer, value))
 
     async def send_outputs(self, answer: Answer, outputs: dict[str, Any], agent: AgentOptions | None = None) -> Answer:
+        """Give the outputs (by tool call id) of the calls of your own tools that `answer` ended on; see `Client`."""
         return await self._go_on(answer, outputs_request(answer, outputs, agent))
 
     async def _go_on(self, answer: Answer, request: dict[str, Any]) -> Answer:
