@@ -15,7 +15,7 @@ from test_agents import parts, texts
 from threadline.client import AgentOptions, Client
 from threadline.settings.profiles import Profile
 from threadline_testing import standins
-from threadline_testing.ai_sdk import browser_tool_chat, run_ag_ui
+from threadline_testing.ai_sdk import browser_tool_chat, read_with_ai4, run_ag_ui
 from threadline_testing.standins import Call, Reply
 
 LOCATION = {
@@ -191,7 +191,11 @@ async def test_browser_tools_that_cannot_be_offered_are_refused_and_a_new_messag
             assert refused.status_code == 400 and word in refused.text, refused.text
         nothing = {"id": conversation_id, "messages": [{"role": "assistant", "parts": [tool_output("c1", "x")]}]}
         assert (await client.post("/api/chat", json=nothing)).status_code == 404, "no conversation yet"
-        await chat(client, conversation_id, "where am I?", tools=[LOCATION])
+        paused = await client.post(
+            "/api/chat?protocol=data-stream", json=chat_body(conversation_id, "where am I?", tools=[LOCATION])
+        )
+        (call,) = read_with_ai4(paused.content)["message"]["toolInvocations"]  # ai 4 reads the call, left open
+        assert (call["toolName"], call["state"], call["args"]) == ("get_location", "call", {"precision": "city"})
         stale = {"id": conversation_id, "messages": [{"role": "assistant", "parts": [tool_output("c1", "x")]}]}
         missing = await client.post("/api/chat", json=stale)
         assert missing.status_code == 400 and "missing" in missing.text
