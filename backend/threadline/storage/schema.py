@@ -27,10 +27,6 @@ class Schema:
         self.wanted = wanted
         self.chosen: str | None = None
 
-    @property
-    def name(self) -> str:
-        return self.chosen or self.wanted
-
     async def configure(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """The pool's `configure`: each connection made once the schema is chosen looks in it first."""
         if self.chosen is not None:
