@@ -165,10 +165,13 @@ def test_each_agent_of_a_team_is_named_where_it_starts_speaking(page: Page, supe
     expect(page.get_by_test_id("agent-label")).to_have_text(["supervisor", "math_expert", "supervisor"])
     # The handoffs are lines saying who takes over, not tool cards named transfer_to_…
     expect(page.get_by_test_id("handoff")).to_have_text(["→ math_expert", "→ supervisor"])
+    # langgraph-supervisor's "Transferring back to supervisor" is its handoff's line, not the worker's words
+    expect(page.get_by_test_id("answer-text").filter(has_text="Transferring")).to_have_count(0)
     expect(chat.tool_cards.get_by_test_id("tool-name")).to_have_text(["add"])
     page.reload()
     expect(page.get_by_test_id("agent-label")).to_have_text(["supervisor", "math_expert", "supervisor"])
     expect(page.get_by_test_id("handoff")).to_have_text(["→ math_expert", "→ supervisor"])
+    expect(page.get_by_test_id("answer-text").filter(has_text="Transferring")).to_have_count(0)
 
 
 def test_a_structured_answer_is_shown_by_its_fields_after_a_reload_too(page: Page, quickstart: str):

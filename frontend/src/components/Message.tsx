@@ -7,7 +7,7 @@ import { Rating } from './Rating';
 import { Reasoning } from './Reasoning';
 import { CopyButton } from './CopyButton';
 import { EditBox, VersionSwitcher } from './Versions';
-import { textOf } from '../lib/messages';
+import { handoffTarget, isHandoffWords, textOf } from '../lib/messages';
 
 type Part = ChatMessage['parts'][number];
 type ToolPart = Extract<Part, { toolCallId: string }>;
@@ -275,6 +275,7 @@ export const Message = memo(function Message({
   const interruption = stopped || reason === 'cancelled' || reason === 'client-disconnected' ? 'stopped'
     : reason || failed ? 'interrupted' : null;
   const renderPart = (part: Part, index: number) => {
+    if (isHandoffWords(message.parts, index)) return null; // its handoff's line says it
     if (part.type === 'text') {
       return mine ? (
         <LongText key={index} text={part.text} />
@@ -312,6 +313,7 @@ export const Message = memo(function Message({
     if (part.type.startsWith('data-') && !QUIET_PARTS.has(part.type)) {
       return <AgentNote key={index} name={part.type.slice(5)} data={'data' in part ? part.data : null} />;
     }
+    // A team's handoff: a line saying who takes over, not a tool card.
     const handedTo = 'toolCallId' in part && part.state !== 'approval-requested' ? handoffTarget(part.type) : undefined;
     if (handedTo && 'toolCallId' in part) {
       return (
@@ -413,12 +415,6 @@ export const Message = memo(function Message({
     </article>
   );
 });
-
-/** The agent a team's handoff tool hands the conversation to (langgraph-supervisor's and -swarm's
- * `transfer_to_<agent>`, `transfer_back_to_<agent>`): a line saying so, not a tool card. */
-function handoffTarget(type: string): string | undefined {
-  return /^tool-transfer_(?:back_)?to_(.+)$/.exec(type)?.[1];
-}
 
 /** Which of a team's agents produced a part (`providerMetadata.threadline.agent`, docs/guides/agents.md). */
 function agentOf(part: Part | undefined): string | undefined {

@@ -26,7 +26,24 @@ export function chatTransport(): DefaultChatTransport<ChatMessage> {
 }
 
 export function textOf(message: ChatMessage): string {
-  return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('\n\n');
+  return message.parts
+    .map((part, index) => (part.type === 'text' && !isHandoffWords(message.parts, index) ? part.text : ''))
+    .join('\n\n');
+}
+
+/** The agent a team's handoff tool hands the conversation to (langgraph-supervisor's and -swarm's
+ * `transfer_to_<agent>`, `transfer_back_to_<agent>`), from its part's type. */
+export function handoffTarget(type: string): string | undefined {
+  return /^tool-transfer_(?:back_)?to_(.+)$/.exec(type)?.[1];
+}
+
+/** The words a handoff writes beside its call ("Transferring back to supervisor", langgraph-supervisor's
+ * handoff-back message): the handoff's own line says it, so they are not the agent's answer. */
+export function isHandoffWords(parts: ChatMessage['parts'], index: number): boolean {
+  const part = parts[index];
+  if (part?.type !== 'text' || !/^\s*transferring (back )?to \S+\s*$/i.test(part.text)) return false;
+  const next = parts.slice(index + 1).find((later) => later.type !== 'step-start' && later.type !== 'reasoning');
+  return next !== undefined && handoffTarget(next.type) !== undefined;
 }
 
 /** The answer with its calls that wait for approval declined, as the server declines them when a new message
