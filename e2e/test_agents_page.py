@@ -42,7 +42,10 @@ def test_a_new_chat_picks_one_of_several_agents_and_keeps_it(page: Page, speaker
     picker = page.get_by_test_id("agent-picker")
     expect(picker).to_have_value("writer")
     expect(picker.locator("option")).to_have_text(["writer", "critic"])
+    # each agent's welcome offers its own prompts (its langgraph.json's starters), else the model profile's
+    expect(page.get_by_test_id("example-prompt")).to_have_text(["Draft a note to the team", "Write a haiku about rain"])
     picker.select_option("critic")
+    expect(page.get_by_test_id("example-prompt").first).not_to_have_text("Draft a note to the team")
     chat.ask("hello")
     expect(chat.assistant).to_contain_text("critic here, after 1 messages")
     expect(page.get_by_test_id("agent-picker")).to_have_count(0)

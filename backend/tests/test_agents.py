@@ -556,6 +556,15 @@ def test_a_langgraph_json_brings_its_graph_its_environment_and_its_folders(tmp_p
         load_sources(f"{tmp_path / 'langgraph.json'}:third")
 
 
+@pytest.mark.parametrize("starters", ["Say hi", [""], ["x" * 501], [3]])
+def test_a_graphs_starters_are_a_list_of_prompts(tmp_path, starters):
+    (tmp_path / "agent.py").write_text("graph = 'an agent'\n")
+    config = {"graphs": {"agent": {"path": "./agent.py:graph", "starters": starters}}}
+    (tmp_path / "langgraph.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="graph 'agent''s `starters` must be a list of prompts"):
+        load_sources(str(tmp_path / "langgraph.json"))
+
+
 def test_a_langgraph_json_env_is_the_agents_and_never_threadlines_settings(tmp_path, monkeypatch):
     """Under `serve --workers` or `--reload` each process reads its settings from the environment the first one
     had after loading the agent: a `CORS_ORIGINS` or `CHAT_RATE_LIMIT` in the agent's `.env` must not become
@@ -582,8 +591,13 @@ async def test_a_langgraph_json_serves_each_of_its_graphs_and_a_conversation_kee
     async with running(make_settings(graph=str(SPEAKERS))) as client:
         listed = (await client.get("/api/agents")).json()
         assert listed == [
-            {"id": "writer", "name": "writer", "description": "Writes drafts"},
-            {"id": "critic", "name": "critic", "description": ""},
+            {
+                "id": "writer",
+                "name": "writer",
+                "description": "Writes drafts",
+                "starters": ["Draft a note to the team", "Write a haiku about rain"],
+            },
+            {"id": "critic", "name": "critic", "description": "", "starters": []},
         ]
         assert [r.getMessage() for r in caplog.records if "counter" in r.getMessage()] == [
             "graph 'counter' is not served: the graph has no `messages` state key and no text input for the chat "
@@ -644,7 +658,7 @@ def test_the_python_client_lists_the_agents_and_starts_a_conversation_with_one(m
 async def test_the_built_in_agent_is_the_one_agent_listed(make_settings):
     async with running(make_settings()) as client:
         assert (await client.get("/api/agents")).json() == [
-            {"id": "threadline", "name": "threadline", "description": "threadline's built-in agent"}
+            {"id": "threadline", "name": "threadline", "description": "threadline's built-in agent", "starters": []}
         ]
         _, raw, _ = await chat(client, new_conversation_id(), "hello", agent="threadline")
         assert texts(accepted(raw)["message"])

@@ -31,13 +31,18 @@ def is_config(spec: str) -> bool:
     return spec.endswith(".json") or spec.rpartition(":")[0].endswith(".json")
 
 
+MAX_STARTER = 500  # characters of one starter prompt
+
+
 class GraphEntry(NamedTuple):
-    """One graph of the file: its id (the `graphs` key), where it is (`file.py:name` or `module:name`) and the
-    description the file gives it, if any."""
+    """One graph of the file: its id (the `graphs` key), where it is (`file.py:name` or `module:name`), the
+    description the file gives it, if any, and the prompts an empty conversation with it offers (`starters`,
+    threadline's own key: without them the page offers the model profile's)."""
 
     id: str
     target: str
     description: str
+    starters: tuple[str, ...] = ()
 
 
 def graph_entries(spec: str) -> list[GraphEntry]:
@@ -81,7 +86,14 @@ def _entry(graph_id: str, value: Any, where: str, folder: Path) -> GraphEntry:
     if not isinstance(target, str) or ":" not in target:
         raise ConfigError(f"THREADLINE_GRAPH: {where}: graph {graph_id!r} must be path.py:name or module:name")
     description = value.get("description") if isinstance(value, dict) else None
-    return GraphEntry(graph_id, _resolved(target, folder), description if isinstance(description, str) else "")
+    starters = value.get("starters", []) if isinstance(value, dict) else []
+    if not isinstance(starters, list) or not all(isinstance(s, str) and 0 < len(s) <= MAX_STARTER for s in starters):
+        raise ConfigError(
+            f"THREADLINE_GRAPH: {where}: graph {graph_id!r}'s `starters` must be a list of prompts "
+            f"(each 1 to {MAX_STARTER} characters)"
+        )
+    description = description if isinstance(description, str) else ""
+    return GraphEntry(graph_id, _resolved(target, folder), description, tuple(starters))
 
 
 def _resolved(target: str, folder: Path) -> str:

@@ -44,15 +44,16 @@ class NoMessages(AgentLoadError):
 @dataclass(frozen=True)
 class ServedAgent:
     """One graph threadline serves: the id a chat body's `agent` names (GET /api/agents), and where it comes
-    from. `name` is the compiled graph's own, when it has one."""
+    from. `name` is the compiled graph's own, when it has one; `starters` its langgraph.json entry's."""
 
     id: str
     source: AgentSource
     description: str = ""
     name: str = ""
+    starters: tuple[str, ...] = ()
 
     def public(self) -> PublicAgent:
-        return PublicAgent(self.id, self.name or self.id, self.description)
+        return PublicAgent(self.id, self.name or self.id, self.description, list(self.starters))
 
 
 class PublicAgent(msgspec.Struct, frozen=True):
@@ -61,6 +62,7 @@ class PublicAgent(msgspec.Struct, frozen=True):
     id: str  # what the chat body's `agent` names
     name: str
     description: str
+    starters: list[str] = msgspec.field(default_factory=list)  # an empty conversation's prompts, when it has its own
 
 
 def load_sources(spec: str) -> list[ServedAgent]:
@@ -72,7 +74,10 @@ def load_sources(spec: str) -> list[ServedAgent]:
         entries = graph_entries(spec)
     except ConfigError as error:
         raise AgentLoadError(str(error)) from None
-    return [ServedAgent(entry.id, load_source(entry.target), entry.description) for entry in entries]
+    return [
+        ServedAgent(entry.id, load_source(entry.target), entry.description, starters=entry.starters)
+        for entry in entries
+    ]
 
 
 def load_source(spec: str) -> AgentSource:

@@ -138,9 +138,9 @@ class Client(_Connection[httpx.Client]):
         options = {"stream_mode": stream_mode, "files": files, "agent": agent, "profile": profile}
         return whole(self.stream(text, conversation_id, **options))  # type: ignore[arg-type]
 
-    def agents(self) -> list[dict[str, str]]:
-        """The agents a new conversation may go to (`id`, `name`, `description`), the default first."""
-        agents: list[dict[str, str]] = json_of(self.http.get("/api/agents"))
+    def agents(self) -> list[dict[str, Any]]:
+        """The agents a new conversation may go to (`id`, `name`, `description`, `starters`), the default first."""
+        agents: list[dict[str, Any]] = json_of(self.http.get("/api/agents"))
         return agents
 
     def profiles(self) -> list[dict[str, Any]]:
@@ -374,8 +374,8 @@ class AsyncClient(_Connection[httpx.AsyncClient]):
         options = {"stream_mode": stream_mode, "files": files, "agent": agent, "profile": profile}
         return await self._whole(self.stream(text, conversation_id, **options))  # type: ignore[arg-type]
 
-    async def agents(self) -> list[dict[str, str]]:
-        agents: list[dict[str, str]] = json_of(await self.http.get("/api/agents"))
+    async def agents(self) -> list[dict[str, Any]]:
+        agents: list[dict[str, Any]] = json_of(await self.http.get("/api/agents"))
         return agents
 
     async def profiles(self) -> list[dict[str, Any]]:

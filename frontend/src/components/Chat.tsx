@@ -101,6 +101,9 @@ export function Chat(props: Props) {
 
   const shownProfileId = profileId ?? answeredBy ?? profiles.find((profile) => profile.default)?.id ?? '';
   const shownProfile = profiles.find((profile) => profile.id === shownProfileId);
+  const shownAgentId = props.agentId ?? pickedAgent ?? agents[0]?.id ?? '';
+  // An agent's own prompts (its langgraph.json's `starters`) before the model profile's
+  const agentStarters = agents.find((agent) => agent.id === shownAgentId)?.starters ?? [];
 
   return (
     <section className="chat" aria-label="Conversation">
@@ -112,12 +115,12 @@ export function Chat(props: Props) {
         profileId={shownProfileId}
         onPickProfile={setProfileId}
         agents={agents}
-        agentId={props.agentId ?? pickedAgent ?? agents[0]?.id ?? ''}
+        agentId={shownAgentId}
         onPickAgent={messages.length === 0 ? setPickedAgent : undefined}
       />
       <div className="messages" role="log" aria-live="polite" aria-busy={busy} ref={logRef} onScroll={onScroll}>
         {messages.length === 0 && !busy ? (
-          <Welcome starters={shownProfile?.starters ?? []} onSend={send} />
+          <Welcome starters={agentStarters.length ? agentStarters : (shownProfile?.starters ?? [])} onSend={send} />
         ) : (
           <Messages
             messages={messages}

@@ -882,6 +882,7 @@ export interface components {
             description: string;
             id: string;
             name: string;
+            starters?: string[];
         };
         /** PublicProfile */
         PublicProfile: {
