@@ -62,10 +62,14 @@ def test_a_visitor_signs_in_keeps_their_conversations_and_signs_out(page: Page, 
     chat.wait_until_answered()
     expect(chat.conversations).to_have_count(1)
 
+    refused: list[str] = []
+    page.on("response", lambda response: refused.append(response.url) if response.status >= 400 else None)
     page.get_by_test_id("account").get_by_role("button", name="Sign in").click()
     sign_in(page, "alice")
     offer = page.get_by_test_id("claim-offer")
     expect(offer).to_contain_text("You have 1 conversation from before you signed in")
+    assert refused == [], "the anonymous conversation is not read as the user before it is kept"
+    expect(page.get_by_role("alert")).to_have_count(0)
     expect(page.get_by_test_id("account")).to_contain_text("Alice")
     expect(chat.box).to_be_disabled()  # nothing is sent before the offer is answered
     offer.get_by_role("button", name="Keep it").click()

@@ -1,5 +1,5 @@
 // The page: a conversation sidebar and the open conversation, whose id lives in the URL (?c=…).
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useEffectEvent, useRef, useState } from 'react';
 import { answerOffer, useAccount } from './hooks/useAccount';
 import { useConversations } from './hooks/useConversations';
 import { idFromUrl, showInUrl, useOpenConversation } from './hooks/useOpenConversation';
@@ -30,12 +30,15 @@ export function App() {
   const { conversations, refresh: refreshList } = list;
 
   const { open, openConversation } = useOpenConversation(setLoadError);
+  // Until the keep offer is answered, the conversation in the URL is still the anonymous visitor's: read as the
+  // user it is not found. It is read once kept (or left for a new chat), not before.
+  const openFromUrl = useEffectEvent(() => void openConversation(idFromUrl(), false, claimable === 0));
 
   useEffect(() => {
     if (!account) return;
     listProfiles().then(setProfiles, () => setProfiles([])); // without the list, the default is used
     listAgents().then(setAgents, () => setAgents([]));
-    void openConversation(idFromUrl(), false);
+    openFromUrl();
     const onPopState = () => void openConversation(idFromUrl(), false);
     window.addEventListener('popstate', onPopState);
     return () => window.removeEventListener('popstate', onPopState);

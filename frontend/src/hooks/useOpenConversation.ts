@@ -19,10 +19,11 @@ export function useOpenConversation(onError: (message: string | null) => void) {
   const [open, setOpen] = useState<Open | null>(null);
 
   // A promise chain rather than await: a new chat (no id) must not set state within the effect that opens it.
+  // `load: false` opens it unread: one the signed-in user cannot read yet (the anonymous one a keep offer is about).
   const openConversation = useCallback(
-    (id: string | null, push: boolean) => {
+    (id: string | null, push: boolean, load = true) => {
       const target = id ?? newConversationId();
-      const loaded: Promise<ChatMessage[]> = id ? loadConversation(id) : Promise.resolve([]);
+      const loaded: Promise<ChatMessage[]> = id && load ? loadConversation(id) : Promise.resolve([]);
       return loaded.then(
         (messages) => {
           onError(null);
