@@ -15,6 +15,8 @@ from helpers import chat, chat_body, first_deltas, new_conversation_id, running,
 from test_agents import accepted, parts, texts
 from test_cli import threadline
 from test_public_agents import history_of, shown
+from threadline.answers.thread_access import matches
+from threadline.refusals import Refused
 from threadline.settings import AgentLimits
 from threadline_testing.sse import parse_sse
 from threadline_testing.standins import Call, Reply
@@ -683,50 +685,107 @@ auth = Auth()
 
 
 @auth.authenticate
-async def who(authorization: str | None, path: str):
+async def who(authorization: str | None, headers: dict):
     if not authorization or not authorization.startswith("Bearer good-"):
         raise Auth.exceptions.HTTPException(status_code=401, detail="Authorization header missing")
-    return {"identity": authorization.removeprefix("Bearer good-"), "permissions": ["reader"]}
+    name, _, role = authorization.removeprefix("Bearer good-").partition(":")
+    team = headers.get(b"x-team", b"").decode()
+    return {"identity": name, "permissions": [role or "reader"], "team": team}
 """
 
-OWNERSHIP = """
+# open_deep_research's handlers (its src/security/auth.py): the owner written into a new thread's metadata, every
+# other action filtered by it; and two of a team's own: a thread belongs to the team it was made in, and only an
+# editor deletes or renames
+HANDLERS = """
+
+@auth.on.threads.create
+@auth.on.threads.create_run
+async def on_thread_create(ctx, value):
+    metadata = value.setdefault("metadata", {})
+    metadata["owner"] = ctx.user.identity
+    metadata["team"] = ctx.user["team"]
+
 
 @auth.on.threads.read
-async def own_threads(ctx, value):
-    return {"owner": ctx.user.identity}
+@auth.on.threads.search
+async def on_thread_read(ctx, value):
+    return {"owner": ctx.user.identity, "team": ctx.user.team}
+
+
+@auth.on.threads
+async def on_thread_change(ctx, value):
+    if "editor" not in ctx.permissions:
+        raise Auth.exceptions.HTTPException(status_code=403, detail="Only editors change threads")
+    return {"owner": {"$eq": ctx.user.identity}}
+
+
+@auth.on.assistants.create
+async def on_assistant_create(ctx, value):
+    return False
+
+
+@auth.on.store()
+async def on_store(ctx, value):
+    assert value["namespace"][0] == ctx.user.identity
 """
 
 
-async def test_a_langgraph_json_auth_names_the_caller_and_its_handlers_are_never_silently_ignored(
-    make_settings, tmp_path
+async def test_a_langgraph_json_auth_names_the_caller_and_its_handlers_decide_what_they_may_do(
+    make_settings, tmp_path, caplog
 ):
     (tmp_path / "graphs.py").write_text(OUTPUT_SCHEMA)
     (tmp_path / "auth.py").write_text(AUTH)
     config = {"graphs": {"agent": "./graphs.py:no_arguments"}, "auth": {"path": "./auth.py:auth"}}
     (tmp_path / "langgraph.json").write_text(json.dumps(config))
+    ada, bo = {"authorization": "Bearer good-ada"}, {"authorization": "Bearer good-bo"}
     async with running(make_settings(graph=str(tmp_path / "langgraph.json"))) as client:
         assert (await client.get("/health")).status_code == 200, "public routes stay open"
         refused = await client.get("/api/conversations")
         assert refused.status_code == 401 and refused.json()["error"]["message"] == "Authorization header missing"
-        alice, bob = {"authorization": "Bearer good-auth-ada"}, {"authorization": "Bearer good-auth-bo"}
         conversation_id = new_conversation_id()
-        response = await client.post("/api/chat", json=chat_body(conversation_id, "hi"), headers=alice)
-        assert response.status_code == 200
-        mine = (await client.get("/api/conversations", headers=alice)).json()
-        assert [row["id"] for row in mine] == [conversation_id]
-        assert (await client.get("/api/conversations", headers=bob)).json() == []
-        assert (await client.get(f"/api/conversations/{conversation_id}", headers=bob)).status_code == 404
-    (tmp_path / "auth.py").write_text(AUTH + OWNERSHIP)
+        assert (await client.post("/api/chat", json=chat_body(conversation_id, "hi"), headers=ada)).status_code == 200
+        assert [row["id"] for row in (await client.get("/api/conversations", headers=ada)).json()] == [conversation_id]
+        assert (await client.get("/api/conversations", headers=bo)).json() == []
+        assert (await client.get(f"/api/conversations/{conversation_id}", headers=bo)).status_code == 404
+
+    (tmp_path / "auth.py").write_text(AUTH + HANDLERS)
+    async with running(make_settings(graph=str(tmp_path / "langgraph.json"))) as client:
+        assert "assistants.create, store.*" in caplog.text and "they are not run" in caplog.text
+        red, blue = ada | {"x-team": "red"}, ada | {"x-team": "blue"}
+        conversation_id = new_conversation_id()
+        assert (await client.post("/api/chat", json=chat_body(conversation_id, "hi"), headers=red)).status_code == 200
+        path = f"/api/conversations/{conversation_id}"
+        assert (await client.get(path, headers=red)).status_code == 200
+        # the same person in another team: the read and search filters leave the red team's thread out
+        assert (await client.get(path, headers=blue)).status_code == 404
+        assert (await client.get("/api/conversations", headers=blue)).json() == []
+        assert [row["id"] for row in (await client.get("/api/conversations", headers=red)).json()] == [conversation_id]
+        # a reader may not rename or delete (the threads handler's own 403); an editor may
+        renamed = await client.patch(path, json={"title": "Plans"}, headers=red)
+        assert renamed.status_code == 403 and renamed.json()["error"]["message"] == "Only editors change threads"
+        assert (await client.delete(path, headers=red)).status_code == 403
+        editor = {"authorization": "Bearer good-ada:editor", "x-team": "red"}
+        assert (await client.patch(path, json={"title": "Plans"}, headers=editor)).status_code == 200
+        assert (await client.delete(path, headers=editor)).status_code == 204
+        assert (await client.get(path, headers=red)).status_code == 404
     checked = threadline("check", "--graph", str(tmp_path / "langgraph.json"), THREADLINE_DATA_DIR=str(tmp_path))
-    assert checked.returncode == 2 and "@auth.on handlers (threads.read) cannot be run" in checked.stderr
-    accepted_check = threadline(
-        "check",
-        "--graph",
-        str(tmp_path / "langgraph.json"),
-        THREADLINE_DATA_DIR=str(tmp_path),
-        THREADLINE_GRAPH_AUTH_HANDLERS="ownership",
-    )
-    assert accepted_check.returncode == 0, accepted_check.stderr
+    assert checked.returncode == 0, checked.stderr
+
+
+@pytest.mark.parametrize(
+    ("rule", "kept"),
+    [
+        ({"owner": "ada"}, True),
+        ({"owner": {"$eq": "bo"}}, False),
+        ({"tags": {"$contains": "red"}}, True),
+        ({"tags": {"$contains": ["red", "blue"]}}, False),
+        ({"missing": "x"}, False),
+    ],
+)
+def test_an_auth_handlers_filter_is_matched_as_langgraph_matches_it(rule, kept):
+    assert matches({"owner": "ada", "tags": ["red", "green"]}, rule) is kept
+    with pytest.raises(Refused):
+        matches({"owner": "ada"}, {"owner": {"$ne": "bo"}})  # an operator LangGraph's filters do not have
 
 
 @pytest.mark.parametrize("value", [2**64, json.loads("[" * 300 + "]" * 300)])

@@ -70,12 +70,12 @@ def loaded_agents(settings: Settings) -> tuple[Any, ...] | None:
     """A team's own agents (THREADLINE_GRAPH), checked; None after saying why they cannot run."""
     from threadline.agent.graphs import load_agents
     from threadline.agent.loading import AgentLoadError
-    from threadline.http.graph_auth import graph_identify
+    from threadline.http.graph_auth import graph_auth
     from threadline.settings.agents import AgentSettings
 
     try:
         agents = load_agents(AgentSettings.of(settings))
-        graph_identify(settings.graph, settings.graph_auth_handlers)  # a langgraph.json's auth, checked too
+        graph_auth(settings.graph)  # a langgraph.json's auth, checked too
         return agents
     except AgentLoadError as error:
         print(f"threadline: {error}", file=sys.stderr)

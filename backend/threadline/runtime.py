@@ -25,6 +25,7 @@ from threadline.answers.active import ActiveTurns
 from threadline.answers.conversation_service import ConversationService, Retention
 from threadline.answers.recordings import Recordings
 from threadline.answers.service import AnswerService
+from threadline.answers.thread_access import Decide, ThreadAccess
 from threadline.conversations.attachments import FileLimits, checked_file, kept
 from threadline.conversations.closing import recover_turn
 from threadline.conversations.state import FileRef
@@ -144,11 +145,13 @@ async def running_services(
     builtin_token: Callable[[], str],
     tracer_provider: TracerProvider | None = None,
     agents: Sequence[ServedAgent] = (),
+    decide: Decide | None = None,
 ) -> AsyncIterator[Services]:
     """Start everything an answer needs, in order (storage → model → tools → graph), and stop it again;
     `chat_limit` says in the log what the chat's rate limit is; `builtin_http` reaches this server's own MCP
     endpoint, with tokens from `builtin_token`; answers' spans go to `tracer_provider` when there is one;
-    `agents` are a team's own (agent/loading.py), else the built-in."""
+    `agents` are a team's own (agent/loading.py), else the built-in; `decide` is what a langgraph.json's auth
+    handlers say callers may do with their conversations (answers/thread_access.py)."""
     async with open_storage(StorageSettings.of(settings)) as storage:
         file_limits = FileLimits.of(FileSettings.of(settings))
         files = FileReader(storage.files.read, settings.file_prompt_bytes)
@@ -165,6 +168,7 @@ async def running_services(
         )
         await toolbox.start()
         answers = answer_service(settings, storage, graphs, tracer_provider)
+        answers.access = ThreadAccess(decide, storage.store)
         retention = Retention(settings.conversation_retention_days, settings.anonymous_retention_days)
         conversation_service = ConversationService(storage, answers.active, retention)
         services = Services(

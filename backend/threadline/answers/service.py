@@ -28,6 +28,7 @@ from threadline.agent.graphs import BUILT_IN, GraphSwitch
 from threadline.agent.titles import title_for
 from threadline.answers.active import ActiveTurns
 from threadline.answers.recordings import Batches, Recordings
+from threadline.answers.thread_access import Action, ThreadAccess
 from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup
 from threadline.conversations import approvals, versions
 from threadline.conversations.approvals import SUPERSEDED, ApprovalResponse
@@ -117,16 +118,19 @@ class AnswerService:
     # The second answers of A/B comparisons, by comparison id, until their stream is read.
     second_answers: dict[str, Turn] = field(default_factory=dict)
     chores: set[asyncio.Task[None]] = field(default_factory=set)  # work an answer leaves behind, kept alive
+    access: ThreadAccess = field(default_factory=ThreadAccess)  # a langgraph.json's auth handlers, when it has any
 
     @property
     def several_profiles(self) -> bool:
         return len(self.graphs.profiles) > 1
 
-    async def owned(self, client_id: str, conversation_id: str) -> ConversationSummary:
-        """The visitor's conversation by this id; another's is not found, exactly like a missing one."""
+    async def owned(self, client_id: str, conversation_id: str, action: Action = "read") -> ConversationSummary:
+        """The visitor's conversation by this id, for `action` (what a langgraph.json's auth handlers are asked);
+        another's is not found, exactly like a missing one."""
         conversation = await self.storage.conversations.get(conversation_id, client_id)
         if conversation is None:
             raise not_found()
+        await self.access.check(action, client_id, conversation_id)
         return conversation
 
     async def start(self, client_id: str, conversation_id: str, message: NewMessage, options: AnswerOptions) -> Turn:
@@ -135,6 +139,9 @@ class AnswerService:
         a storage limit is reached."""
         profile = await self.profile_for(client_id, conversation_id, options.profile_id)
         options = await self._with_agent(options, client_id, conversation_id)
+        if self.access.ruled:  # a langgraph.json's auth handlers are asked before the conversation is made or run
+            new = await self.storage.conversations.get(conversation_id, client_id) is None
+            await self.access.start_run(client_id, conversation_id, new, options.agent_id)
         if self.several_profiles and not options.comparison_id:  # a comparison needs two profiles
             await self._refuse_while_unvoted(client_id, conversation_id)
         thread_id = thread_of(client_id, conversation_id)
@@ -182,7 +189,7 @@ class AnswerService:
 
     async def show_version(self, client_id: str, conversation_id: str, message_id: str, number: int) -> None:
         """Show version `number` (from 1) of a message with versions, and the branch that goes on from it."""
-        await self.owned(client_id, conversation_id)
+        await self.owned(client_id, conversation_id, "update")
         thread_id = thread_of(client_id, conversation_id)
         if await self.active.answer_running_in(thread_id) is not None:
             raise Refused("CONFLICT", "An answer is streaming in this conversation: stop it or let it finish first.")
@@ -200,7 +207,7 @@ class AnswerService:
     ) -> Turn:
         """Resume the answer that waits for the person's approvals (by approval id: the tool call id and the
         response), once they are checked against what waits; it goes on as the same assistant message."""
-        await self.owned(client_id, conversation_id)
+        await self.owned(client_id, conversation_id, "create_run")  # the answer goes on: a run
         conversation = await load(self.graphs.current, thread_of(client_id, conversation_id))
         try:
             resume = approvals.check(conversation.approvals, responses, self._input_problem)
@@ -218,7 +225,7 @@ class AnswerService:
         self, client_id: str, conversation_id: str, interrupt_id: str, value: Any, options: AnswerOptions
     ) -> Turn:
         """Resume the answer that waits for the person's answer to the agent's question (`interrupt(value)`)."""
-        await self.owned(client_id, conversation_id)
+        await self.owned(client_id, conversation_id, "create_run")  # the answer goes on: a run
         conversation = await load(self.graphs.current, thread_of(client_id, conversation_id))
         asked = next((question for question in conversation.questions if question.id == interrupt_id), None)
         if asked is None:
@@ -236,7 +243,7 @@ class AnswerService:
         """Resume the answer that waits for the page to run its browser tools' calls, with their outputs (by tool
         call id; the outputs of the answer's other calls, which the page sends back with them, are not read): every
         call that waits must be answered (conversations/browser_calls.py)."""
-        await self.owned(client_id, conversation_id)
+        await self.owned(client_id, conversation_id, "create_run")  # the answer goes on: a run
         conversation = await load(self.graphs.current, thread_of(client_id, conversation_id))
         waiting = {call.tool_call_id: call for call in conversation.browser_calls}
         if not waiting:
@@ -278,6 +285,7 @@ class AnswerService:
         conversation is recorded; not found, or a conflict when none runs. The answer is looked for again once
         the conversation is found: it may have started while the stop was on its way."""
         thread_id = thread_of(client_id, conversation_id)
+        await self.access.check("update", client_id, conversation_id, action="interrupt")
         if await self.active.cancel(thread_id, client_id):
             return
         await self.owned(client_id, conversation_id)

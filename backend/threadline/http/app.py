@@ -36,7 +36,7 @@ from threadline.http.connection_limits import RequestLimits
 from threadline.http.dependencies import AppServices, chat_allowance, limits_of, owned_conversation
 from threadline.http.dependencies_in_turn import resolve_in_turn
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
-from threadline.http.graph_auth import graph_identify
+from threadline.http.graph_auth import GraphAuth, graph_auth
 from threadline.http.host_identity import Identify
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.http.limits import Limits
@@ -300,6 +300,7 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
         self.graph = graph
         self.agents = agents
         self.identify = identify
+        self.graph_auth: GraphAuth | None = None
         self.page = page
         self.tracer_provider = (
             tracer_provider_for(self.settings.otlp_traces_endpoint) if self.settings.otlp_traces_endpoint else None
@@ -314,6 +315,9 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
         mcp_server = build_server(lambda: state.services)
         mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
         agents = self.agents if self.agents is not None else load_agents(AgentSettings.of(settings), self.graph)
+        # A langgraph.json's own auth, unless the app has a login of its own (http/graph_auth.py)
+        self.graph_auth = None if self.identify else graph_auth(settings.graph)
+        decide = self.graph_auth.decide if self.graph_auth else None
         provider = httpx.AsyncClient(timeout=10)  # the identity provider's discovery document and keys
 
         @asynccontextmanager
@@ -326,7 +330,7 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
                 provider,
                 mcp_server.session_manager.run(),
                 running_services(
-                    settings, limits.chat.description, builtin_http, builtin_token, tracer_provider, agents
+                    settings, limits.chat.description, builtin_http, builtin_token, tracer_provider, agents, decide
                 ) as services,
             ):
                 app.state.services = state.services = services
@@ -370,7 +374,7 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
             bearer=bearer,
             anonymous=settings.auth_anonymous == "allow",
             admin_token=settings.admin_token,
-            identify=self.identify or graph_identify(settings.graph, settings.graph_auth_handlers),
+            identify=self.identify or (auth.identify if (auth := self.graph_auth) else None),
         )
 
     def receive_route(self, route: BaseRoute) -> None:

@@ -326,15 +326,6 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             default="none",
         ),
     ] = {}
-    graph_auth_handlers: Annotated[
-        Literal["refuse", "ownership"],
-        env(
-            "THREADLINE_GRAPH_AUTH_HANDLERS",
-            help="what a langgraph.json `auth` with `@auth.on` handlers does: `refuse` stops start-up naming them; "
-            "`ownership` serves it, each caller owning their conversations as always, the handlers not run (see "
-            "[Your own agent](../guides/agents.md#its-auth))",
-        ),
-    ] = "refuse"
     request_context: Annotated[
         tuple[str, ...],
         env(
@@ -1050,7 +1041,6 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "Agents": (
         "graph",
         "graph_context",
-        "graph_auth_handlers",
         "request_context",
         "system_prompt",
         "max_model_calls",

@@ -102,7 +102,9 @@ class ConversationController(Controller):
         if len(found) > limit:
             found = found[:limit]
             headers["Link"] = f'<{request.url.path}?{next_page(q, limit, found[-1])}>; rel="next"'
-        return Response(found, headers=headers)
+        # A langgraph.json's auth may filter the list: a page may then be shorter, its Link still leads on.
+        shown = await services.answers.access.visible(client_id, found, lambda row: row.id, limit)
+        return Response(shown, headers=headers)
 
     @get(
         "/{conversation_id:str}",
@@ -152,6 +154,7 @@ class ConversationController(Controller):
     ) -> ConversationSummary:
         """`{"title": …}`: 1–120 characters once spaces are trimmed, on one line."""
         title = checked_title(data.title)
+        await services.answers.owned(client_id, conversation_id, "update")
         renamed = await services.conversations.rename(conversation_id, client_id, title)
         if renamed is None:
             raise not_found()
@@ -167,8 +170,10 @@ class ConversationController(Controller):
     ) -> None:
         """An answer still streaming is stopped first (in whichever process runs it) and its last writes are
         awaited, so nothing it saves can bring the conversation back."""
+        await services.answers.access.check("delete", client_id, conversation_id)
         if not await services.conversation_service.delete(client_id, conversation_id):
             raise not_found()
+        await services.answers.access.forget(client_id, conversation_id)
 
 
 async def detail(services: Services, client_id: str, conversation: ConversationSummary) -> ConversationDetail:

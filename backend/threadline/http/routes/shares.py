@@ -36,6 +36,7 @@ class ShareController(Controller):
     ) -> Share:
         """The snapshot is the branch shown now, without ratings, traces or the conversation's id; its link
         stays the same when shared again."""
+        await services.answers.access.check("update", client_id, conversation_id)  # it is published
         shown = await detail(services, client_id, conversation)
         return await services.storage.shares.share(client_id, conversation.id, shown.title, shown.messages)
 
@@ -52,6 +53,7 @@ class ShareController(Controller):
     ) -> Share | Response[None]:
         """A conversation that is not shared is no error (the page asks each time it opens its Share dialog);
         another visitor's conversation is not found, as a missing one."""
+        await services.answers.access.check("read", client_id, conversation_id)
         share = await services.storage.shares.of_conversation(client_id, conversation_id)
         if share is None:
             await services.answers.owned(client_id, conversation_id)
@@ -62,6 +64,7 @@ class ShareController(Controller):
     async def revoke(
         self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
     ) -> None:
+        await services.answers.access.check("update", client_id, conversation_id)
         if not await services.storage.shares.revoke(client_id, conversation_id):
             raise not_found("Share")
 

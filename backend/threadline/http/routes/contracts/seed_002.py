@@ -143,9 +143,10 @@ class Seed002Controller(Controller):
         """A seed 002 client may name itself with `?client_id=`: the signed token the server issued it (the
         `X-Threadline-Client` header's value). A bare or forged id names no one: the caller's own list."""
         client_id = request.app.state.signer.verify(token) or client_id
+        found = await services.conversations.list(client_id)
         return [
             ListedConversation(
                 conversation_id=row.id, title=row.title, created_at=row.created_at, last_message_at=row.last_message_at
             )
-            for row in await services.conversations.list(client_id)
+            for row in await services.answers.access.visible(client_id, found, lambda row: row.id, len(found))
         ]
