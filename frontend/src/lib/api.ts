@@ -185,11 +185,19 @@ export function describeError(error: Error): string {
   if (error instanceof ApiError && error.status === 429) {
     return `Too many requests — try again in ${error.retryAfter ?? 60} s.`;
   }
-  if (error instanceof ApiError) return error.message;
+  if (error instanceof ApiError) return inPlainWords(error);
   if (error.message === 'Failed to fetch' || error.name === 'TypeError') {
     return 'The server cannot be reached. Check your connection and try again.';
   }
   return error.message || 'Something went wrong. Please try again.';
+}
+
+/** A refusal as the page says it: the server's words, which speak to API clients too, without what only they
+ * need (the "Invalid request:" of a validation error, the vote's endpoint, a bare status). */
+function inPlainWords(error: ApiError): string {
+  if (error.code === 'VOTE_REQUIRED') return 'Pick the better of the two answers above first.';
+  if (error.code === 'HTTP_ERROR') return `The server could not answer (${error.status}). Please try again in a moment.`;
+  return error.message.replace(/^Invalid request: /, '');
 }
 
 /** 32 random hex digits. Not crypto.randomUUID: it exists only in secure contexts (https or localhost), and
