@@ -46,7 +46,9 @@ class Reply:
     status: int = 200
     fault: str = ""
     raw_arguments: str | None = None  # sent instead of the tool's arguments as JSON
-    pace: float = 0.0  # seconds between the words of the text: an answer a test can stop or reload mid-way
+    # Seconds between the words of the text (before a tool call, in Anthropic's format): an answer a test can stop
+    # or reload mid-way
+    pace: float = 0.0
     retry_after: str | None = None  # with a 429: its Retry-After header
     # With `tool` too (OpenAI's format only), the text comes first, then the call.
 
@@ -399,6 +401,7 @@ def _anthropic_app(standin: StandIn) -> Litestar:
                 yield event("content_block_stop", {"index": 0})
                 index = 1
             if reply.tool:
+                await asyncio.sleep(reply.pace)  # the model thinks before it calls
                 name, args = reply.tool
                 block = {"type": "tool_use", "id": f"toolu_{len(standin.requests)}", "name": name, "input": {}}
                 yield event("content_block_start", {"index": index, "content_block": block})

@@ -169,7 +169,8 @@ def enrichment_script(call: Call) -> Reply | None:
         return None
     if call.last_result is None:
         return Reply(tool=("search", {"query": "LangChain founding"}))
-    return Reply(tool=("Info", {"founded": 2022, "founder": "Harrison Chase"}))
+    slowly = any("take your time" in said for said in call.users)  # a second to reload or stop in, after its search
+    return Reply(tool=("Info", {"founded": 2022, "founder": "Harrison Chase"}), pace=1.0 if slowly else 0.0)
 
 
 async def test_data_enrichment_shows_its_search_and_answers_with_the_info_it_found(make_settings, anthropic):
@@ -196,6 +197,45 @@ async def test_data_enrichment_shows_its_search_and_answers_with_the_info_it_fou
     assert [texts(message) for message in history[0::2]] == ["LangChain", "LangGraph"]
     read = read_with_ai4(response.content)["message"]
     assert [call["toolName"] for call in read["toolInvocations"]] == ["search", "Info"]
+
+
+def test_data_enrichment_keeps_its_running_answer_through_a_reload_and_a_stop(make_settings, anthropic):
+    anthropic.script = enrichment_script
+    with serving(make_settings(graph=DATA_ENRICHMENT)) as base_url:
+        asyncio.run(search_then_stop(base_url))
+
+
+async def search_then_stop(base_url: str) -> None:
+    """A reloaded page follows the answer from its search to the info it hands in; a stop after its search ends it
+    as stopped with the search it showed."""
+    async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+        await client.get("/api/conversations")
+        conversation_id, cookie = new_conversation_id(), f"{COOKIE}={client.cookies[COOKIE]}"
+        extraction = {"extraction_schema": COMPANY}
+        for turn in ("reload", "stop"):
+            body = chat_body(conversation_id, f"LangChain, take your time ({turn})", input=extraction)
+            response = await client.send(client.build_request("POST", "/api/chat", json=body), stream=True)
+            reading = sse_chunks(response)
+            async for chunk in reading:  # until its search's result is shown
+                if chunk["type"] == "tool-output-available":
+                    break
+            if turn == "reload":
+                async with httpx.AsyncClient(base_url=base_url, headers={"cookie": cookie}, timeout=30) as reloaded:
+                    replayed = accepted((await reloaded.get(f"/api/chat/{conversation_id}/stream")).content)
+                assert [part["type"] for part in replayed["message"]["parts"] if "toolCallId" in part] == [
+                    "tool-search",
+                    "tool-Info",
+                ]
+                (found,) = parts(replayed["message"], "data-structured-response")
+                assert found["data"] == {"info": {"founded": 2022, "founder": "Harrison Chase"}}
+            else:
+                stop = await client.post("/api/cancel_stream", json={"conversation_id": conversation_id})
+                assert stop.status_code == 200
+            await response.aclose()
+        answer = await saved_answer(client, conversation_id)
+        assert answer["metadata"]["interrupted"] == "cancelled"
+        (search,) = parts(answer, "tool-search")
+        assert search["state"] == "output-available" and not parts(answer, "tool-Info")
 
 
 LOCAL_DEEP_RESEARCHER = str(SOURCES / "local-deep-researcher" / "langgraph.json")
