@@ -21,11 +21,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from psycopg.rows import DictRow
 
 from threadline.conversations.comparisons import MemoryComparisons
-from threadline.conversations.feedback import MemoryFeedback
 from threadline.conversations.shares import MemoryShares
 from threadline.observability.trace_store import MemoryTraces
 from threadline.refusals import Refused, busy
 from threadline.storage.conversation_list import MemoryConversations, StorageLimits
+from threadline.storage.feedback import MemoryFeedback
 from threadline.storage.file_store import MemoryFiles, storage_full
 from threadline.storage.saver import Pool
 from threadline.storage.threads import branch_of, thread_of

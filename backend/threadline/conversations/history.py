@@ -14,7 +14,6 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from threadline import events as ev
 from threadline.conversations.approvals import Question, Waiting, is_not_run
-from threadline.conversations.feedback import Feedback
 from threadline.conversations.state import (
     AnswerRecord,
     Conversation,
@@ -26,6 +25,7 @@ from threadline.conversations.state import (
     tool_results,
 )
 from threadline.conversations.versions import answer_key, numbering
+from threadline.storage.feedback import Feedback
 
 
 def _usage(usage: Usage | None) -> dict[str, int] | None:

@@ -26,7 +26,6 @@ from psycopg_pool import AsyncConnectionPool
 
 from threadline.conversations.claims import Claims, MemoryClaims, PostgresClaims
 from threadline.conversations.comparisons import ComparisonStore, MemoryComparisons, PostgresComparisons
-from threadline.conversations.feedback import FeedbackStore, MemoryFeedback, PostgresFeedback
 from threadline.conversations.shares import MemoryShares, PostgresShares, ShareStore
 from threadline.conversations.state import after_history
 from threadline.observability.trace_store import MemoryTraces, PostgresTraces, TraceStore
@@ -40,6 +39,7 @@ from threadline.storage.conversation_list import (
 )
 from threadline.storage.embedded import embedded_database
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, closed_while_idle
+from threadline.storage.feedback import FeedbackStore, MemoryFeedback, PostgresFeedback
 from threadline.storage.file_store import FileStore, MemoryFiles, PostgresFiles, s3_blobs
 from threadline.storage.migrations import migrate
 from threadline.storage.saver import Pool, PooledPostgresSaver

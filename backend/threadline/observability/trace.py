@@ -17,8 +17,8 @@ import msgspec
 from langchain_core.messages import AIMessage, BaseMessage
 
 from threadline import events as ev
-from threadline.conversations.feedback import Feedback
 from threadline.conversations.state import split_content
+from threadline.storage.feedback import Feedback
 
 MAX_TEXT = 4_000
 Status = Literal["running", "completed", "cancelled", "error", "timeout"]

@@ -65,7 +65,7 @@ MIGRATIONS = [
         "CREATE INDEX traces_by_conversation ON traces (client_id, conversation_id)",
         "CREATE INDEX traces_by_age ON traces (started_at)",
     ],
-    [  # a person's rating of an answer (conversations/feedback.py)
+    [  # a person's rating of an answer (storage/feedback.py)
         """CREATE TABLE feedback (
             client_id text NOT NULL,
             message_id text NOT NULL,

@@ -9,13 +9,13 @@ from litestar import Controller, delete, put
 from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
 
-from threadline.conversations.feedback import Feedback, RatedAnswer, Rating
 from threadline.conversations.state import load
 from threadline.http.dependencies import AppServices
 from threadline.http.errors import error_responses, json_only, not_found
 from threadline.http.messages import storable
 from threadline.http.schemas import ID_PATTERN
 from threadline.runtime import Services
+from threadline.storage.feedback import Feedback, RatedAnswer, Rating
 from threadline.storage.threads import thread_of
 
 MAX_COMMENT_CHARS = 2_000
