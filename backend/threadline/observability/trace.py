@@ -17,7 +17,6 @@ import msgspec
 from langchain_core.messages import AIMessage, BaseMessage
 
 from threadline import events as ev
-from threadline.conversations.state import split_content
 from threadline.storage.feedback import Feedback
 
 MAX_TEXT = 4_000
@@ -178,7 +177,7 @@ class TraceRecorder:
         )
         if response is not None:
             step.model = str(response.response_metadata.get("model_name") or self.model)
-            step.output = capped(split_content(response.content)[0])
+            step.output = capped(str(response.text))  # its text blocks, without its reasoning (a str subclass)
             step.tool_calls = [call["name"] for call in response.tool_calls]
             usage: dict[str, Any] = dict(response.usage_metadata or {})
             step.usage = ev.Usage(
