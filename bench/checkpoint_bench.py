@@ -26,7 +26,7 @@ from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers.runner import TurnTranslator, run_graph
 from threadline.conversations.stores import open_storage
-from threadline.gc_tuning import tune_for_serving
+from threadline.serving.gc_tuning import tune_for_serving
 from threadline.settings import Settings
 from threadline.settings.storage import StorageSettings
 

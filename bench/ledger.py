@@ -65,8 +65,8 @@ LAYERS: list[tuple[str, str]] = [
     ("translation to canonical events", "threadline/answers/runner.py"),
     ("encoding (the wire)", "threadline/wires/"),
     ("HTTP (Litestar, uvicorn, threadline's routes)", "threadline/http/"),
-    ("LangGraph and LangChain (the graph run)", "threadline/langchain_dispatch.py"),  # LangChain's, carried
-    ("LangGraph and LangChain (the graph run)", "threadline/langsmith_inline.py"),
+    ("LangGraph and LangChain (the graph run)", "threadline/serving/langchain_dispatch.py"),  # LangChain's, carried
+    ("LangGraph and LangChain (the graph run)", "threadline/serving/langsmith_inline.py"),
     ("the answer's own bookkeeping (service, turn, state)", "threadline/"),
     ("LangGraph and LangChain (the graph run)", "/langgraph/"),
     ("LangGraph and LangChain (the graph run)", "/langchain"),

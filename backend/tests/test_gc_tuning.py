@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from threadline.gc_tuning import THRESHOLDS, tune_for_serving
+from threadline.serving.gc_tuning import THRESHOLDS, tune_for_serving
 
 
 def test_tuning_freezes_what_exists_and_raises_the_thresholds():

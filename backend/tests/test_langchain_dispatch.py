@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler, manager
 from threadline.agent.demo_model import DemoChatModel
-from threadline.langchain_dispatch import (
+from threadline.serving.langchain_dispatch import (
     INHERITED_TOKEN_HANDLERS,
     LANGCHAIN_DISPATCH,
     lean_dispatch,
