@@ -109,12 +109,10 @@ def serve(options: dict[str, str], workers: int = 1, reload: bool = False) -> in
 
 def app_for(settings: Settings, agents: tuple[Any, ...]) -> Any:
     from threadline.http.app import create_app
-    from threadline.serving.gc_tuning import tune_for_serving
-    from threadline.serving.langchain_dispatch import use_lean_dispatch
-    from threadline.serving.langsmith_inline import run_langsmith_bookkeeping_inline
+    from threadline.serving import tune_process
 
     app = create_app(settings, agents)
-    app.on_startup += [run_langsmith_bookkeeping_inline, use_lean_dispatch, tune_for_serving]
+    app.on_startup.append(tune_process)
     return app
 
 
