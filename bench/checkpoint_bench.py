@@ -24,7 +24,8 @@ from layers_bench import request
 from stream_bench import database_url
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
-from threadline.answers.runner import TurnTranslator, run_graph
+from threadline.answers.runner import run_graph
+from threadline.answers.translator import TurnTranslator
 from threadline.conversations.stores import open_storage
 from threadline.serving.gc_tuning import tune_for_serving
 from threadline.settings import Settings

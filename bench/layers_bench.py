@@ -20,7 +20,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, TurnRequest, build_graph
-from threadline.answers.runner import TurnTranslator, run_graph
+from threadline.answers.runner import run_graph
+from threadline.answers.translator import TurnTranslator
 from threadline.serving.gc_tuning import tune_for_serving
 from threadline.wires.ui_message_stream import encode_event
 from threadline_testing.turns import turn_request

@@ -63,6 +63,7 @@ LAYERS: list[tuple[str, str]] = [
     ("the demo model", "threadline/agent/demo_model.py"),
     ("threadline's middleware and model callbacks", "threadline/agent/"),
     ("translation to canonical events", "threadline/answers/runner.py"),
+    ("translation to canonical events", "threadline/answers/translator.py"),
     ("encoding (the wire)", "threadline/wires/"),
     ("HTTP (Litestar, uvicorn, threadline's routes)", "threadline/http/"),
     ("LangGraph and LangChain (the graph run)", "threadline/serving/langchain_dispatch.py"),  # LangChain's, carried

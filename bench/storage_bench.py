@@ -23,7 +23,8 @@ from tempfile import TemporaryDirectory
 
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
-from threadline.answers.runner import TurnTranslator, run_graph
+from threadline.answers.runner import run_graph
+from threadline.answers.translator import TurnTranslator
 from threadline.conversations.stores import open_storage
 from threadline.settings import Settings
 from threadline.settings.storage import StorageSettings

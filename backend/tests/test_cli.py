@@ -22,7 +22,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from threadline import __version__
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
-from threadline.answers.runner import TurnTranslator, run_graph
+from threadline.answers.runner import run_graph
+from threadline.answers.translator import TurnTranslator
 from threadline.serving.langsmith_inline import run_langsmith_bookkeeping_inline
 from threadline_testing.ports import free_port
 from threadline_testing.turns import turn_request

@@ -17,7 +17,8 @@ from threadline.agent.actions import ActionRegistry
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import ChatState, GraphOptions, build_graph
 from threadline.agent.suggestions import Suggester
-from threadline.answers.runner import MessagesAsTheyCome, TurnTranslator, run_graph
+from threadline.answers.runner import MessagesAsTheyCome, run_graph
+from threadline.answers.translator import TurnTranslator
 from threadline.conversations.approvals import ask
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import (

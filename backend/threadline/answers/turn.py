@@ -25,7 +25,8 @@ from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers.failures import RATE_LIMITED, TIMEOUT, Failure, classify
-from threadline.answers.runner import TurnTranslator, run_graph
+from threadline.answers.runner import run_graph
+from threadline.answers.translator import TurnTranslator
 from threadline.conversations.closing import STOPPED, Said, close_turn, forget_turn, keep_data_parts, keep_shown
 from threadline.conversations.state import (
     AnswerRecord,
