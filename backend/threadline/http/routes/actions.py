@@ -17,7 +17,7 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 
 from threadline.agent.actions import ActionCall, ActionResult, ContinueConversation
-from threadline.answers.service import AnswerOptions, NewMessage, new_id
+from threadline.answers.options import AnswerOptions, NewMessage, new_id
 from threadline.answers.turn import Turn
 from threadline.conversations.state import Conversation, answer_text, load
 from threadline.http.dependencies import Allowance, AppServices

@@ -14,7 +14,7 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
 
-from threadline.answers.service import AnswerOptions, NewMessage, new_id
+from threadline.answers.options import AnswerOptions, NewMessage, new_id
 from threadline.answers.turn import Turn
 from threadline.conversations.approvals import ApprovalResponse
 from threadline.conversations.browser_calls import BrowserOutput

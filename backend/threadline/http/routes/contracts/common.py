@@ -14,7 +14,7 @@ from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
 
-from threadline.answers.service import AnswerOptions, NewMessage, new_id
+from threadline.answers.options import AnswerOptions, NewMessage, new_id
 from threadline.answers.turn import Turn
 from threadline.http.dependencies import Allowance, AppServices, ChatAllowance
 from threadline.http.errors import error_responses, json_only

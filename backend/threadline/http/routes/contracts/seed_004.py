@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import uuid
 
-from threadline.answers.service import AnswerOptions, NewMessage
+from threadline.answers.options import AnswerOptions, NewMessage
 from threadline.answers.turn import Turn
 from threadline.http.dependencies import ChatAllowance
 from threadline.http.errors import ApiError
