@@ -63,9 +63,10 @@ async def test_a_stop_request_ends_the_stream_with_finish_and_keeps_the_partial(
     assert stop.status_code == 200 and stop.json() == {"cancelled": True, "conversationId": conversation_id}
     assert rest[-1]["type"] == "finish" and rest[-1]["finishReason"] == "other"
     assert rest[-1]["messageMetadata"]["interrupted"] == "cancelled"
+    assert "usage" not in rest[-1]["messageMetadata"], "stopped in its one model call: nothing counted"
     streamed = shown + "".join(chunk["delta"] for chunk in rest if chunk["type"] == "text-delta")
     assert last_text(answer) == streamed, "the saved answer is exactly what was streamed"
-    assert answer["metadata"]["interrupted"] == "cancelled"
+    assert answer["metadata"]["interrupted"] == "cancelled" and "usage" not in answer["metadata"], "as live"
     assert again.status_code == 409 and again.json()["error"]["code"] == "CONFLICT"
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "NOT_FOUND"
 

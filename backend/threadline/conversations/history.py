@@ -29,7 +29,8 @@ from threadline.storage.feedback import Feedback
 
 
 def _usage(usage: Usage | None) -> dict[str, int] | None:
-    if usage is None:
+    """An answer's usage; none for one that counted nothing (stopped before any model call finished), as live."""
+    if usage is None or not any(usage.values()):
         return None
     return {
         "inputTokens": usage["input_tokens"],

@@ -28,6 +28,9 @@ DONE = b"data: [DONE]\n\n"
 _encode = msgspec.json.Encoder().encode
 
 
+NOTHING_COUNTED = ev.Usage()
+
+
 def start_metadata(event: ev.Start) -> dict[str, Any]:
     """What the answer's metadata says from its start (the AI SDK 4 data stream sends it as an annotation)."""
     metadata = {
@@ -47,7 +50,9 @@ def _start(event: ev.Start) -> ui.Start:
 
 
 def _finish(event: ev.Finish) -> ui.Finish:
-    metadata = {"usage": event.usage, "finishedAt": event.finished_at, "traceId": event.trace_id}
+    # An answer stopped before any model call finished has counted nothing: no usage, as its history says
+    counted = {"usage": event.usage} if event.usage != NOTHING_COUNTED else {}
+    metadata = counted | {"finishedAt": event.finished_at, "traceId": event.trace_id}
     if event.interrupted:
         metadata["interrupted"] = event.interrupted
     if event.model:
