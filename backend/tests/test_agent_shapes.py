@@ -172,6 +172,50 @@ agent = create_agent(ChatOpenAI(model="gpt-standin"), [], name="researcher")
 """
 
 
+WRITTEN_WHOLE = """
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+def two_at_once(context):
+    builder = StateGraph(MessagesState)
+    builder.add_node("write", lambda state: {"messages": [AIMessage("First."), AIMessage("Second.")]})
+    builder.add_edge(START, "write")
+    return builder
+
+
+def streamed_then_written(context):
+    async def talk(state):
+        return {"messages": [await context.model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("talk", talk)
+    builder.add_node("sign", lambda state: {"messages": [AIMessage("Signed, the agent.")]})
+    builder.add_edge(START, "talk")
+    builder.add_edge("talk", "sign")
+    return builder
+"""
+
+
+@pytest.mark.parametrize(
+    ("graph", "last"), [("two_at_once", "Second."), ("streamed_then_written", "Signed, the agent.")]
+)
+async def test_each_of_the_agents_messages_is_a_text_part_of_its_own_live_and_in_history(
+    make_settings, tmp_path, graph, last
+):
+    """Two messages a node writes at once, or a streamed one and one a node writes after it, are two text parts, not
+    one text joined, in the stream as in the history."""
+    path = tmp_path / "written_whole.py"
+    path.write_text(WRITTEN_WHOLE)
+    async with running(make_settings(graph=f"{path}:{graph}")) as client:
+        conversation_id = new_conversation_id()
+        _, raw, _ = await chat(client, conversation_id, "hello")
+        message = accepted(raw)["message"]
+        said = [part["text"] for part in parts(message, "text")]
+        assert len(said) == 2 and said[1] == last, said
+        await history_is_the_stream(client, conversation_id, message)
+
+
 def test_a_stopped_answer_of_a_named_agent_keeps_its_name_live_and_in_history(make_settings, tmp_path):
     """A team's named create_agent (a supervisor's worker) says who speaks as its call streams (`lc_agent_name`),
     before its message has a name: an answer stopped mid-call keeps it."""
