@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import ast
+import asyncio
+import importlib.util
 import re
 import tomllib
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "threadline"
 PYPROJECT = PACKAGE.parents[1] / "pyproject.toml"
@@ -31,3 +35,28 @@ def test_one_layers_contract_places_every_unit_of_the_package():
     units = {path.stem for path in PACKAGE.glob("*.py") if path.stem != "__init__"}
     units |= {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
     assert units == placed, f"not in the layers: {sorted(units - placed)}; no such unit: {sorted(placed - units)}"
+
+
+# What one answer still calls up the layer order (docs/architecture.md says why), none of it to grow: the answer's
+# context, called from below, and the token of the built-in tools' in-process HTTP call.
+KNOWN_CALLS_UP = {
+    ("agent/model_calls.py", "answers/turn.py"),
+    ("mcp/tool.py", "answers/turn.py"),
+    ("mcp/jsonrpc.py", "http/app.py"),
+}
+
+
+@pytest.mark.parametrize(("message", "reentries"), [("hello", 0), ("calculate 6*7", 1)])
+def test_an_answers_calls_go_down_the_layers_but_for_the_known_ones(message, reentries):
+    """docs/route_files.py's trace of one POST /api/chat: no new call up the layer order, and no more HTTP re-entries
+    than the built-in tool call makes."""
+    spec = importlib.util.spec_from_file_location("route_files", PACKAGE.parents[1] / "docs" / "route_files.py")
+    assert spec is not None and spec.loader is not None
+    route_files = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(route_files)
+    calls = asyncio.run(route_files.traced_request(message))
+    layers = route_files.layer_of()
+    unit = route_files.unit_of
+    up = {pair for pair in calls.between if layers[unit(pair[1])] < layers[unit(pair[0])]}
+    assert up <= KNOWN_CALLS_UP, f"new calls up the layer order: {sorted(up - KNOWN_CALLS_UP)}"
+    assert calls.reentries == reentries
