@@ -154,7 +154,7 @@ class ConversationController(Controller):
     ) -> ConversationSummary:
         """`{"title": …}`: 1–120 characters once spaces are trimmed, on one line."""
         title = checked_title(data.title)
-        await services.answers.owned(client_id, conversation_id, "update")
+        await services.answers.access.check("update", client_id, conversation_id)  # a langgraph.json's auth
         renamed = await services.conversations.rename(conversation_id, client_id, title)
         if renamed is None:
             raise not_found()
