@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from helpers import chat, chat_body, new_conversation_id
 from litestar import Litestar, Request, get, post
 from litestar.config.cors import CORSConfig
 from litestar.connection import ASGIConnection
 from litestar.middleware.session.client_side import CookieBackendConfig
 from litestar.testing import AsyncTestClient
+from test_attachments import png, with_files
 from threadline.http.app import Threadline
 from threadline.http.host_identity import Principal
+from threadline_testing.sse import parse_sse
+
+PNG = {"content-type": "image/png"}
 
 
 @post("/login/{name:str}")
@@ -137,3 +142,62 @@ def test_in_a_host_app_only_threadlines_own_names_are_read(monkeypatch):
     assert plugged.database_url is None and plugged.log_level == "INFO"
     monkeypatch.setenv("THREADLINE_DATABASE_URL", "postgresql://threadlines/db")
     assert Threadline().settings.database_url == "postgresql://threadlines/db"
+
+
+@get("/health", sync_to_thread=False)
+def host_health() -> dict[str, str]:
+    return {"host": "fine"}
+
+
+@get("/api/conversations", sync_to_thread=False)
+def host_conversations() -> dict[str, str]:
+    return {"host": "its own conversations"}
+
+
+async def test_under_a_prefix_threadline_leaves_the_host_its_paths_and_its_urls_follow_the_prefix(make_settings):
+    """`Threadline(path="/chat")`: the host's `/health` and `/api/conversations` stay the host's; every threadline
+    route is under /chat, and so is every URL it writes (a file, a link, a shared file) and the built-in tools'
+    in-process calls."""
+    app = Litestar(
+        route_handlers=[host_health, host_conversations],
+        plugins=[Threadline(make_settings(), path="/chat/")],
+    )
+    async with AsyncTestClient(app=app, timeout=30) as client:
+        assert (await client.get("/health")).json() == {"host": "fine"}
+        assert (await client.get("/api/conversations")).json() == {"host": "its own conversations"}
+        assert (await client.get("/chat/health")).status_code == 200
+
+        image = png(color="blue")
+        uploaded = await client.post("/chat/api/files?filename=b.png", content=image, headers=PNG)
+        assert uploaded.status_code == 201 and uploaded.json()["url"].startswith("/chat/api/files/")
+        reference = {"type": "file", "mediaType": "image/png", "url": uploaded.json()["url"], "filename": "b.png"}
+        conversation_id = new_conversation_id()
+        sent = await client.post("/chat/api/chat", json=with_files(conversation_id, "what is it?", reference))
+        assert sent.status_code == 200, sent.text
+        calculated = await client.post("/chat/api/chat", json=chat_body(conversation_id, "calculate 6*7"))
+        tool = next(c for c in parse_sse(calculated.content) if c["type"] == "tool-output-available")
+        assert tool["output"] == "42", "the built-in tool server answered in process, under the prefix"
+
+        assert [row["id"] for row in (await client.get("/chat/api/conversations")).json()] == [conversation_id]
+        history = (await client.get(f"/chat/api/conversations/{conversation_id}")).json()["messages"]
+        picture = next(part for part in history[0]["parts"] if part["type"] == "file")
+        assert picture["url"] == uploaded.json()["url"]
+        assert (await client.get(picture["url"])).content == image
+
+        link = (await client.post(f"/chat/api/conversations/{conversation_id}/share")).json()
+        assert link["url"] == f"/chat/share/{link['id']}"
+        shared = (await client.get(f"/chat/api/shared/{link['id']}")).json()["messages"]
+        shown = next(part for part in shared[0]["parts"] if part["type"] == "file")
+        assert shown["url"].startswith(f"/chat/api/shared/{link['id']}/files/")
+        assert (await client.get(shown["url"])).content == image
+
+
+@pytest.mark.parametrize("path", ["chat", "/chat/../x", "/chat?x", "/ch at"])
+def test_a_prefix_that_is_not_a_plain_path_is_refused_naming_it(path):
+    with pytest.raises(ValueError, match="expected '/' or segments"):
+        Threadline(path=path)
+
+
+def test_the_chat_page_is_served_at_the_root_only():
+    with pytest.raises(ValueError, match="the chat page is served at the root only"):
+        Threadline(path="/chat", page=True)

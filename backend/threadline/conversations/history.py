@@ -13,6 +13,7 @@ import msgspec
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from threadline import events as ev
+from threadline import mount_path
 from threadline.conversations.approvals import Question, Waiting, is_not_run
 from threadline.conversations.state import (
     AnswerRecord,
@@ -175,7 +176,7 @@ def file_part(file: FileRef) -> dict[str, Any]:
         "type": "file",
         "mediaType": file["media_type"],
         "filename": file["filename"],
-        "url": f"/api/files/{file['id']}",
+        "url": mount_path.url(f"/api/files/{file['id']}"),
     }
 
 

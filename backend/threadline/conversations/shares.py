@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from threadline import mount_path
 from threadline.storage.saver import Pool
 
 # The owner's alone, and the versions: a link shows only the branch that was shown.
@@ -49,9 +50,9 @@ def snapshot(share_id: str, messages: list[dict[str, Any]]) -> tuple[list[dict[s
         metadata = {key: value for key, value in message.get("metadata", {}).items() if key not in PRIVATE_METADATA}
         parts = []
         for part in message["parts"]:
-            if (match := FILE_URL.match(str(part.get("url", "")))) is not None:
+            if (match := FILE_URL.match(mount_path.local(str(part.get("url", ""))))) is not None:
                 files.append(match.group(1))
-                part = part | {"url": f"/api/shared/{share_id}/files/{match.group(1)}"}
+                part = part | {"url": mount_path.url(f"/api/shared/{share_id}/files/{match.group(1)}")}
             parts.append(part)
         shown.append(message | {"metadata": metadata, "parts": parts})
     return shown, files
@@ -62,7 +63,7 @@ def new_share_id() -> str:
 
 
 def page_url(share_id: str) -> str:
-    return f"/share/{share_id}"
+    return mount_path.url(f"/share/{share_id}")
 
 
 class ShareStore(Protocol):

@@ -28,6 +28,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
 from threadline import events as ev
+from threadline import mount_path
 from threadline.conversations.approvals import Question, Waiting, is_denied, is_not_run, waiting_of
 from threadline.conversations.browser_calls import BrowserCall, browser_output
 
@@ -244,7 +245,7 @@ def tool_results(message: ToolMessage) -> list[ev.Event]:
     sources: list[dict[str, str]] = artifact.get("sources") or []
     return [
         tool_output(message),
-        *(ev.File(url=f"/api/files/{file['id']}", media_type=file["media_type"]) for file in files),
+        *(ev.File(url=mount_path.url(f"/api/files/{file['id']}"), media_type=file["media_type"]) for file in files),
         *(
             ev.SourceUrl(source_id=f"{message.tool_call_id}-{n}", url=source["url"], title=source.get("title"))
             for n, source in enumerate(sources)

@@ -40,6 +40,7 @@ from threadline.http.graph_auth import GraphAuth, graph_auth
 from threadline.http.host_identity import Identify
 from threadline.http.identity import HEADER, ClientIdentityMiddleware, Signer, load_secret
 from threadline.http.limits import Limits
+from threadline.http.mounted import MountedAt
 from threadline.http.operators import metrics_guard
 from threadline.http.page_assets import asset_route
 from threadline.http.routes.account import AccountController, sign_in
@@ -59,6 +60,7 @@ from threadline.http.routes.traces import TraceController
 from threadline.http.schemas import MAX_BODY_BYTES
 from threadline.http.security_headers import SecurityHeaders
 from threadline.mcp.tokens import Caller, McpTokens, tokens_for
+from threadline.mount_path import route_prefix
 from threadline.observability.otel import tracer_provider as tracer_provider_for
 from threadline.runtime import Services, running_services
 from threadline.settings import Settings, load_settings
@@ -279,7 +281,9 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
     THREADLINE_GRAPH would name it (agent/loading.py); else the setting, else the built-in agent. `agents`:
     those the setting names, loaded and checked already (the command line does that before anything opens).
     `identify` is your app's own login: an async callable given the request that returns your user's id (or
-    a `Principal` with roles), or None for an anonymous visitor (http/host_identity.py).
+    a `Principal` with roles), or None for an anonymous visitor (http/host_identity.py). `path` mounts every
+    route under a prefix of the app's (`/chat`: `/chat/api/chat`, `/chat/share/{id}`), and the URLs threadline
+    writes into answers follow it (mount_path.py).
 
         app = Litestar(route_handlers=[...yours], plugins=[Threadline(graph=my_graph)])
 
@@ -294,7 +298,11 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
         page: bool = False,
         agents: tuple[ServedAgent, ...] | None = None,
         identify: Identify | None = None,
+        path: str = "/",
     ) -> None:
+        self.path = route_prefix(path)
+        if page and self.path:
+            raise ValueError(f"path {path!r}: the chat page is served at the root only (page=False under a prefix)")
         # In an app of its own, only the THREADLINE_ names: the app's DATABASE_URL and LOG_LEVEL are its own.
         self.settings = settings or load_settings(own_names_only=True)
         self.graph = graph
@@ -324,7 +332,7 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
         async def lifespan(app: Litestar) -> AsyncIterator[None]:
             # Litestar's ASGI callable is typed more narrowly than httpx's: the ignore is for that alone.
             transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-            builtin_http = httpx.AsyncClient(transport=transport, base_url="http://threadline")
+            builtin_http = httpx.AsyncClient(transport=transport, base_url=f"http://threadline{self.path}")
             builtin_token = lambda: turn_token(tokens)  # noqa: E731 - read each time an answer calls a tool
             async with (
                 provider,
@@ -337,9 +345,10 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
                 yield
 
         router = Router(
-            "/",
+            self.path or "/",
             route_handlers=routes(settings, builtin_routes(mcp_server, tokens), page=self.page),
             middleware=[
+                DefineMiddleware(MountedAt, path=self.path),
                 DefineMiddleware(ForwardedScheme, addresses=limits.client_address),
                 DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
                 self.identity(signer, provider),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from threadline import mount_path
 from threadline.conversations.attachments import CheckedFile, checked_file, data_url_bytes, too_large
 from threadline.http.dependencies import ChatAllowance
 from threadline.http.rate_limit import RateLimit
@@ -44,7 +45,7 @@ async def attached_files(
     found: list[StoredFile | CheckedFile] = []
     for index, part in indexed:
         field, url = f"messages[-1].parts[{index}]", part.url or ""
-        if match := FILE_URL.match(url):
+        if match := FILE_URL.match(mount_path.local(url)):
             if (stored := await services.storage.files.get(owner, match[1])) is None:
                 raise not_found("File")
             found.append(stored)

@@ -23,6 +23,7 @@ from litestar.connection import ASGIConnection
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from threadline import mount_path
 from threadline.http.bearer import BearerTokens, InvalidToken, User
 from threadline.http.host_identity import Identify, Principal, user_of
 from threadline.http.page_assets import ASSETS_PATH
@@ -140,7 +141,7 @@ class ClientIdentityMiddleware:
         self.admin_token = admin_token
         self.identify = identify  # a host app's own login (http/host_identity.py), asked first
 
-    async def _identified(self, scope: Scope, receive: Receive, send: Send) -> str | Principal | None:
+    async def _identified(self, scope: Scope, receive: Receive, send: Send, *, public: bool) -> str | Principal | None:
         """Who the host app (or a langgraph.json's auth) says asks. Its refusal, or a failure of its own (it raised,
         or named no one by a non-empty string), is the answer on every route but the public ones (`/health`, the
         page), which go on with an anonymous visitor."""
@@ -151,11 +152,11 @@ class ClientIdentityMiddleware:
                 user_of(said)  # a name it cannot be: its failure, said now
             return said
         except Refused:
-            if _public(scope["path"]):
+            if public:
                 return None
             raise
         except Exception:
-            if _public(scope["path"]):
+            if public:
                 log.exception("identify() failed: answered as an anonymous visitor on this public route")
                 return None
             raise
@@ -165,16 +166,17 @@ class ClientIdentityMiddleware:
         if scope["type"] != ScopeType.HTTP or scope["path"].startswith(ASSETS_PATH):
             await self.app(scope, receive, send)
             return
-        if self.identify is not None and not scope["path"].startswith("/mcp"):
-            said = await self._identified(scope, receive, send)
+        path = mount_path.local(scope["path"])  # under a host app's prefix, the path as threadline names it
+        if self.identify is not None and not path.startswith("/mcp"):
+            said = await self._identified(scope, receive, send, public=_public(path))
             if said is not None:
                 user = user_of(said)
                 scope.setdefault("state", {}).update(client_id=user.principal, user=user)
                 await self.app(scope, receive, send)
                 return
-            if self.bearer is None and not (self.anonymous or _public(scope["path"])):
+            if self.bearer is None and not (self.anonymous or _public(path)):
                 raise Refused("UNAUTHORIZED", "Sign in first: this server answers signed-in users only.")
-        if self.bearer is not None and not scope["path"].startswith("/mcp"):
+        if self.bearer is not None and not path.startswith("/mcp"):
             token = _bearer_token(_header(scope, b"authorization"))
             admin = (self.admin_token or "").encode()
             operator = bool(token and admin and hmac.compare_digest(token.encode(), admin))
@@ -183,7 +185,7 @@ class ClientIdentityMiddleware:
                 scope.setdefault("state", {}).update(client_id=user.principal, user=user)
                 await self.app(scope, receive, send)
                 return
-            if not (self.anonymous or operator or _public(scope["path"])):
+            if not (self.anonymous or operator or _public(path)):
                 raise Refused("UNAUTHORIZED", "Sign in first: this server answers signed-in users only.")
         client_id = self.signer.verify(anonymous_token_of(scope))
         issued = None

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import psycopg
 from psycopg.rows import DictRow
 
+from threadline import mount_path
 from threadline.chores import hourly
 from threadline.refusals import Refused
 from threadline.storage.saver import Pool
@@ -34,7 +35,7 @@ class StoredFile:
 
     @property
     def url(self) -> str:
-        return f"/api/files/{self.id}"
+        return mount_path.url(f"/api/files/{self.id}")
 
 
 def storage_full(quota: int) -> Refused:
