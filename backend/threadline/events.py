@@ -36,6 +36,7 @@ class StepFinish(Event, tag="finish-step", frozen=True):
 
 class TextStart(Event, tag="text-start", frozen=True):
     id: str
+    agent: str = ""  # which named agent speaks, where its run says so as it starts (LangChain's lc_agent_name)
 
 
 class TextDelta(Event, tag="text-delta", frozen=True):

@@ -223,7 +223,7 @@ def ending(sent: list[ev.Event]) -> list[ev.Event]:
     open_parts: dict[str, ev.Event] = {}
     for event in sent:
         if isinstance(event, ev.TextStart):
-            open_parts[event.id] = ev.TextEnd(id=event.id)
+            open_parts[event.id] = ev.TextEnd(id=event.id, agent=event.agent)
         elif isinstance(event, ev.ReasoningStart):
             open_parts[event.id] = ev.ReasoningEnd(id=event.id)
         elif isinstance(event, ev.TextEnd | ev.ReasoningEnd):

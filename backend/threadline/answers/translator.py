@@ -178,7 +178,7 @@ class TurnTranslator:
                 self.reasoning_id = None
             if self.text_id is None:
                 self.text_id = self._part_id("text")
-                out.append(ev.TextStart(id=self.text_id))
+                out.append(ev.TextStart(id=self.text_id, agent=self.speaking))
             out.append(ev.TextDelta(id=self.text_id, delta=text))
             self.call_text.append(text)
         for call in getattr(chunk, "tool_call_chunks", ()) if self.events_mode else ():

@@ -93,6 +93,8 @@ class Answer:
                 self.metadata |= chunk.message_metadata
             case c.TextStart():
                 self._open("text", chunk.id)
+                if agent := _agent(chunk.provider_metadata):  # a speaker known as it starts
+                    self._said_by("text", chunk.id, agent)
             case c.TextDelta():
                 self._append("text", chunk.id, chunk.delta)
             case c.TextEnd() | c.ReasoningEnd() if agent := _agent(chunk.provider_metadata):

@@ -1,18 +1,18 @@
 """AG-UI 1.0 (`@ag-ui/client`'s HttpAgent, CopilotKit, assistant-ui): an answer as AG-UI events over SSE.
 
 One answer is one run. It opens with RUN_STARTED and a MESSAGES_SNAPSHOT of the stored conversation, the new user
-message included, so a client that sent only that message holds the whole conversation, in order (the client keeps
-its messages that are in a snapshot where they were, and adds the others after them: the new message is in the
-snapshot under the id it was stored with, which the client did not give it). The answer then streams as one
-assistant message whose id is the stored answer's: its texts as TEXT_MESSAGE_* of that id, its tool calls as
-TOOL_CALL_* with that parent, each result as TOOL_CALL_RESULT, its reasoning as REASONING_* messages; the model's
-steps are STEP_STARTED/FINISHED. What AG-UI has no event for (status, warnings, titles, suggestions, progress,
-files, sources, an agent's data parts, usage so far) goes out as CUSTOM events named `threadline.<kind>`. The answer
-ends with RUN_FINISHED (its usage; for an answer that waits for the person, `outcome.type` `interrupt` with what
-it waits for; for one that ends on calls of the client's browser tools, `success` with their `pendingToolCallIds`)
-or RUN_ERROR with threadline's error code. `snapshot_messages` turns a conversation's messages, as
-GET /api/conversations/{id} gives them, into AG-UI's messages in the order a client that followed the live events
-holds them.
+message included, so a client that sent only that message holds the whole conversation, in order (the client keeps its
+messages that are in a snapshot where they were, and adds the others after them: the new message is in the snapshot
+under the id it was stored with, which the client did not give it). The answer then streams as assistant messages, one
+per speaker of a team (`Speakers`; one for an agent that is not a team, under the stored answer's id): its texts as
+TEXT_MESSAGE_* (with the speaker's `name` where it is known as the text starts), its tool calls as TOOL_CALL_* with
+their message as parent, each result as TOOL_CALL_RESULT, its reasoning as REASONING_* messages; the model's steps are
+STEP_STARTED/FINISHED. What AG-UI has no event for (status, warnings, titles, suggestions, progress, files, sources, an
+agent's data parts, usage so far) goes out as CUSTOM events named `threadline.<kind>`. The answer ends with RUN_FINISHED
+(its usage; for an answer that waits for the person, `outcome.type` `interrupt` with what it waits for; for one that
+ends on calls of the client's browser tools, `success` with their `pendingToolCallIds`) or RUN_ERROR with threadline's
+error code. `snapshot_messages` turns a conversation's messages, as GET /api/conversations/{id} gives them, into AG-UI's
+messages in the order a client that followed the live events holds them.
 """
 
 from __future__ import annotations
@@ -33,6 +33,34 @@ def _sse(event: dict[str, Any]) -> bytes:
     return b"data: " + json_of(event) + b"\n\n"
 
 
+class Speakers:
+    """Which AG-UI assistant message an answer's text or tool call goes to: the answer's id for the first, then
+    `<id>-2`, `<id>-3`… each time a named agent other than the one who spoke so far in it speaks (a team's
+    supervisor, then its worker). An unnamed part stays where it is: who said it is not known. The live events
+    and the snapshot split alike, so a stored answer keeps the ids it streamed under; live, a speaker is known only
+    where its run names it as it starts (create_agent's `lc_agent_name`), so an answer may stream as fewer
+    messages than its snapshot holds, which the next run's snapshot puts right."""
+
+    def __init__(self, answer_id: str) -> None:
+        self.answer_id = answer_id
+        self.message_id = answer_id
+        self.name = ""  # the speaker of the current message, once known
+        self.spoken = False  # whether the current message has a text or a tool call yet
+        self.count = 1
+
+    def is_new(self, agent: str) -> bool:
+        """Whether a text or tool call of `agent` ("" when not known) starts a message of its own."""
+        return bool(agent and self.name and agent != self.name and self.spoken)
+
+    def heard(self, agent: str) -> None:
+        """A text or tool call of `agent` comes: in a message of its own when `is_new`."""
+        if self.is_new(agent):
+            self.count += 1
+            self.message_id, self.name = f"{self.answer_id}-{self.count}", agent
+        self.name = self.name or agent
+        self.spoken = True
+
+
 class AgUiEncoder:
     """One per run: which text, reasoning and tool call are open, so every one the run opens is closed before
     RUN_FINISHED, as the client's verifier demands."""
@@ -42,7 +70,7 @@ class AgUiEncoder:
     ) -> None:
         self.thread_id, self.run_id, self.snapshot = thread_id, run_id, snapshot
         self.answered = answered  # browser tools' calls whose results the client sent: in the snapshot already
-        self.message_id = ""
+        self.speakers = Speakers("")
         self.text_open = False
         self.reasoning: str | None = None  # the open reasoning message's id
         self.reasonings = 0
@@ -61,13 +89,13 @@ class AgUiEncoder:
             return []
         match event:
             case ev.Start():
-                self.message_id = event.message_id
+                self.speakers = Speakers(event.message_id)
                 run = {"type": "RUN_STARTED", "threadId": self.thread_id, "runId": self.run_id}
                 return [run, {"type": "MESSAGES_SNAPSHOT", "messages": self.snapshot}]
             case ev.TextStart():
-                return [*self._close_reasoning(), *self._open_text()]
+                return [*self._close_reasoning(), *self._speaks(event.agent), *self._open_text()]
             case ev.TextDelta(delta=delta):  # every token: no list built for an already open message
-                content = {"type": "TEXT_MESSAGE_CONTENT", "messageId": self.message_id, "delta": delta}
+                content = {"type": "TEXT_MESSAGE_CONTENT", "messageId": self.speakers.message_id, "delta": delta}
                 return [content] if self.text_open else [*self._open_text(), content]
             case ev.TextEnd():
                 return self._close_text()
@@ -108,23 +136,30 @@ class AgUiEncoder:
         self.interrupts.append(question | {"message": as_text(asked.get("value", event.data))})
         return [_custom(event)]
 
+    def _speaks(self, agent: str) -> list[dict[str, Any]]:
+        """The open text closed when `agent` starts a message of its own."""
+        closed = self._close_text() if self.speakers.is_new(agent) else []
+        self.speakers.heard(agent)
+        return closed
+
     def _open_text(self) -> list[dict[str, Any]]:
         if self.text_open:
             return []
-        self.text_open = True
-        return [{"type": "TEXT_MESSAGE_START", "messageId": self.message_id, "role": "assistant"}]
+        self.text_open = self.speakers.spoken = True
+        start = {"type": "TEXT_MESSAGE_START", "messageId": self.speakers.message_id, "role": "assistant"}
+        return [start | {"name": self.speakers.name}] if self.speakers.name else [start]
 
     def _close_text(self) -> list[dict[str, Any]]:
         if not self.text_open:
             return []
         self.text_open = False
-        return [{"type": "TEXT_MESSAGE_END", "messageId": self.message_id}]
+        return [{"type": "TEXT_MESSAGE_END", "messageId": self.speakers.message_id}]
 
     def _reasoning(self, event: ev.ReasoningStart | ev.ReasoningDelta) -> list[dict[str, Any]]:
         out = self._close_text()
         if self.reasoning is None:
             self.reasonings += 1
-            self.reasoning = f"{self.message_id}-reasoning-{self.reasonings}"
+            self.reasoning = f"{self.speakers.answer_id}-reasoning-{self.reasonings}"
             out += [
                 {"type": "REASONING_START", "messageId": self.reasoning},
                 {"type": "REASONING_MESSAGE_START", "messageId": self.reasoning, "role": "reasoning"},
@@ -158,7 +193,8 @@ class AgUiEncoder:
             return [{"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": event.input_text_delta}]
         if call_id in self.tools_seen and call_id not in self.tools_open:
             return []  # already whole
-        out = [] if call_id in self.tools_open else self._start_tool(call_id, event.tool_name)
+        agent = "" if isinstance(event, ev.ToolInputStart) else event.agent
+        out = [] if call_id in self.tools_open else [*self._speaks(agent), *self._start_tool(call_id, event.tool_name)]
         if isinstance(event, ev.ToolInputStart):
             return out
         if call_id not in self.args_streamed:
@@ -173,7 +209,7 @@ class AgUiEncoder:
         self.tools_open.add(call_id)
         self.tools_seen[call_id] = None
         start = {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": name}
-        return [*self._close_parts(), start | {"parentMessageId": self.message_id}]
+        return [*self._close_parts(), start | {"parentMessageId": self.speakers.message_id}]
 
     def _end_tool(self, call_id: str) -> list[dict[str, Any]]:
         if call_id not in self.tools_open:
@@ -239,8 +275,10 @@ def snapshot_messages(conversation: list[dict[str, Any]]) -> list[dict[str, Any]
 
 
 def _answer(message: dict[str, Any], messages: list[dict[str, Any]]) -> None:
-    answer: dict[str, Any] = {"id": message["id"], "role": "assistant"}
-    placed, reasonings = False, 0
+    """An answer's parts as AG-UI messages, one assistant message per speaker as it streamed (`Speakers`)."""
+    speakers = Speakers(message["id"])
+    answer: dict[str, Any] = {}
+    reasonings = 0
     for part in message["parts"]:
         kind = part["type"]
         if kind == "reasoning":
@@ -249,13 +287,22 @@ def _answer(message: dict[str, Any], messages: list[dict[str, Any]]) -> None:
                 {"id": f"{message['id']}-reasoning-{reasonings}", "role": "reasoning", "content": part["text"]}
             )
         elif kind == "text" or kind.startswith("tool-") or kind == "dynamic-tool":
-            if not placed:
+            speakers.heard(_speaker(part))
+            if answer.get("id") != speakers.message_id:
+                answer = {"id": speakers.message_id, "role": "assistant"}
                 messages.append(answer)
-                placed = True
+            if speakers.name:
+                answer["name"] = speakers.name
             if kind == "text":
                 answer["content"] = answer.get("content", "") + part["text"]
             else:
                 _tool_call(part, kind, answer, messages)
+
+
+def _speaker(part: dict[str, Any]) -> str:
+    """Who said a stored text or made a stored tool call, as the UI Message Stream marked it."""
+    said = (part.get("providerMetadata") or part.get("callProviderMetadata") or {}).get("threadline") or {}
+    return str(said.get("agent") or "")
 
 
 def _tool_call(part: dict[str, Any], kind: str, answer: dict[str, Any], messages: list[dict[str, Any]]) -> None:

@@ -19,7 +19,6 @@ from threadline.events import (
     ReasoningStart,
     SourceUrl,
     TextDelta,
-    TextStart,
     ToolApprovalRequest,
     ToolInputDelta,
     ToolInputStart,
@@ -41,6 +40,11 @@ class Finish(Chunk, tag="finish", frozen=True):
 
 
 # A part a named agent produced says so in its providerMetadata: `{"threadline": {"agent": name}}`.
+class TextStart(Chunk, tag="text-start", frozen=True):
+    id: str
+    provider_metadata: dict[str, Any] | None = None
+
+
 class TextEnd(Chunk, tag="text-end", frozen=True):
     id: str
     provider_metadata: dict[str, Any] | None = None

@@ -80,7 +80,7 @@ def _metadata(event: ev.MessageMetadata) -> ui.MessageMetadata:
     return ui.MessageMetadata({"usage": event.usage})
 
 
-def _by_agent(event: ev.TextEnd | ev.ReasoningEnd | ev.ToolInputAvailable | ev.ToolInputError) -> Any:
+def _by_agent(event: ev.TextStart | ev.TextEnd | ev.ReasoningEnd | ev.ToolInputAvailable | ev.ToolInputError) -> Any:
     """A part a named agent produced says so in its `providerMetadata` (`{"threadline": {"agent": name}}`), which
     `useChat` keeps on the part (`providerMetadata`, or `callProviderMetadata` for a tool). Without an agent the
     event already has its chunk's shape."""
@@ -95,6 +95,7 @@ def agent_metadata(agent: str) -> dict[str, Any]:
 
 
 _AGENT_CHUNKS: dict[type[ev.Event], type[ui.Chunk]] = {
+    ev.TextStart: ui.TextStart,
     ev.TextEnd: ui.TextEnd,
     ev.ReasoningEnd: ui.ReasoningEnd,
     ev.ToolInputAvailable: ui.ToolInputAvailable,
@@ -139,6 +140,7 @@ _REBUILT: dict[type[ev.Event], Callable[[Any], Any]] = {
     ev.Title: _data("title"),
     ev.Suggestions: _suggestions,
     ev.Data: agent_data,
+    ev.TextStart: _by_agent,
     ev.TextEnd: _by_agent,
     ev.ReasoningEnd: _by_agent,
     ev.ToolInputAvailable: _by_agent,
