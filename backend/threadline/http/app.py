@@ -54,11 +54,12 @@ from threadline.http.routes.contracts.seed_004 import chat_stream_route
 from threadline.http.routes.conversations import ConversationController
 from threadline.http.routes.feedback import FeedbackController
 from threadline.http.routes.files import FileController
-from threadline.http.routes.mcp_server import build_server, builtin_routes
+from threadline.http.routes.mcp_server import builtin_routes
 from threadline.http.routes.shares import ShareController, SharedController
 from threadline.http.routes.traces import TraceController
 from threadline.http.schemas import MAX_BODY_BYTES
 from threadline.http.security_headers import SecurityHeaders
+from threadline.mcp.builtin_server import build_server
 from threadline.mcp.tokens import Caller, McpTokens, tokens_for
 from threadline.mount_path import route_prefix
 from threadline.observability.otel import tracer_provider as tracer_provider_for
