@@ -38,18 +38,17 @@ def test_one_layers_contract_places_every_unit_of_the_package():
 
 
 # What one answer still calls up the layer order (docs/architecture.md says why), none of it to grow: the answer's
-# context, called from below, and the token of the built-in tools' in-process HTTP call.
+# context, called from below.
 KNOWN_CALLS_UP = {
     ("agent/model_calls.py", "answers/turn.py"),
     ("mcp/tool.py", "answers/turn.py"),
-    ("mcp/jsonrpc.py", "http/app.py"),
 }
 
 
-@pytest.mark.parametrize(("message", "reentries"), [("hello", 0), ("calculate 6*7", 1)])
-def test_an_answers_calls_go_down_the_layers_but_for_the_known_ones(message, reentries):
-    """docs/route_files.py's trace of one POST /api/chat: no new call up the layer order, and no more HTTP re-entries
-    than the built-in tool call makes."""
+@pytest.mark.parametrize("message", ["hello", "calculate 6*7"])
+def test_an_answers_calls_go_down_the_layers_but_for_the_known_ones(message):
+    """docs/route_files.py's trace of one POST /api/chat: no new call up the layer order, and no HTTP re-entry (the
+    built-in tools are called in process)."""
     spec = importlib.util.spec_from_file_location("route_files", PACKAGE.parents[1] / "docs" / "route_files.py")
     assert spec is not None and spec.loader is not None
     route_files = importlib.util.module_from_spec(spec)
@@ -59,4 +58,4 @@ def test_an_answers_calls_go_down_the_layers_but_for_the_known_ones(message, ree
     unit = route_files.unit_of
     up = {pair for pair in calls.between if layers[unit(pair[1])] < layers[unit(pair[0])]}
     assert up <= KNOWN_CALLS_UP, f"new calls up the layer order: {sorted(up - KNOWN_CALLS_UP)}"
-    assert calls.reentries == reentries
+    assert calls.reentries == 0

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-import httpx
 
 from threadline.agent.attachments import FileReader
 from threadline.agent.graph import Graph
@@ -46,6 +44,7 @@ from threadline.storage.conversation_list import Conversations
 from threadline.storage.file_store import keep_dropping_unused
 
 if TYPE_CHECKING:
+    from mcp.server.fastmcp import FastMCP
     from opentelemetry.sdk.trace import TracerProvider
 
 log = logging.getLogger(__name__)
@@ -141,15 +140,14 @@ def chores(services: Services) -> list[Coroutine[Any, Any, None]]:
 async def running_services(
     settings: Settings,
     chat_limit: str,
-    builtin_http: httpx.AsyncClient,
-    builtin_token: Callable[[], str],
+    builtin: FastMCP,
     tracer_provider: TracerProvider | None = None,
     agents: Sequence[ServedAgent] = (),
     decide: Decide | None = None,
 ) -> AsyncIterator[Services]:
     """Start everything an answer needs, in order (storage → model → tools → graph), and stop it again;
-    `chat_limit` says in the log what the chat's rate limit is; `builtin_http` reaches this server's own MCP
-    endpoint, with tokens from `builtin_token`; answers' spans go to `tracer_provider` when there is one;
+    `chat_limit` says in the log what the chat's rate limit is; `builtin` is threadline's own MCP server, which
+    answers call in process; answers' spans go to `tracer_provider` when there is one;
     `agents` are a team's own (agent/loading.py), else the built-in; `decide` is what a langgraph.json's auth
     handlers say callers may do with their conversations (answers/thread_access.py)."""
     async with open_storage(StorageSettings.of(settings)) as storage:
@@ -163,8 +161,7 @@ async def running_services(
             keep_file=tool_files(file_limits, settings.file_quota_bytes, storage),
             timeout=settings.mcp_tool_timeout,
             on_change=graphs.use_tools,
-            builtin_http=builtin_http,
-            builtin_token=builtin_token,
+            builtin=builtin,
         )
         await toolbox.start()
         answers = answer_service(settings, storage, graphs, tracer_provider)

@@ -29,7 +29,6 @@ from litestar.types import ControllerRouterHandler
 from threadline import __version__
 from threadline.agent.graphs import load_agents
 from threadline.agent.loading import AgentSource, PublicAgent, ServedAgent
-from threadline.current_answer import current_turn
 from threadline.http.bearer import BearerTokens
 from threadline.http.client_address import ForwardedScheme
 from threadline.http.connection_limits import RequestLimits
@@ -60,7 +59,7 @@ from threadline.http.routes.traces import TraceController
 from threadline.http.schemas import MAX_BODY_BYTES
 from threadline.http.security_headers import SecurityHeaders
 from threadline.mcp.builtin_server import build_server
-from threadline.mcp.tokens import Caller, McpTokens, tokens_for
+from threadline.mcp.tokens import tokens_for
 from threadline.mount_path import route_prefix
 from threadline.observability.otel import tracer_provider as tracer_provider_for
 from threadline.runtime import Services, running_services
@@ -135,12 +134,6 @@ async def limit_every_request(request: AnyRequest) -> None:
     limits = limits_of(request)
     user = request.scope.get("state", {}).get("user")
     await limits.api.check(user.principal if user else limits.client_address.of(request.scope))
-
-
-def turn_token(tokens: McpTokens) -> str:
-    """The built-in MCP server's token for the current turn's visitor and conversation."""
-    turn = current_turn.get()
-    return tokens.mint(Caller(client_id=turn.client_id, conversation_id=turn.conversation_id) if turn else Caller())
 
 
 def client_id_of(request: AnyRequest) -> str:
@@ -331,15 +324,11 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
 
         @asynccontextmanager
         async def lifespan(app: Litestar) -> AsyncIterator[None]:
-            # Litestar's ASGI callable is typed more narrowly than httpx's: the ignore is for that alone.
-            transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-            builtin_http = httpx.AsyncClient(transport=transport, base_url=f"http://threadline{self.path}")
-            builtin_token = lambda: turn_token(tokens)  # noqa: E731 - read each time an answer calls a tool
             async with (
                 provider,
                 mcp_server.session_manager.run(),
                 running_services(
-                    settings, limits.chat.description, builtin_http, builtin_token, tracer_provider, agents, decide
+                    settings, limits.chat.description, mcp_server, tracer_provider, agents, decide
                 ) as services,
             ):
                 app.state.services = state.services = services

@@ -1,7 +1,8 @@
 """The JWTs of the built-in MCP server: who is asking, and from which conversation.
 
-threadline mints a short-lived token for every call its graph makes, so the server's tools can read
-that visitor's own conversations and nobody else's. `threadline mcp-token` mints one for other clients.
+A client outside the process (`/mcp`, `/mcp/rpc`) sends one, so the server's tools read that visitor's own
+conversations and nobody else's; `threadline mcp-token` mints one. threadline's own answers call the tools in
+process, as their visitor (mcp/in_process.py), with no token.
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ from typing import Any, Protocol
 import httpx
 from langchain_core.tools import BaseTool
 from mcp import types
+from mcp.server.fastmcp import FastMCP
 
+from threadline.mcp.in_process import InProcessConnection
 from threadline.mcp.jsonrpc import HttpMcpTransport, JsonRpcConnection
 from threadline.mcp.standard import StandardConnection, transport_for
 from threadline.mcp.tool import KeepFile, McpTool
@@ -82,8 +84,7 @@ class McpToolbox:
         servers: tuple[McpServerConfig, ...],
         *,
         timeout: float,
-        builtin_http: httpx.AsyncClient,
-        builtin_token: Callable[[], str],
+        builtin: FastMCP,
         on_change: Callable[[list[BaseTool]], None],
         retry_after: tuple[float, float] = (1.0, 30.0),
         keep_file: KeepFile | None = None,
@@ -91,8 +92,7 @@ class McpToolbox:
         self.timeout = timeout
         self.keep_file = keep_file  # stores the files tools return
         self.servers = [ServerState(config) for config in servers]
-        self._builtin_http = builtin_http  # reaches this app in-process: no port, no proxy in between
-        self._builtin_token = builtin_token
+        self._builtin = builtin  # threadline's own server, called in process
         self._on_change = on_change
         self._first_retry, self._longest_wait = retry_after
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout + 5, connect=5.0))
@@ -103,9 +103,7 @@ class McpToolbox:
 
     def _connection(self, config: McpServerConfig) -> Connection:
         if config.transport == BUILTIN:
-            return JsonRpcConnection(
-                HttpMcpTransport("/mcp/rpc", client=self._builtin_http, authorization=self._builtin_token)
-            )
+            return InProcessConnection(self._builtin)
         if config.transport == "jsonrpc-http":
             assert config.url, "parse_servers requires a url for jsonrpc-http"
             return JsonRpcConnection(
@@ -221,4 +219,3 @@ class McpToolbox:
             *(server.connection.close() for server in self.servers if server.connection), return_exceptions=True
         )
         await self._http.aclose()
-        await self._builtin_http.aclose()
