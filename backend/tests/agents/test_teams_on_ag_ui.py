@@ -5,6 +5,7 @@ same ids, so the next run's snapshot changes nothing the client already holds.""
 from __future__ import annotations
 
 import json
+import sys
 
 import httpx
 from helpers import chat_body, new_conversation_id, serving
@@ -66,10 +67,13 @@ def test_a_named_teams_speakers_are_messages_of_their_own_live_and_in_the_snapsh
     assert assistants(snapshot)[:2] == said, "the snapshot holds the same messages under the same ids"
 
 
-def test_a_supervisors_team_is_one_message_per_speaker_in_the_snapshot(make_settings, openai):
+def test_a_supervisors_team_is_one_message_per_speaker_in_the_snapshot(make_settings, openai, monkeypatch):
     """langgraph-supervisor's workers (create_react_agent) are named only once their message is whole: live, the
     answer streams as the messages whose speaker was known as they started; the snapshot names every speaker."""
     openai.script = team_script
+    # Its module makes its model when imported: imported again here, it reaches this module's stand-in (another
+    # test module's import is put back afterwards).
+    monkeypatch.delitem(sys.modules, "supervisor", raising=False)
     with serving(make_settings(graph="supervisor:app")) as base_url:
         thread = new_conversation_id()
         runs = [{"text": "what's 3 + 4?"}, {"text": "and again?", "fresh": True}]

@@ -19,10 +19,9 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
-from litestar.plugins import InitPluginProtocol, ReceiveRoutePlugin
+from litestar.plugins import InitPluginProtocol
 from litestar.plugins.prometheus import PrometheusController
 from litestar.response import File
-from litestar.routes import BaseRoute, HTTPRoute
 from litestar.static_files import create_static_files_router
 from litestar.types import ControllerRouterHandler
 
@@ -32,8 +31,7 @@ from threadline.agent.loading import AgentSource, PublicAgent, ServedAgent
 from threadline.http.bearer import BearerTokens
 from threadline.http.client_address import ForwardedScheme
 from threadline.http.connection_limits import RequestLimits
-from threadline.http.dependencies import AppServices, chat_allowance, limits_of, owned_conversation
-from threadline.http.dependencies_in_turn import resolve_in_turn
+from threadline.http.dependencies import AppServices, chat_allowance, context_of, limits_of, owned_conversation
 from threadline.http.errors import EXCEPTION_HANDLERS, AnyRequest
 from threadline.http.graph_auth import GraphAuth, graph_auth
 from threadline.http.host_identity import Identify
@@ -136,11 +134,6 @@ async def limit_every_request(request: AnyRequest) -> None:
     await limits.api.check(user.principal if user else limits.client_address.of(request.scope))
 
 
-def client_id_of(request: AnyRequest) -> str:
-    """The caller's anonymous identity, set by ClientIdentityMiddleware."""
-    return str(request.state.client_id)
-
-
 def services_of(state: State) -> Services:
     """The services the lifespan started, for every handler that declares `services: AppServices`."""
     services: Services = state.services
@@ -208,14 +201,12 @@ def http_spans(tracer_provider: TracerProvider) -> PluginProtocol:
     return OpenTelemetryPlugin(OpenTelemetryConfig(tracer_provider=tracer_provider, exclude_spans=["receive", "send"]))
 
 
-DEPENDENCIES = {  # what handlers declare by name
-    "client_id": Provide(client_id_of, sync_to_thread=False),
+DEPENDENCIES = {  # what handlers declare by name (http/dependencies.py): each alone in its batch
+    "ctx": Provide(context_of, sync_to_thread=False),
     "services": Provide(services_of, sync_to_thread=False),
     "conversation": Provide(owned_conversation),
     "allowance": Provide(chat_allowance, sync_to_thread=False),
-    "limits": Provide(limits_of, sync_to_thread=False),
 }
-PROVIDERS = frozenset(provide.dependency for provide in DEPENDENCIES.values())
 
 
 def routes(
@@ -268,7 +259,7 @@ def shared_page(index: Path) -> ControllerRouterHandler:
     return page
 
 
-class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
+class Threadline(InitPluginProtocol):
     """threadline in a Litestar app of your own: every route (the API, the seed contracts, the built-in MCP
     server, and the chat page when `page`) under one router with its own middleware, dependencies, limits and
     error handling, and the services started by the app's lifespan. `graph` is your LangGraph agent, as
@@ -375,12 +366,6 @@ class Threadline(InitPluginProtocol, ReceiveRoutePlugin):
             admin_token=settings.admin_token,
             identify=self.identify or (auth.identify if (auth := self.graph_auth) else None),
         )
-
-    def receive_route(self, route: BaseRoute) -> None:
-        """threadline's routes resolve their synchronous dependencies in turn (http/dependencies_in_turn.py)."""
-        if isinstance(route, HTTPRoute):
-            for _handler, kwargs_model in route.route_handler_map.values():
-                resolve_in_turn(kwargs_model, PROVIDERS)
 
 
 def create_app(settings: Settings | None = None, agents: tuple[ServedAgent, ...] | None = None) -> Litestar:

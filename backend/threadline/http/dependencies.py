@@ -1,8 +1,11 @@
-"""What handlers declare instead of writing it again: the visitor's own conversation, and the chat rate limit.
+"""What handlers declare instead of writing it again: who asks, their own conversation, and the chat rate limit.
 
-`conversation: OwnedConversation` (beside a `conversation_id` path parameter) is the visitor's conversation,
-a 404 for another's exactly as for a missing one; `allowance: Allowance` is the caller's CHAT_RATE_LIMIT (or
-their role's), which a route that starts an answer spends once the request is valid.
+`ctx: RequestContext` is who asks (`ctx.client_id`) with the app's services and limits: one dependency, so Litestar
+resolves it alone (it resolves a batch of several in a task group, a task per dependency, which costs more than
+these lookups: Litestar issue #4563; docs/performance.md). A handler that needs only the services declares
+`services: AppServices`. `conversation: OwnedConversation` (beside a `conversation_id` path parameter) is the
+caller's conversation, a 404 for another's exactly as for a missing one; `allowance: Allowance` is the caller's
+CHAT_RATE_LIMIT (or their role's), which a route that starts an answer spends once the request is valid.
 """
 
 from __future__ import annotations
@@ -10,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from litestar.di import NamedDependency
 from litestar.params import Parameter, SkipValidation
 
 from threadline.http.bearer import User
@@ -23,15 +25,29 @@ from threadline.storage.conversation_list import ConversationSummary
 
 # Injected as they are: msgspec has nothing to validate in the services themselves.
 AppServices: TypeAlias = SkipValidation[Services]
-AppLimits: TypeAlias = SkipValidation[Limits]
 OwnedConversation: TypeAlias = SkipValidation[ConversationSummary]
 ConversationId = Parameter(pattern=ID_PATTERN, description="The conversation id (yours: ids are scoped per visitor)")
 
 
-async def owned_conversation(
-    services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
-) -> ConversationSummary:
-    return await services.answers.owned(client_id, conversation_id)
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """Who asks (their id, from http/identity.py) and what the app answers them with."""
+
+    client_id: str
+    services: Services
+    limits: Limits
+
+
+def context_of(request: AnyRequest) -> RequestContext:
+    state = request.app.state
+    return RequestContext(str(request.state.client_id), state.services, state.limits)
+
+
+Ctx: TypeAlias = SkipValidation[RequestContext]
+
+
+async def owned_conversation(ctx: Ctx, conversation_id: str = ConversationId) -> ConversationSummary:
+    return await ctx.services.answers.owned(ctx.client_id, conversation_id)
 
 
 @dataclass(frozen=True)
@@ -48,19 +64,20 @@ class ChatAllowance:
 
 
 def limits_of(request: AnyRequest) -> Limits:
-    """The rate limits, made with the app (before its services start), for handlers that declare `limits`."""
+    """The rate limits, made with the app (before its services start)."""
     limits: Limits = request.app.state.limits
     return limits
 
 
-def limit_key(request: AnyRequest, limits: AppLimits) -> str:
+def limit_key(request: AnyRequest, limits: Limits) -> str:
     """Whose limits a request counts against: the signed-in user (http/bearer.py), else the client address."""
     user = request.scope.get("state", {}).get("user")
     return str(user.principal) if user else limits.client_address.of(request.scope)
 
 
-def chat_allowance(request: AnyRequest, services: AppServices, limits: AppLimits) -> ChatAllowance:
+def chat_allowance(request: AnyRequest, ctx: Ctx) -> ChatAllowance:
     """A signed-in user's limit is their role's (AUTH_ROLE_RATE_LIMITS), when one of theirs is listed."""
+    services, limits = ctx.services, ctx.limits
     user: User | None = request.scope.get("state", {}).get("user")
     if user is not None and limits.chat_by_role:
         roles = user.roles(services.auth.auth_roles_claim)

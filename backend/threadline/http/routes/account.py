@@ -8,11 +8,10 @@ import secrets
 
 import msgspec
 from litestar import Controller, Response, get, post
-from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from threadline.conversations.claims import Claimed
-from threadline.http.dependencies import AppServices
+from threadline.http.dependencies import AppServices, Ctx
 from threadline.http.errors import AnyRequest, error_responses, json_only
 from threadline.http.identity import HEADER, SIGN_IN_PATH, Signer, anonymous_token_of, identity_cookie
 from threadline.refusals import Refused
@@ -61,8 +60,7 @@ class AccountController(Controller):
         self,
         request: AnyRequest,
         data: JSONBody[ClaimRequest],
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
     ) -> Response[Claimed]:
         """Everything the anonymous identity owns becomes yours, at once; it then owns nothing. The response
         carries a fresh anonymous identity (cookie and header) for when you sign out, since the old one is
@@ -74,7 +72,7 @@ class AccountController(Controller):
         anonymous_id = signer.verify(data.anonymous_token or anonymous_token_of(request.scope))
         if anonymous_id is None:
             raise Refused("FORBIDDEN", "That is not an anonymous identity this server issued.")
-        claimed = await services.conversation_service.claim(anonymous_id, client_id)
+        claimed = await ctx.services.conversation_service.claim(anonymous_id, ctx.client_id)
         if claimed.skipped:  # those conversations are still the anonymous identity's: it is kept
             return Response(claimed)
         fresh = signer.sign(secrets.token_hex(16))

@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, Response, post
-from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 
@@ -20,7 +19,7 @@ from threadline.agent.actions import ActionCall, ActionResult, ContinueConversat
 from threadline.answers.options import AnswerOptions, NewMessage, new_id
 from threadline.answers.turn import Turn
 from threadline.conversations.state import Conversation, answer_text, load
-from threadline.http.dependencies import Allowance, AppServices
+from threadline.http.dependencies import Allowance, Ctx
 from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.http.messages import storable
 from threadline.http.schemas import ErrorDetail, Id
@@ -119,25 +118,24 @@ class ActionController(Controller):
         self,
         request: AnyRequest,
         data: JSONBody[ActionRequest],
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         allowance: Allowance,
     ) -> Response[Any]:
         """Annotated as a Response, so each answer keeps its own media type (a stream's, or JSON)."""
         wire = UI_MESSAGE_STREAM if data.detach else choose_wire(request)
         await allowance.spend()
-        _check(services, data)
-        await services.answers.owned(client_id, data.conversation_id)
-        conversation = await load(services.graph, thread_of(client_id, data.conversation_id))
+        _check(ctx.services, data)
+        await ctx.services.answers.owned(ctx.client_id, data.conversation_id)
+        conversation = await load(ctx.services.graph, thread_of(ctx.client_id, data.conversation_id))
         answered = answer_text(conversation, data.message_id)
         if answered is None:
             raise not_found("Message")
-        action = services.graphs.actions.actions[data.action]
+        action = ctx.services.graphs.actions.actions[data.action]
         assert action.run is not None, "checked: a server action"
         if not action.free_form and not was_suggested(conversation, data):
             why = "the answer did not suggest this action with this data"
             raise ApiError(400, "NOT_SUGGESTED", f"Not suggested: {why}.", [ErrorDetail("action", why)])
-        call = ActionCall(client_id, data.conversation_id, data.message_id, answered[0], data.data or {})
+        call = ActionCall(ctx.client_id, data.conversation_id, data.message_id, answered[0], data.data or {})
         try:
             outcome = await action.run(call)
         except Exception:
@@ -145,7 +143,7 @@ class ActionController(Controller):
             raise ApiError(500, "ACTION_FAILED", f"The action {data.action!r} failed.") from None
         if isinstance(outcome, ActionResult):
             return Response(ActionDone(action=data.action, result=outcome.result, message=outcome.message))
-        turn = await _continue(services, client_id, data, conversation, outcome)
+        turn = await _continue(ctx.services, ctx.client_id, data, conversation, outcome)
         if not data.detach:
             return await stream_answer(turn, wire, data.conversation_id)
         sent = None if outcome.regenerate else turn.request["text"]

@@ -11,7 +11,6 @@ from typing import Any
 
 import msgspec
 from litestar import Controller, post
-from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
 from litestar.response import Stream
@@ -22,7 +21,7 @@ from threadline.conversations.approvals import ApprovalResponse
 from threadline.conversations.browser_calls import BrowserOutput
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load
-from threadline.http.dependencies import Allowance, AppServices
+from threadline.http.dependencies import Allowance, Ctx
 from threadline.http.errors import AnyRequest, error_responses, json_only
 from threadline.http.messages import browser_tools, checked_text, invalid, small_value, storable
 from threadline.http.schemas import AgentName, AgUiMessageIn, ResumeEntryIn, RunAgentInput
@@ -131,16 +130,15 @@ class AgUiController(Controller):
         self,
         request: AnyRequest,
         data: JSONBody[RunAgentInput],
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         allowance: Allowance,
     ) -> Stream:
         """The run's `tools` are browser tools: offered to the agent, run by the client, whose tool messages at the
         end of the next run's `messages` answer them. `resume` answers what the last run waited for; cancelling it
         all with a new message declines it, as a new message on /api/chat does."""
-        conversation_id, answers, settings = data.thread_id, services.answers, services.routes
+        conversation_id, answers, settings = data.thread_id, ctx.services.answers, ctx.services.routes
         await allowance.spend()
-        agent_id = await answers.agent_for(client_id, conversation_id, agent_asked(request, data))
+        agent_id = await answers.agent_for(ctx.client_id, conversation_id, agent_asked(request, data))
         options = AnswerOptions(
             stream_mode=settings.stream_mode,
             agent_id=agent_id,
@@ -151,18 +149,18 @@ class AgUiController(Controller):
         declined = data.resume and all(entry.status == "cancelled" for entry in data.resume)
         answered: frozenset[str] = frozenset()
         if data.resume and not (declined and data.messages[-1].role == "user"):
-            messages = await snapshot(services, client_id, conversation_id, None)
-            turn = await resumed(services, client_id, conversation_id, data.resume, options)
+            messages = await snapshot(ctx.services, ctx.client_id, conversation_id, None)
+            turn = await resumed(ctx.services, ctx.client_id, conversation_id, data.resume, options)
         elif data.messages[-1].role == "tool":
             outputs = tool_outputs(data.messages)
-            messages = await snapshot(services, client_id, conversation_id, None, outputs)
-            turn = await answers.answer_browser_calls(client_id, conversation_id, outputs, options)
+            messages = await snapshot(ctx.services, ctx.client_id, conversation_id, None, outputs)
+            turn = await answers.answer_browser_calls(ctx.client_id, conversation_id, outputs, options)
             answered = frozenset(outputs)
         else:
             # A fresh id: a client that sent only this message then holds the conversation in order (wires/ag_ui.py).
             message = NewMessage(new_text(data.messages), new_id())
-            messages = await snapshot(services, client_id, conversation_id, message)
-            turn = await answers.start(client_id, conversation_id, message, options)
+            messages = await snapshot(ctx.services, ctx.client_id, conversation_id, message)
+            turn = await answers.start(ctx.client_id, conversation_id, message, options)
 
         def encode(batches: Any) -> Any:
             return ag_ui.encode(batches, conversation_id, data.run_id, messages, answered)

@@ -8,7 +8,6 @@ from typing import Any
 
 from litestar import Controller, Request, Response, delete, get, post
 from litestar.connection import ASGIConnection
-from litestar.di import NamedDependency
 from litestar.handlers import BaseRouteHandler
 from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
@@ -19,7 +18,7 @@ from threadline.answers.turn import Turn
 from threadline.conversations.approvals import ApprovalResponse
 from threadline.conversations.browser_calls import BrowserOutput
 from threadline.http.attachments import attached_files
-from threadline.http.dependencies import Allowance, AppServices, ChatAllowance, ConversationId
+from threadline.http.dependencies import Allowance, ChatAllowance, ConversationId, Ctx
 from threadline.http.errors import AnyRequest, error_responses, json_only, too_large_body
 from threadline.http.messages import browser_tools, checked_text, invalid, small_value, storable
 from threadline.http.schemas import (
@@ -164,33 +163,32 @@ class ChatController(Controller):
         self,
         request: AnyRequest,
         data: JSONBody[ChatRequest],
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         allowance: Allowance,
     ) -> Stream:
         """Only the last message is read: the history comes from the conversation's checkpoint. A body over
         1 MB is for the bytes of files only."""
         wire = choose_wire(request)
         await allowance.spend()
-        answers, conversation_id = services.answers, data.id or new_id()
-        options = await options_of(services, data, client_id, conversation_id)
+        answers, conversation_id = ctx.services.answers, data.id or new_id()
+        options = await options_of(ctx.services, data, ctx.client_id, conversation_id)
         if data.resume is not None:
             value, question_id = small_value(data.resume.value, "resume.value"), data.resume.interrupt_id
-            turn = await answers.answer_question(client_id, conversation_id, question_id, value, options)
+            turn = await answers.answer_question(ctx.client_id, conversation_id, question_id, value, options)
         elif data.trigger == "regenerate-message":
-            turn = await answers.regenerate(client_id, conversation_id, options, data.message_id)
+            turn = await answers.regenerate(ctx.client_id, conversation_id, options, data.message_id)
         elif data.message_id is not None and data.messages[-1].role == "user":  # useChat's edit of a message
-            message = await new_message(services, client_id, data, allowance, data.message_id)
-            turn = await answers.edit(client_id, conversation_id, message, options)
+            message = await new_message(ctx.services, ctx.client_id, data, allowance, data.message_id)
+            turn = await answers.edit(ctx.client_id, conversation_id, message, options)
         elif data.messages[-1].role == "assistant":
-            turn = await answered_tools(services, client_id, conversation_id, data.messages[-1], options)
+            turn = await answered_tools(ctx.services, ctx.client_id, conversation_id, data.messages[-1], options)
         elif (pair := answers.comparison_pair(data.compare_profiles)) is not None:
             compared = AnswerOptions(options.stream_mode, agent_id=options.agent_id, context=options.context)
-            message = await new_message(services, client_id, data, allowance)
-            turn = await answers.compare(client_id, conversation_id, message, pair, compared)
+            message = await new_message(ctx.services, ctx.client_id, data, allowance)
+            turn = await answers.compare(ctx.client_id, conversation_id, message, pair, compared)
         else:
             turn = await answers.start(
-                client_id, conversation_id, await new_message(services, client_id, data, allowance), options
+                ctx.client_id, conversation_id, await new_message(ctx.services, ctx.client_id, data, allowance), options
             )
         return await stream_answer(turn, wire, conversation_id)
 
@@ -202,9 +200,11 @@ class ChatController(Controller):
         summary="Stop the answer streaming in a conversation; keeps what arrived",
     )
     async def cancel_stream(
-        self, data: JSONBody[CancelRequest], services: AppServices, client_id: NamedDependency[str]
+        self,
+        data: JSONBody[CancelRequest],
+        ctx: Ctx,
     ) -> CancelResult:
-        await services.answers.stop(client_id, data.conversation_id)
+        await ctx.services.answers.stop(ctx.client_id, data.conversation_id)
         return CancelResult(cancelled=True, conversation_id=data.conversation_id)
 
     @delete(
@@ -213,10 +213,8 @@ class ChatController(Controller):
         responses=error_responses(400, 404, 409, 503),
         summary="Stop the answer streaming in a conversation; keeps what arrived",
     )
-    async def stop_stream(
-        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
-    ) -> CancelResult:
-        await services.answers.stop(client_id, conversation_id)
+    async def stop_stream(self, ctx: Ctx, conversation_id: str = ConversationId) -> CancelResult:
+        await ctx.services.answers.stop(ctx.client_id, conversation_id)
         return CancelResult(cancelled=True, conversation_id=conversation_id)
 
     @get(
@@ -230,10 +228,8 @@ class ChatController(Controller):
         summary="Resume the answer streaming in a conversation: from its first chunk, then live; 204 when none runs",
         description="What `useChat({resume: true})` asks for after a reload. Works from any process.",
     )
-    async def resume_stream(
-        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
-    ) -> Stream | Response[None]:
-        replay = await services.answers.replay(client_id, conversation_id)
+    async def resume_stream(self, ctx: Ctx, conversation_id: str = ConversationId) -> Stream | Response[None]:
+        replay = await ctx.services.answers.replay(ctx.client_id, conversation_id)
         if replay is None:
             return Response(None, status_code=204)
         wire = UI_MESSAGE_STREAM  # what `useChat` resumes

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import msgspec
 from litestar import Controller, Response, get, post
-from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
 from litestar.response import Stream
 
 from threadline.conversations.comparisons import Comparison, PairResult, Preference, results
-from threadline.http.dependencies import AppServices
+from threadline.http.dependencies import AppServices, Ctx
 from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.http.operators import require_operator
 from threadline.http.schemas import ID_PATTERN
@@ -45,10 +44,8 @@ class ComparisonController(Controller):
         responses=error_responses(400, 404, 503),
         summary="An A/B comparison: both answers (texts once written), their profiles and models, and the vote",
     )
-    async def get_comparison(
-        self, services: AppServices, client_id: NamedDependency[str], comparison_id: str = ComparisonId
-    ) -> Comparison:
-        comparison = await services.storage.comparisons.get(client_id, comparison_id)
+    async def get_comparison(self, ctx: Ctx, comparison_id: str = ComparisonId) -> Comparison:
+        comparison = await ctx.services.storage.comparisons.get(ctx.client_id, comparison_id)
         if comparison is None:
             raise _not_found()
         return comparison
@@ -62,18 +59,17 @@ class ComparisonController(Controller):
     async def second_answer(
         self,
         request: AnyRequest,
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         comparison_id: str = ComparisonId,
     ) -> Stream | Response[None]:
         """One reader: it takes the answer's events from their queue. Closing it stops answer B."""
         wire = choose_wire(request)
-        turn = services.answers.second_answers.get(comparison_id)
-        if turn is None or turn.client_id != client_id:
-            if await services.storage.comparisons.get(client_id, comparison_id) is None:
+        turn = ctx.services.answers.second_answers.get(comparison_id)
+        if turn is None or turn.client_id != ctx.client_id:
+            if await ctx.services.storage.comparisons.get(ctx.client_id, comparison_id) is None:
                 raise _not_found()
             return Response(None, status_code=204)
-        del services.answers.second_answers[comparison_id]
+        del ctx.services.answers.second_answers[comparison_id]
         return Stream(wire.encode(turn.events([])), media_type=wire.media_type, headers=wire.headers)
 
     @post(
@@ -88,20 +84,19 @@ class ComparisonController(Controller):
     async def vote(
         self,
         data: JSONBody[VoteRequest],
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         comparison_id: str = ComparisonId,
     ) -> VoteResult:
-        store = services.storage.comparisons
-        comparison = await store.get(client_id, comparison_id)
+        store = ctx.services.storage.comparisons
+        comparison = await store.get(ctx.client_id, comparison_id)
         if comparison is None:
             raise _not_found()
         if not comparison.finished:
             raise ApiError(409, "CONFLICT", "Both answers are still being written: vote once they have finished.")
-        voted = await store.vote(client_id, comparison_id, data.preference)
+        voted = await store.vote(ctx.client_id, comparison_id, data.preference)
         if voted is None:  # its conversation was deleted meanwhile
             raise _not_found()
-        continuation = await services.answers.follow_vote(client_id, voted)
+        continuation = await ctx.services.answers.follow_vote(ctx.client_id, voted)
         return VoteResult(success=True, preference=data.preference, continuation=continuation)
 
     @get(

@@ -11,12 +11,11 @@ from urllib.parse import urlencode
 
 import msgspec
 from litestar import Controller, Response, delete, get, patch, post
-from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
 
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load
-from threadline.http.dependencies import AppServices, ConversationId, OwnedConversation
+from threadline.http.dependencies import ConversationId, Ctx, OwnedConversation
 from threadline.http.errors import AnyRequest, error_responses, json_only, not_found
 from threadline.http.messages import invalid, storable
 from threadline.http.schemas import ID_PATTERN, ConversationDetail, Id
@@ -88,8 +87,7 @@ class ConversationController(Controller):
     async def list_conversations(
         self,
         request: AnyRequest,
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         q: Annotated[str, Parameter(max_length=MAX_QUERY_CHARS, description="words the conversation has")] = "",
         cursor: Annotated[str | None, Parameter(max_length=200, description="the Link header's next page")] = None,
         limit: Annotated[int, Parameter(ge=1, le=100, description="conversations per page")] = 100,
@@ -97,13 +95,13 @@ class ConversationController(Controller):
         """Each page is at most `limit` conversations; when more follow, the `Link` header's `rel="next"` URL
         gives the next page (the same search, from where this one ended)."""
         page = Page(limit=limit + 1, query=storable(q, "q", "search").strip(), after=cursor_position(cursor))
-        found = await services.conversations.list(client_id, page)
+        found = await ctx.services.conversations.list(ctx.client_id, page)
         headers = {}
         if len(found) > limit:
             found = found[:limit]
             headers["Link"] = f'<{request.url.path}?{next_page(q, limit, found[-1])}>; rel="next"'
         # A langgraph.json's auth may filter the list: a page may then be shorter, its Link still leads on.
-        shown = await services.answers.access.visible(client_id, found, lambda row: row.id, limit)
+        shown = await ctx.services.answers.access.visible(ctx.client_id, found, lambda row: row.id, limit)
         return Response(shown, headers=headers)
 
     @get(
@@ -113,12 +111,11 @@ class ConversationController(Controller):
     )
     async def get_conversation(
         self,
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         conversation: OwnedConversation,
         conversation_id: str = ConversationId,
     ) -> ConversationDetail:
-        return await detail(services, client_id, conversation)
+        return await detail(ctx.services, ctx.client_id, conversation)
 
     @post(
         "/{conversation_id:str}/versions",
@@ -130,14 +127,15 @@ class ConversationController(Controller):
     async def show_version(
         self,
         data: JSONBody[ShowVersion],
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         conversation_id: str = ConversationId,
     ) -> ConversationDetail:
         """`{"messageId": …, "version": n}`: a message whose metadata has `versions` shows its version `n`
         (from 1). Answers the conversation as GET does, on the branch now shown."""
-        await services.answers.show_version(client_id, conversation_id, data.message_id, data.version)
-        return await detail(services, client_id, await services.answers.owned(client_id, conversation_id))
+        await ctx.services.answers.show_version(ctx.client_id, conversation_id, data.message_id, data.version)
+        return await detail(
+            ctx.services, ctx.client_id, await ctx.services.answers.owned(ctx.client_id, conversation_id)
+        )
 
     @patch(
         "/{conversation_id:str}",
@@ -148,14 +146,13 @@ class ConversationController(Controller):
     async def rename_conversation(
         self,
         data: JSONBody[Rename],
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         conversation_id: str = ConversationId,
     ) -> ConversationSummary:
         """`{"title": …}`: 1–120 characters once spaces are trimmed, on one line."""
         title = checked_title(data.title)
-        await services.answers.access.check("update", client_id, conversation_id)  # a langgraph.json's auth
-        renamed = await services.conversations.rename(conversation_id, client_id, title)
+        await ctx.services.answers.access.check("update", ctx.client_id, conversation_id)  # a langgraph.json's auth
+        renamed = await ctx.services.conversations.rename(conversation_id, ctx.client_id, title)
         if renamed is None:
             raise not_found()
         return renamed
@@ -165,15 +162,13 @@ class ConversationController(Controller):
         summary="Delete a conversation and its history, stopping its answer",
         responses=error_responses(400, 404, 503),
     )
-    async def delete_conversation(
-        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
-    ) -> None:
+    async def delete_conversation(self, ctx: Ctx, conversation_id: str = ConversationId) -> None:
         """An answer still streaming is stopped first (in whichever process runs it) and its last writes are
         awaited, so nothing it saves can bring the conversation back."""
-        await services.answers.access.check("delete", client_id, conversation_id)
-        if not await services.conversation_service.delete(client_id, conversation_id):
+        await ctx.services.answers.access.check("delete", ctx.client_id, conversation_id)
+        if not await ctx.services.conversation_service.delete(ctx.client_id, conversation_id):
             raise not_found()
-        await services.answers.access.forget(client_id, conversation_id)
+        await ctx.services.answers.access.forget(ctx.client_id, conversation_id)
 
 
 async def detail(services: Services, client_id: str, conversation: ConversationSummary) -> ConversationDetail:

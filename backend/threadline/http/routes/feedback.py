@@ -6,11 +6,10 @@ from typing import Annotated
 
 import msgspec
 from litestar import Controller, delete, put
-from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
 
 from threadline.conversations.state import load
-from threadline.http.dependencies import AppServices
+from threadline.http.dependencies import Ctx
 from threadline.http.errors import error_responses, json_only, not_found
 from threadline.http.messages import storable
 from threadline.http.schemas import ID_PATTERN
@@ -51,20 +50,17 @@ class FeedbackController(Controller):
     async def set_feedback(
         self,
         data: JSONBody[FeedbackRequest],
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         message_id: str = MessageId,
     ) -> Feedback:
         comment = storable((data.comment or "").strip(), "comment", "comment") or None
-        answer = await find_answer(services, client_id, message_id)
+        answer = await find_answer(ctx.services, ctx.client_id, message_id)
         if answer is None:
             raise not_found("Message")
-        return await services.storage.feedback.set(client_id, answer, data.rating, comment)
+        return await ctx.services.storage.feedback.set(ctx.client_id, answer, data.rating, comment)
 
     @delete("/", responses=error_responses(400, 404, 503), summary="Take back an answer's rating")
-    async def clear_feedback(
-        self, services: AppServices, client_id: NamedDependency[str], message_id: str = MessageId
-    ) -> None:
-        if await find_answer(services, client_id, message_id) is None:
+    async def clear_feedback(self, ctx: Ctx, message_id: str = MessageId) -> None:
+        if await find_answer(ctx.services, ctx.client_id, message_id) is None:
             raise not_found("Message")
-        await services.storage.feedback.clear(client_id, message_id)
+        await ctx.services.storage.feedback.clear(ctx.client_id, message_id)

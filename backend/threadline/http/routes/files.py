@@ -10,12 +10,11 @@ from urllib.parse import quote
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.di import NamedDependency
 from litestar.params import Parameter, QueryParameter
 
 from threadline.conversations.attachments import checked_file
 from threadline.http.attachments import spend_file_bytes
-from threadline.http.dependencies import AppLimits, AppServices, limit_key
+from threadline.http.dependencies import Ctx, limit_key
 from threadline.http.errors import error_responses
 from threadline.http.schemas import MAX_FILES_BODY_BYTES
 from threadline.refusals import not_found
@@ -51,20 +50,18 @@ class FileController(Controller):
     async def upload(
         self,
         request: Request,  # type: ignore[type-arg]
-        services: AppServices,
-        limits: AppLimits,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         filename: Annotated[str | None, QueryParameter(max_length=1000)] = None,
     ) -> Uploaded:
         """The same checks as a file sent inside a message; the same bytes again give the same file. Send its
         `url` as a `file` part's url. A file no message uses is not kept for good."""
         data = await request.body()
         checked = await checked_file(
-            data, request.headers.get("content-type", ""), filename, services.file_limits, "body"
+            data, request.headers.get("content-type", ""), filename, ctx.services.file_limits, "body"
         )
-        await spend_file_bytes(services, limits.file_bytes, limit_key(request, limits), len(checked.data))
-        stored = await services.storage.files.save(
-            client_id, checked.data, checked.media_type, checked.filename, services.routes.file_quota_bytes
+        await spend_file_bytes(ctx.services, ctx.limits.file_bytes, limit_key(request, ctx.limits), len(checked.data))
+        stored = await ctx.services.storage.files.save(
+            ctx.client_id, checked.data, checked.media_type, checked.filename, ctx.services.routes.file_quota_bytes
         )
         return Uploaded.of(stored)
 
@@ -74,10 +71,8 @@ class FileController(Controller):
         summary="One of your files, as it was sent",
         media_type="application/octet-stream",
     )
-    async def download(
-        self, services: AppServices, client_id: NamedDependency[str], file_id: str = FileId
-    ) -> Response[bytes]:
-        return await file_response(services, client_id, file_id)
+    async def download(self, ctx: Ctx, file_id: str = FileId) -> Response[bytes]:
+        return await file_response(ctx.services, ctx.client_id, file_id)
 
 
 async def file_response(services: Services, owner: str, file_id: str) -> Response[bytes]:

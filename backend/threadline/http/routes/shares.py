@@ -4,12 +4,11 @@ it at GET /api/shared/{shareId}, and the page shows it at /share/{shareId}. conv
 from __future__ import annotations
 
 from litestar import Controller, Response, delete, get, post
-from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
 from litestar.params import Parameter
 
 from threadline.conversations.shares import Share, Shared
-from threadline.http.dependencies import AppServices, ConversationId, OwnedConversation
+from threadline.http.dependencies import AppServices, ConversationId, Ctx, OwnedConversation
 from threadline.http.errors import error_responses, not_found
 from threadline.http.routes.conversations import detail
 from threadline.http.routes.files import FileId, file_response
@@ -29,16 +28,15 @@ class ShareController(Controller):
     )
     async def share(
         self,
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         conversation: OwnedConversation,
         conversation_id: str = ConversationId,
     ) -> Share:
         """The snapshot is the branch shown now, without ratings, traces or the conversation's id; its link
         stays the same when shared again."""
-        await services.answers.access.check("update", client_id, conversation_id)  # it is published
-        shown = await detail(services, client_id, conversation)
-        return await services.storage.shares.share(client_id, conversation.id, shown.title, shown.messages)
+        await ctx.services.answers.access.check("update", ctx.client_id, conversation_id)  # it is published
+        shown = await detail(ctx.services, ctx.client_id, conversation)
+        return await ctx.services.storage.shares.share(ctx.client_id, conversation.id, shown.title, shown.messages)
 
     @get(
         "/",
@@ -48,24 +46,20 @@ class ShareController(Controller):
             **error_responses(400, 404, 503),
         },
     )
-    async def link(
-        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
-    ) -> Share | Response[None]:
+    async def link(self, ctx: Ctx, conversation_id: str = ConversationId) -> Share | Response[None]:
         """A conversation that is not shared is no error (the page asks each time it opens its Share dialog);
         another visitor's conversation is not found, as a missing one."""
-        await services.answers.access.check("read", client_id, conversation_id)
-        share = await services.storage.shares.of_conversation(client_id, conversation_id)
+        await ctx.services.answers.access.check("read", ctx.client_id, conversation_id)
+        share = await ctx.services.storage.shares.of_conversation(ctx.client_id, conversation_id)
         if share is None:
-            await services.answers.owned(client_id, conversation_id)
+            await ctx.services.answers.owned(ctx.client_id, conversation_id)
             return Response(None, status_code=204)
         return share
 
     @delete("/", summary="Stop sharing: the link is not found from now on", responses=error_responses(400, 404, 503))
-    async def revoke(
-        self, services: AppServices, client_id: NamedDependency[str], conversation_id: str = ConversationId
-    ) -> None:
-        await services.answers.access.check("update", client_id, conversation_id)
-        if not await services.storage.shares.revoke(client_id, conversation_id):
+    async def revoke(self, ctx: Ctx, conversation_id: str = ConversationId) -> None:
+        await ctx.services.answers.access.check("update", ctx.client_id, conversation_id)
+        if not await ctx.services.storage.shares.revoke(ctx.client_id, conversation_id):
             raise not_found("Share")
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import msgspec
 from litestar import Controller, get
-from litestar.di import NamedDependency
 from litestar.params import Parameter
 
-from threadline.http.dependencies import AppServices
+from threadline.http.dependencies import Ctx
 from threadline.http.errors import error_responses, not_found
 from threadline.http.schemas import ID_PATTERN
 from threadline.observability.trace import Trace
@@ -33,16 +32,16 @@ class TraceController(Controller):
         summary="An answer's trace: its model and tool calls, timings, tokens, warnings and outcome",
         responses=error_responses(400, 404, 503),
     )
-    async def get_trace(self, services: AppServices, client_id: NamedDependency[str], trace_id: str = TraceId) -> Trace:
-        return await _with_feedback(services, client_id, await services.observability.traces.get(client_id, trace_id))
+    async def get_trace(self, ctx: Ctx, trace_id: str = TraceId) -> Trace:
+        return await _with_feedback(
+            ctx.services, ctx.client_id, await ctx.services.observability.traces.get(ctx.client_id, trace_id)
+        )
 
     @get(
         "/by_message/{message_id:str}",
         summary="The trace of the answer with this assistant message id (its newest, if regenerated)",
         responses=error_responses(400, 404, 503),
     )
-    async def get_trace_by_message(
-        self, services: AppServices, client_id: NamedDependency[str], message_id: str = MessageId
-    ) -> Trace:
-        trace = await services.observability.traces.by_message(client_id, message_id)
-        return await _with_feedback(services, client_id, trace)
+    async def get_trace_by_message(self, ctx: Ctx, message_id: str = MessageId) -> Trace:
+        trace = await ctx.services.observability.traces.by_message(ctx.client_id, message_id)
+        return await _with_feedback(ctx.services, ctx.client_id, trace)

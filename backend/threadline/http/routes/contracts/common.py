@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from litestar import post
-from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody
@@ -16,7 +15,7 @@ from litestar.response import Stream
 
 from threadline.answers.options import AnswerOptions, NewMessage, new_id
 from threadline.answers.turn import Turn
-from threadline.http.dependencies import Allowance, AppServices, ChatAllowance
+from threadline.http.dependencies import Allowance, ChatAllowance, Ctx, RequestContext
 from threadline.http.errors import error_responses, json_only
 from threadline.http.messages import checked_text
 from threadline.http.openapi import SseOperation
@@ -47,15 +46,14 @@ class Contract:
 def contract_route(contract: Contract, name: str) -> HTTPRouteHandler:
     """`POST contract.path`: the answer streamed on the document's wire."""
 
-    async def route(data: Any, services: Services, client_id: str, allowance: ChatAllowance) -> Stream:
-        conversation_id, turn = await contract.start(services, client_id, allowance, data)
-        return await stream_answer(turn, contract.wire(services), conversation_id)
+    async def route(data: Any, ctx: RequestContext, allowance: ChatAllowance) -> Stream:
+        conversation_id, turn = await contract.start(ctx.services, ctx.client_id, allowance, data)
+        return await stream_answer(turn, contract.wire(ctx.services), conversation_id)
 
     # Litestar reads the parameters' types from the annotations: the body is the contract's own.
     route.__annotations__ = {
         "data": JSONBody[contract.body],  # type: ignore[misc,name-defined]  # a type known when the route is made
-        "services": AppServices,
-        "client_id": NamedDependency[str],
+        "ctx": Ctx,
         "allowance": Allowance,
         "return": Stream,
     }

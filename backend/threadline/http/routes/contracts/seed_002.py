@@ -12,12 +12,11 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, get, post
-from litestar.di import NamedDependency
 from litestar.params import JSONBody, QueryParameter
 
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load
-from threadline.http.dependencies import AppServices
+from threadline.http.dependencies import Ctx
 from threadline.http.errors import AnyRequest, error_responses, json_only
 from threadline.http.routes.contracts.common import Contract, contract_route, plain_start
 from threadline.http.schemas import ID_PATTERN, Id
@@ -111,9 +110,11 @@ class Seed002Controller(Controller):
         summary="Seed 002: a conversation's messages in order, each with its feedback",
     )
     async def load_conversation(
-        self, data: JSONBody[LoadConversationRequest], services: AppServices, client_id: NamedDependency[str]
+        self,
+        data: JSONBody[LoadConversationRequest],
+        ctx: Ctx,
     ) -> LoadedConversation:
-        return await _load(services, client_id, data.conversation_id)
+        return await _load(ctx.services, ctx.client_id, data.conversation_id)
 
     @get(
         "/load_conversation",
@@ -122,11 +123,10 @@ class Seed002Controller(Controller):
     )
     async def load_conversation_by_query(
         self,
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         conversation_id: Annotated[str, QueryParameter(pattern=ID_PATTERN)],
     ) -> LoadedConversation:
-        return await _load(services, client_id, conversation_id)
+        return await _load(ctx.services, ctx.client_id, conversation_id)
 
     @get(
         "/list_conversations",
@@ -136,17 +136,16 @@ class Seed002Controller(Controller):
     async def list_conversations(
         self,
         request: AnyRequest,
-        services: AppServices,
-        client_id: NamedDependency[str],
+        ctx: Ctx,
         token: Annotated[str | None, QueryParameter(name="client_id", max_length=256)] = None,
     ) -> list[ListedConversation]:
         """A seed 002 client may name itself with `?client_id=`: the signed token the server issued it (the
         `X-Threadline-Client` header's value). A bare or forged id names no one: the caller's own list."""
-        client_id = request.app.state.signer.verify(token) or client_id
-        found = await services.conversations.list(client_id)
+        client_id = request.app.state.signer.verify(token) or ctx.client_id
+        found = await ctx.services.conversations.list(client_id)
         return [
             ListedConversation(
                 conversation_id=row.id, title=row.title, created_at=row.created_at, last_message_at=row.last_message_at
             )
-            for row in await services.answers.access.visible(client_id, found, lambda row: row.id, len(found))
+            for row in await ctx.services.answers.access.visible(client_id, found, lambda row: row.id, len(found))
         ]
