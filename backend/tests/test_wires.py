@@ -14,7 +14,7 @@ import httpx
 import msgspec
 import pytest
 from helpers import chat_body, new_conversation_id, running, serving
-from threadline.client import AsyncClient, Client, Data, ReasoningDelta, TextDelta, ToolInputDelta, parse_chunk
+from threadline.client import AsyncClient, Client, DataChunk, ReasoningDelta, TextDelta, ToolInputDelta, parse_chunk
 from threadline_testing import standins
 from threadline_testing.ai_sdk import read_with_ai, read_with_ai4
 from threadline_testing.sse import parse_sse
@@ -138,7 +138,7 @@ async def test_ndjson_carries_the_same_chunks_as_sse(servers):
     assert normal(msgspec.to_builtins(wires["sse"], str_keys=True)) == normal(
         msgspec.to_builtins(wires["ndjson"], str_keys=True)
     )
-    assert any(isinstance(chunk, Data) and chunk.name == "status" for chunk in wires["ndjson"])
+    assert any(isinstance(chunk, DataChunk) and chunk.name == "status" for chunk in wires["ndjson"])
 
 
 def test_the_python_client_reassembles_answers_and_can_stop_them(servers):
@@ -169,7 +169,7 @@ async def test_the_wire_is_chosen_by_accept_or_protocol_and_others_get_406(make_
         )
     assert default.headers["content-type"].startswith("text/event-stream") and parse_sse(default.content)
     assert ndjson.headers["content-type"] == "application/x-ndjson"
-    assert [parse_chunk(line) for line in ndjson.content.splitlines()][-1].__class__.__name__ == "Finish"
+    assert [parse_chunk(line) for line in ndjson.content.splitlines()][-1].__class__.__name__ == "FinishChunk"
     for refused in (xml, unknown):
         assert refused.status_code == 406
         error = refused.json()["error"]

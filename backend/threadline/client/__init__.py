@@ -17,7 +17,7 @@ the answer on the server (what was shown is saved); `cancel()` stops one from an
 """
 
 from threadline.client.answer import Answer, Compared, ToolCall
-from threadline.client.chunks import Data, parse_chunk
+from threadline.client.chunks import DataChunk, parse_chunk
 from threadline.client.clients import AsyncClient, Client
 from threadline.client.protocol import AgentOptions, Contract, ConversationSummary, ThreadlineError, Uploaded, Wire
 from threadline.wires import ui_chunks
@@ -31,7 +31,7 @@ __all__ = [
     "Compared",
     "Contract",
     "ConversationSummary",
-    "Data",
+    "DataChunk",
     "ThreadlineError",
     "ToolCall",
     "Uploaded",

@@ -88,17 +88,17 @@ class Answer:
 
     def apply(self, chunk: c.Chunk) -> None:  # noqa: C901 - one case per chunk type, as useChat's reader
         match chunk:
-            case c.Start():
+            case c.StartChunk():
                 self.id = chunk.message_id or self.id
                 self.metadata |= chunk.message_metadata
-            case c.TextStart():
+            case c.TextStartChunk():
                 self._open("text", chunk.id)
                 if agent := _agent(chunk.provider_metadata):  # a speaker known as it starts
                     self._said_by("text", chunk.id, agent)
             case c.TextDelta():
                 self._append("text", chunk.id, chunk.delta)
-            case c.TextEnd() | c.ReasoningEnd() if agent := _agent(chunk.provider_metadata):
-                self._said_by("text" if isinstance(chunk, c.TextEnd) else "reasoning", chunk.id, agent)
+            case c.TextEndChunk() | c.ReasoningEndChunk() if agent := _agent(chunk.provider_metadata):
+                self._said_by("text" if isinstance(chunk, c.TextEndChunk) else "reasoning", chunk.id, agent)
             case c.ReasoningStart():
                 self._open("reasoning", chunk.id)
             case c.ReasoningDelta():
@@ -107,33 +107,33 @@ class Answer:
                 self.parts.append(ToolCall(chunk.tool_call_id, chunk.tool_name))
             case c.ToolInputDelta():
                 self._tool(chunk.tool_call_id).input_text += chunk.input_text_delta
-            case c.ToolInputAvailable():
+            case c.ToolInputAvailableChunk():
                 call = self._called(chunk.tool_call_id, chunk.tool_name)
                 call.state, call.input, call.agent = "input-available", chunk.input, _agent(chunk.provider_metadata)
-            case c.ToolOutputAvailable():
+            case c.ToolOutputAvailableChunk():
                 call = self._tool(chunk.tool_call_id)
                 call.state, call.output = "output-available", chunk.output
-            case c.ToolOutputError():
+            case c.ToolOutputErrorChunk():
                 call = self._tool(chunk.tool_call_id)
                 call.state, call.error_text = "output-error", chunk.error_text
             case c.ToolApprovalRequest():
                 call = self._tool(chunk.tool_call_id)
                 call.state, call.approval_id = "approval-requested", chunk.approval_id
-            case c.ToolOutputDenied():
+            case c.ToolOutputDeniedChunk():
                 self._tool(chunk.tool_call_id).state = "output-denied"
-            case c.ToolInputError():
+            case c.ToolInputErrorChunk():
                 call = self._called(chunk.tool_call_id, chunk.tool_name)
                 call.state, call.input, call.error_text = "output-error", chunk.input, chunk.error_text
-            case c.MessageMetadata():
+            case c.MessageMetadataChunk():
                 self.metadata |= chunk.message_metadata
-            case c.Finish():
+            case c.FinishChunk():
                 self.finish_reason = chunk.finish_reason
                 self.metadata |= chunk.message_metadata
-            case c.Error():
+            case c.ErrorChunk():
                 self.error = chunk.error_text
             case c.File() | c.SourceUrl():  # a file or source a tool produced, kept as useChat keeps it
                 self.parts.append(msgspec.to_builtins(chunk))
-            case c.Data():
+            case c.DataChunk():
                 self._data(chunk)
 
     def _said_by(self, kind: str, part_id: str, agent: str) -> None:
@@ -143,7 +143,7 @@ class Answer:
                 part["agent"] = agent
                 return
 
-    def _data(self, chunk: c.Data) -> None:
+    def _data(self, chunk: c.DataChunk) -> None:
         if chunk.name == "suggestions":
             self.suggestions = chunk.data
             return
@@ -152,7 +152,7 @@ class Answer:
         if not chunk.transient and chunk.name not in _NOT_KEPT:  # the agent's own, kept like useChat's
             self._keep_data(chunk)
 
-    def _keep_data(self, chunk: c.Data) -> None:
+    def _keep_data(self, chunk: c.DataChunk) -> None:
         """A data part joins the message; one with the id of an earlier part of its kind replaces it."""
         part = {"type": f"data-{chunk.name}", "id": chunk.id, "data": chunk.data}
         for index, earlier in enumerate(self.parts):

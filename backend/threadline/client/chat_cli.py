@@ -8,14 +8,14 @@ from typing import TextIO
 
 from threadline.client import (
     Client,
-    Data,
-    Error,
-    Start,
+    DataChunk,
+    ErrorChunk,
+    StartChunk,
     TextDelta,
     ThreadlineError,
-    ToolInputAvailable,
-    ToolOutputAvailable,
-    ToolOutputError,
+    ToolInputAvailableChunk,
+    ToolOutputAvailableChunk,
+    ToolOutputErrorChunk,
 )
 
 
@@ -31,17 +31,17 @@ def turn(client: Client, text: str, conversation_id: str | None, out: TextIO) ->
             match chunk:
                 case TextDelta():
                     out.write(chunk.delta)
-                case ToolInputAvailable():
+                case ToolInputAvailableChunk():
                     out.write(f"\n  ⚙ {chunk.tool_name} {_short(chunk.input)}")
-                case ToolOutputAvailable():
+                case ToolOutputAvailableChunk():
                     out.write(f" → {_short(chunk.output)}\n")
-                case ToolOutputError():
+                case ToolOutputErrorChunk():
                     out.write(f" ✗ {_short(chunk.error_text)}\n")
-                case Data(name="warning"):
+                case DataChunk(name="warning"):
                     out.write(f"\n  ! {chunk.data.get('message')}\n")
-                case Error():
+                case ErrorChunk():
                     out.write(f"\n  ✗ {chunk.error_text}\n")
-                case Start():
+                case StartChunk():
                     conversation_id = chunk.message_metadata.get("conversationId", conversation_id)
             out.flush()
     except KeyboardInterrupt:

@@ -1,4 +1,4 @@
-"""Reading UI Message Stream chunks: the server's own chunk types (wires/ui_chunks.py), and `Data` for the
+"""Reading UI Message Stream chunks: the server's own chunk types (wires/ui_chunks.py), and `DataChunk` for the
 `data-*` chunks (threadline's status, warning, tool progress and suggestions)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from threadline.wires.ui_chunks import *  # noqa: F403  # every chunk type, decl
 from threadline.wires.ui_chunks import AnyChunk, Chunk
 
 
-class Data(Chunk, tag="data", frozen=True):
+class DataChunk(Chunk, tag="data", frozen=True):
     """A `data-<name>` chunk: threadline's status, warning, tool progress, suggestions and the agent's question
     (`interrupt`), or what a team's own agent writes."""
 
@@ -27,11 +27,11 @@ _decode_any = msgspec.json.Decoder().decode
 
 
 def parse_chunk(raw: bytes | str) -> Chunk:
-    """One chunk from its JSON; `data-*` chunks become `Data`."""
+    """One chunk from its JSON; `data-*` chunks become `DataChunk`."""
     raw = raw.encode() if isinstance(raw, str) else raw
     if raw.startswith(b'{"type":"data-'):
         value = _decode_any(raw)
-        return Data(
+        return DataChunk(
             name=value["type"].removeprefix("data-"),
             data=value.get("data"),
             id=str(value.get("id") or ""),
@@ -41,5 +41,5 @@ def parse_chunk(raw: bytes | str) -> Chunk:
     return chunk
 
 
-__all__ = ["Data", "parse_chunk"]
+__all__ = ["DataChunk", "parse_chunk"]
 __all__ += ui_chunks.__all__

@@ -1,9 +1,11 @@
-"""The UI Message Stream's chunk types as `useChat` reads them (the `ai` package's `uiMessageChunkSchema`;
-PROTOCOL.md), declared once: the encoder sends them (ui_message_stream.py) and the Python client reads them.
+"""The UI Message Stream's chunk types as `useChat` reads them (the `ai` package's `uiMessageChunkSchema` in
+`ai` 5.0, 6.0 and 7.0, the versions conformance/check-chunks.mjs checks every chunk against; PROTOCOL.md),
+declared once: the encoder sends them (ui_message_stream.py) and the Python client reads them.
 
 Where a canonical event already has its chunk's shape, the event's class is the chunk's type and is sent as
-it is; the chunks whose shape differs from their event's are declared here. `data-*` chunks carry a name in
-their type, so they have no class of their own on the server (the client reads them as `Data`).
+it is (`TextDelta`, `ToolInputStart`…); the chunks whose shape differs from their event's are declared here, named
+`…Chunk` apart from the event they encode (`StartChunk` for `events.Start`). `data-*` chunks carry a name in
+their type, so they have no class of their own on the server (the client reads them as `DataChunk`).
 """
 
 from __future__ import annotations
@@ -29,33 +31,33 @@ from threadline.events import StepStart as StartStep
 Chunk = Event  # the tagged base: `type` on the wire is each chunk's tag
 
 
-class Start(Chunk, tag="start", frozen=True):
+class StartChunk(Chunk, tag="start", frozen=True):
     message_id: str | None = None
     message_metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class Finish(Chunk, tag="finish", frozen=True):
+class FinishChunk(Chunk, tag="finish", frozen=True):
     finish_reason: str | None = None
     message_metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 # A part a named agent produced says so in its providerMetadata: `{"threadline": {"agent": name}}`.
-class TextStart(Chunk, tag="text-start", frozen=True):
+class TextStartChunk(Chunk, tag="text-start", frozen=True):
     id: str
     provider_metadata: dict[str, Any] | None = None
 
 
-class TextEnd(Chunk, tag="text-end", frozen=True):
+class TextEndChunk(Chunk, tag="text-end", frozen=True):
     id: str
     provider_metadata: dict[str, Any] | None = None
 
 
-class ReasoningEnd(Chunk, tag="reasoning-end", frozen=True):
+class ReasoningEndChunk(Chunk, tag="reasoning-end", frozen=True):
     id: str
     provider_metadata: dict[str, Any] | None = None
 
 
-class ToolInputAvailable(Chunk, tag="tool-input-available", frozen=True):
+class ToolInputAvailableChunk(Chunk, tag="tool-input-available", frozen=True):
     tool_call_id: str
     tool_name: str
     input: Any
@@ -63,7 +65,7 @@ class ToolInputAvailable(Chunk, tag="tool-input-available", frozen=True):
     provider_metadata: dict[str, Any] | None = None
 
 
-class ToolInputError(Chunk, tag="tool-input-error", frozen=True):
+class ToolInputErrorChunk(Chunk, tag="tool-input-error", frozen=True):
     tool_call_id: str
     tool_name: str
     input: Any
@@ -71,76 +73,76 @@ class ToolInputError(Chunk, tag="tool-input-error", frozen=True):
     provider_metadata: dict[str, Any] | None = None
 
 
-class Error(Chunk, tag="error", frozen=True):
+class ErrorChunk(Chunk, tag="error", frozen=True):
     error_text: str
 
 
-class ToolOutputAvailable(Chunk, tag="tool-output-available", frozen=True):
+class ToolOutputAvailableChunk(Chunk, tag="tool-output-available", frozen=True):
     tool_call_id: str
     output: Any
 
 
-class ToolOutputError(Chunk, tag="tool-output-error", frozen=True):
+class ToolOutputErrorChunk(Chunk, tag="tool-output-error", frozen=True):
     tool_call_id: str
     error_text: str
 
 
-class ToolOutputDenied(Chunk, tag="tool-output-denied", frozen=True):
+class ToolOutputDeniedChunk(Chunk, tag="tool-output-denied", frozen=True):
     tool_call_id: str
 
 
-class MessageMetadata(Chunk, tag="message-metadata", frozen=True):
+class MessageMetadataChunk(Chunk, tag="message-metadata", frozen=True):
     message_metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 AnyChunk = (
-    Start
+    StartChunk
     | StartStep
     | FinishStep
-    | TextStart
+    | TextStartChunk
     | TextDelta
-    | TextEnd
+    | TextEndChunk
     | ReasoningStart
     | ReasoningDelta
-    | ReasoningEnd
+    | ReasoningEndChunk
     | ToolInputStart
     | ToolInputDelta
-    | ToolInputAvailable
-    | ToolInputError
-    | ToolOutputAvailable
-    | ToolOutputError
-    | ToolOutputDenied
+    | ToolInputAvailableChunk
+    | ToolInputErrorChunk
+    | ToolOutputAvailableChunk
+    | ToolOutputErrorChunk
+    | ToolOutputDeniedChunk
     | ToolApprovalRequest
-    | MessageMetadata
+    | MessageMetadataChunk
     | File
     | SourceUrl
-    | Finish
-    | Error
+    | FinishChunk
+    | ErrorChunk
 )
 
 __all__ = [
     "AnyChunk",
     "Chunk",
-    "Error",
+    "ErrorChunk",
     "File",
-    "Finish",
+    "FinishChunk",
     "FinishStep",
-    "MessageMetadata",
+    "MessageMetadataChunk",
     "ReasoningDelta",
-    "ReasoningEnd",
+    "ReasoningEndChunk",
     "ReasoningStart",
     "SourceUrl",
-    "Start",
+    "StartChunk",
     "StartStep",
     "TextDelta",
-    "TextEnd",
-    "TextStart",
+    "TextEndChunk",
+    "TextStartChunk",
     "ToolApprovalRequest",
-    "ToolInputAvailable",
+    "ToolInputAvailableChunk",
     "ToolInputDelta",
-    "ToolInputError",
+    "ToolInputErrorChunk",
     "ToolInputStart",
-    "ToolOutputAvailable",
-    "ToolOutputDenied",
-    "ToolOutputError",
+    "ToolOutputAvailableChunk",
+    "ToolOutputDeniedChunk",
+    "ToolOutputErrorChunk",
 ]

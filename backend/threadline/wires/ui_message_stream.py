@@ -45,11 +45,11 @@ def start_metadata(event: ev.Start) -> dict[str, Any]:
     return metadata
 
 
-def _start(event: ev.Start) -> ui.Start:
-    return ui.Start(event.message_id, start_metadata(event))
+def _start(event: ev.Start) -> ui.StartChunk:
+    return ui.StartChunk(event.message_id, start_metadata(event))
 
 
-def _finish(event: ev.Finish) -> ui.Finish:
+def _finish(event: ev.Finish) -> ui.FinishChunk:
     # An answer stopped before any model call finished has counted nothing: no usage, as its history says
     counted = {"usage": event.usage} if event.usage != NOTHING_COUNTED else {}
     metadata = counted | {"finishedAt": event.finished_at, "traceId": event.trace_id}
@@ -57,27 +57,27 @@ def _finish(event: ev.Finish) -> ui.Finish:
         metadata["interrupted"] = event.interrupted
     if event.model:
         metadata["model"] = event.model
-    return ui.Finish(event.finish_reason, metadata)
+    return ui.FinishChunk(event.finish_reason, metadata)
 
 
-def _error(event: ev.Error) -> ui.Error:
-    return ui.Error(event.message)
+def _error(event: ev.Error) -> ui.ErrorChunk:
+    return ui.ErrorChunk(event.message)
 
 
-def _tool_output(event: ev.ToolOutput) -> ui.ToolOutputAvailable:
-    return ui.ToolOutputAvailable(event.tool_call_id, event.output)
+def _tool_output(event: ev.ToolOutput) -> ui.ToolOutputAvailableChunk:
+    return ui.ToolOutputAvailableChunk(event.tool_call_id, event.output)
 
 
-def _tool_error(event: ev.ToolOutputError) -> ui.ToolOutputError:
-    return ui.ToolOutputError(event.tool_call_id, event.error_text)
+def _tool_error(event: ev.ToolOutputError) -> ui.ToolOutputErrorChunk:
+    return ui.ToolOutputErrorChunk(event.tool_call_id, event.error_text)
 
 
-def _tool_denied(event: ev.ToolOutputDenied) -> ui.ToolOutputDenied:
-    return ui.ToolOutputDenied(event.tool_call_id)
+def _tool_denied(event: ev.ToolOutputDenied) -> ui.ToolOutputDeniedChunk:
+    return ui.ToolOutputDeniedChunk(event.tool_call_id)
 
 
-def _metadata(event: ev.MessageMetadata) -> ui.MessageMetadata:
-    return ui.MessageMetadata({"usage": event.usage})
+def _metadata(event: ev.MessageMetadata) -> ui.MessageMetadataChunk:
+    return ui.MessageMetadataChunk({"usage": event.usage})
 
 
 def _by_agent(event: ev.TextStart | ev.TextEnd | ev.ReasoningEnd | ev.ToolInputAvailable | ev.ToolInputError) -> Any:
@@ -95,11 +95,11 @@ def agent_metadata(agent: str) -> dict[str, Any]:
 
 
 _AGENT_CHUNKS: dict[type[ev.Event], type[ui.Chunk]] = {
-    ev.TextStart: ui.TextStart,
-    ev.TextEnd: ui.TextEnd,
-    ev.ReasoningEnd: ui.ReasoningEnd,
-    ev.ToolInputAvailable: ui.ToolInputAvailable,
-    ev.ToolInputError: ui.ToolInputError,
+    ev.TextStart: ui.TextStartChunk,
+    ev.TextEnd: ui.TextEndChunk,
+    ev.ReasoningEnd: ui.ReasoningEndChunk,
+    ev.ToolInputAvailable: ui.ToolInputAvailableChunk,
+    ev.ToolInputError: ui.ToolInputErrorChunk,
 }
 
 
