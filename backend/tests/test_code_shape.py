@@ -59,3 +59,16 @@ def test_an_answers_calls_go_down_the_layers_but_for_the_known_ones(message):
     up = {pair for pair in calls.between if layers[unit(pair[1])] < layers[unit(pair[0])]}
     assert up <= KNOWN_CALLS_UP, f"new calls up the layer order: {sorted(up - KNOWN_CALLS_UP)}"
     assert calls.reentries == 0
+
+
+def test_no_chunk_type_has_the_name_of_a_canonical_event():
+    """The wires' own chunk types are named apart from the events they encode (`StartChunk` for `Start`)."""
+    declared = {
+        path: set(re.findall(r"^class (\w+)\(", (PACKAGE / path).read_text(), re.M))
+        for path in ("events.py", "wires/ui_chunks.py", "client/chunks.py")
+    }
+    events = declared.pop("events.py")
+    assert {path: names & events for path, names in declared.items()} == {
+        "wires/ui_chunks.py": set(),
+        "client/chunks.py": set(),
+    }
