@@ -4,7 +4,9 @@ peer and a bare Litestar floor.
     python3 tasks.py bench compare [--rounds 5]
 
 Each peer runs as its own process pinned to core 0, on a database of the run's own; this load generator
-(raw HTTP/1.1 on asyncio streams, so it is not the bottleneck; its CPU is reported) runs on core 1.
+(raw HTTP/1.1 on asyncio streams, so it is not the bottleneck; its CPU is reported) runs on core 1, each client on
+a connection it keeps from answer to answer, as a browser does (`--new-connections`: one per answer, as runs before
+2026-11-28 did). `--scenarios c64` runs only those.
 Rounds are interleaved, and medians over rounds, with their min–max, are printed as a table, with
 ratios against the AI SDK peer, and drawn to docs/bench-compare.png.
 
@@ -14,7 +16,7 @@ ratios against the AI SDK peer, and drawn to docs/bench-compare.png.
 - open streams: 1000 streams at once, 40 tokens 50 ms apart (ideal 2.0 s each).
 
 Peers: the AI SDK 7 Node server (streamText + MockLanguageModelV4 from `ai/test` +
-toUIMessageStreamResponse, bench/peers/aisdk_server.mjs), on the Node 22 that bench/package.json pins
+pipeUIMessageStreamToResponse, bench/peers/aisdk_server.mjs), on the Node 22 that bench/package.json pins
 (ai@7 declares node >= 22; the machine's Node 20 runs it slower); bare Litestar writing pre-built chunks
 (bench/peers/bare_server.py); threadline with its real graph, tools, traces, the demo model (without
 its suggestion call and a new conversation's title call, so every peer makes one model call and sends the
@@ -149,7 +151,12 @@ def quantile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else values[0]
 
 
-def measure(peer: Peer, scenario: str, data_dir: str, extra: dict[str, str] | None = None) -> dict:
+SCENARIOS = ("c1", "c64", "paced", "open")  # what a run measures, each peer in each round
+
+
+def measure(
+    peer: Peer, scenario: str, data_dir: str, extra: dict[str, str] | None = None, keep_alive: bool = True
+) -> dict:
     tokens, delay, concurrency, answers = {
         "c1": (200, 0, 1, 60),
         "c64": (200, 0, 64, 320),
@@ -162,7 +169,7 @@ def measure(peer: Peer, scenario: str, data_dir: str, extra: dict[str, str] | No
     def load(concurrency: int, answers: int) -> list:
         if scenario == "list":
             return asyncio.run(requests_at(port, "/api/conversations", concurrency, answers))
-        return asyncio.run(answers_at(port, tokens, concurrency, answers))
+        return asyncio.run(answers_at(port, tokens, concurrency, answers, keep_alive=keep_alive))
 
     process, port = start(peer, tokens, delay, extra)
     try:
@@ -237,7 +244,12 @@ def draw(results: dict, names: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)
+    parser.add_argument(
+        "--new-connections", action="store_true", help="a connection per answer, not one kept per client"
+    )
     args = parser.parse_args()
+    keep_alive = not args.new_connections
     if not (BENCH / "node_modules" / "ai").exists():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=BENCH, check=True)
     resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
@@ -250,22 +262,26 @@ def main() -> None:
         rounds[HOSTED] = {}
         for round_number in range(args.rounds):
             order = everyone[round_number % len(everyone) :] + everyone[: round_number % len(everyone)]
-            for scenario in ("c1", "c64", "paced", "open"):
+            for scenario in args.scenarios:
                 for peer in order:
                     print(f"round {round_number + 1}: {peer.name}, {scenario}", file=sys.stderr, flush=True)
-                    rounds[peer.name].setdefault(scenario, []).append(measure(peer, scenario, data_dir))
+                    measured = measure(peer, scenario, data_dir, keep_alive=keep_alive)
+                    rounds[peer.name].setdefault(scenario, []).append(measured)
             ours = next(peer for peer in everyone if peer.name == "threadline")
-            rounds["threadline, in memory"].setdefault("c1", []).append(
-                measure(ours, "c1", data_dir, {"CHAT_MEMORY_BACKEND": "memory"})
-            )
-            for scenario in ("c1", "c64"):
-                rounds[HOSTED].setdefault(scenario, []).append(measure(ours, scenario, data_dir, HOSTED_AGENT))
+            if "c1" in args.scenarios:
+                rounds["threadline, in memory"].setdefault("c1", []).append(
+                    measure(ours, "c1", data_dir, {"CHAT_MEMORY_BACKEND": "memory"}, keep_alive)
+                )
+            for scenario in {"c1", "c64"} & set(args.scenarios):
+                measured = measure(ours, scenario, data_dir, HOSTED_AGENT, keep_alive)
+                rounds[HOSTED].setdefault(scenario, []).append(measured)
     results = {
         name: {scenario: median_of(values) for scenario, values in scenarios.items()}
         for name, scenarios in rounds.items()
     }
     report(results)
-    draw(results, [peer.name for peer in everyone])
+    if set(args.scenarios) == set(SCENARIOS) and keep_alive:  # the chart docs/performance.md shows: a whole run
+        draw(results, [peer.name for peer in everyone])
 
 
 def report(results: dict) -> None:
@@ -294,19 +310,20 @@ def report(results: dict) -> None:
             r = scenarios["open"]
             p95 = spread(r, "total_p95", ".2f", 1 / 1000)
             print(f"| {name} | {r['errors']:.0f} | {p95} s | {spread(r, 'peak_rss_mb', '.0f')} MB |")
-    print("\n| peer | paced (20 ms between tokens), first `text-delta` p50 | over the bare floor |")
-    print("|---|---|---|")
-    floor = results["bare Litestar"]["paced"]["first_delta_p50"]
-    for name, scenarios in results.items():
-        if "paced" in scenarios:
-            first = scenarios["paced"]["first_delta_p50"]
-            print(f"| {name} | {spread(scenarios['paced'], 'first_delta_p50')} ms | {first - floor:+.1f} ms |")
-    ours = results["threadline"]
-    memory = results["threadline, in memory"]["c1"]
-    print(
-        f"\nPostgreSQL costs {ours['c1']['total_p50'] - memory['total_p50']:.1f} ms per answer (total p50 at c=1, "
-        "the same server on PostgreSQL vs in memory: every round trip of an answer, not only its checkpoints)."
-    )
+    if "paced" in results["bare Litestar"]:
+        print("\n| peer | paced (20 ms between tokens), first `text-delta` p50 | over the bare floor |")
+        print("|---|---|---|")
+        floor = results["bare Litestar"]["paced"]["first_delta_p50"]
+        for name, scenarios in results.items():
+            if "paced" in scenarios:
+                first = scenarios["paced"]["first_delta_p50"]
+                print(f"| {name} | {spread(scenarios['paced'], 'first_delta_p50')} ms | {first - floor:+.1f} ms |")
+    if "c1" in (memory := results["threadline, in memory"]):
+        total = results["threadline"]["c1"]["total_p50"] - memory["c1"]["total_p50"]
+        print(
+            f"\nPostgreSQL costs {total:.1f} ms per answer (total p50 at c=1, the same server on PostgreSQL vs in "
+            "memory: every round trip of an answer, not only its checkpoints)."
+        )
     print(
         f"load generator CPU: {max(r['client_cpu'] for s in results.values() for r in s.values()):.0%} of a core "
         "at most"

@@ -18,7 +18,7 @@ import resource
 import statistics
 import tempfile
 
-from raw_client import one_answer
+from raw_client import Connection, one_answer
 from stream_bench import bench_database, peak_rss_mb, start_server
 from threadline_testing.ports import free_port
 
@@ -30,7 +30,7 @@ def p95(values: list[float]) -> float:
 
 
 async def level(port: int, streams: int) -> dict:
-    results = await asyncio.gather(*(one_answer(port, TOKENS) for _ in range(streams)))
+    results = await asyncio.gather(*(one_answer(Connection(port, keep_alive=False), TOKENS) for _ in range(streams)))
     done = [result for result in results if not isinstance(result, str)]
     errors = [result for result in results if isinstance(result, str)]
     return {

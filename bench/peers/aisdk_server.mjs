@@ -1,7 +1,7 @@
 // The AI SDK's own server: streamText with the mock model from `ai/test`, answered as a UI Message
-// Stream by toUIMessageStreamResponse. TOKENS tokens, DELAY_MS apart (0: as fast as it can).
+// Stream by pipeUIMessageStreamToResponse. TOKENS tokens, DELAY_MS apart (0: as fast as it can).
 import http from 'node:http';
-import { simulateReadableStream, streamText } from 'ai';
+import { convertToModelMessages, simulateReadableStream, streamText } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 
 const TOKENS = Number(process.env.TOKENS ?? 200);
@@ -14,15 +14,16 @@ const chunks = [
   { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' },
     usage: { inputTokens: { total: 5 }, outputTokens: { total: TOKENS } } },
 ];
-const model = new MockLanguageModelV4({
+// A model per answer, as a provider's client makes a request per call: the mock keeps every call it was given.
+const model = () => new MockLanguageModelV4({
   doStream: async () => ({ stream: simulateReadableStream({ chunks, chunkDelayInMs: DELAY_MS || null }) }),
 });
 
+// The AI SDK's own Node path: the request's UI messages read and converted, the answer piped to the response.
 http.createServer(async (request, response) => {
   if (request.url === '/health') return response.end('ok');
-  for await (const _ of request); // read the body, as a real handler would
-  const answer = streamText({ model, prompt: 'count' }).toUIMessageStreamResponse();
-  response.writeHead(answer.status, Object.fromEntries(answer.headers));
-  for await (const chunk of answer.body) response.write(chunk);
-  response.end();
+  let body = '';
+  for await (const part of request) body += part;
+  const { messages = [] } = JSON.parse(body || '{}');
+  streamText({ model: model(), messages: await convertToModelMessages(messages) }).pipeUIMessageStreamToResponse(response);
 }).listen(Number(process.env.PORT), '127.0.0.1');

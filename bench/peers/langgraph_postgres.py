@@ -8,12 +8,12 @@ the difference to threadline is what those cost. Reads PORT, DATABASE_URL and DE
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import msgspec
 import uvicorn
 from langchain_core.messages import AIMessageChunk, HumanMessage
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -33,7 +33,7 @@ async def respond(state: MessagesState) -> dict[str, Any]:
 
 
 def sse(chunk: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n"
+    return b"data: " + msgspec.json.encode(chunk) + b"\n\n"  # as a team that cares for speed would
 
 
 async def answer(text: str, thread_id: str) -> AsyncIterator[bytes]:
@@ -43,7 +43,7 @@ async def answer(text: str, thread_id: str) -> AsyncIterator[bytes]:
         {"messages": [HumanMessage(content=text)]}, config, stream_mode="messages"
     ):
         if isinstance(message, AIMessageChunk) and message.text:
-            yield sse({"type": "text-delta", "id": "t", "delta": message.text})
+            yield sse({"type": "text-delta", "id": "t", "delta": str(message.text)})
     yield sse({"type": "text-end", "id": "t"}) + sse({"type": "finish-step"}) + sse({"type": "finish"})
     yield b"data: [DONE]\n\n"
 
