@@ -155,11 +155,16 @@ SCENARIOS = ("c1", "c64", "paced", "open")  # what a run measures, each peer in 
 
 
 def measure(
-    peer: Peer, scenario: str, data_dir: str, extra: dict[str, str] | None = None, keep_alive: bool = True
+    peer: Peer,
+    scenario: str,
+    data_dir: str,
+    extra: dict[str, str] | None = None,
+    keep_alive: bool = True,
+    c64_answers: int = 320,
 ) -> dict:
     tokens, delay, concurrency, answers = {
         "c1": (200, 0, 1, 60),
-        "c64": (200, 0, 64, 320),
+        "c64": (200, 0, 64, c64_answers),
         "paced": (20, 20, 1, 60),
         "open": (40, 50, 1000, 1000),
         "long": (200, 0, 16, 3000),  # a server that has answered for a while: what it still holds
@@ -248,6 +253,7 @@ def main() -> None:
     parser.add_argument(
         "--new-connections", action="store_true", help="a connection per answer, not one kept per client"
     )
+    parser.add_argument("--c64-answers", type=int, default=320, help="answers per round at c=64")
     args = parser.parse_args()
     keep_alive = not args.new_connections
     if not (BENCH / "node_modules" / "ai").exists():
@@ -265,7 +271,7 @@ def main() -> None:
             for scenario in args.scenarios:
                 for peer in order:
                     print(f"round {round_number + 1}: {peer.name}, {scenario}", file=sys.stderr, flush=True)
-                    measured = measure(peer, scenario, data_dir, keep_alive=keep_alive)
+                    measured = measure(peer, scenario, data_dir, keep_alive=keep_alive, c64_answers=args.c64_answers)
                     rounds[peer.name].setdefault(scenario, []).append(measured)
             ours = next(peer for peer in everyone if peer.name == "threadline")
             if "c1" in args.scenarios:
@@ -273,7 +279,7 @@ def main() -> None:
                     measure(ours, "c1", data_dir, {"CHAT_MEMORY_BACKEND": "memory"}, keep_alive)
                 )
             for scenario in {"c1", "c64"} & set(args.scenarios):
-                measured = measure(ours, scenario, data_dir, HOSTED_AGENT, keep_alive)
+                measured = measure(ours, scenario, data_dir, HOSTED_AGENT, keep_alive, args.c64_answers)
                 rounds[HOSTED].setdefault(scenario, []).append(measured)
     results = {
         name: {scenario: median_of(values) for scenario, values in scenarios.items()}
