@@ -9,7 +9,6 @@ names the caller. threadline's own answers call the tools in process, not throug
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 from litestar import Response, asgi, post
@@ -23,8 +22,6 @@ from threadline import __version__
 from threadline.http.errors import AnyRequest
 from threadline.mcp.builtin_server import CALLER, call_tool, calling_as
 from threadline.mcp.tokens import InvalidToken, McpTokens
-
-log = logging.getLogger(__name__)
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 UNAUTHORIZED = -32001
