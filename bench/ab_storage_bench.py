@@ -26,7 +26,7 @@ from tempfile import TemporaryDirectory
 
 from litestar.testing import AsyncTestClient
 from threadline.http.app import create_app
-from threadline.settings import Settings, load_settings
+from threadline.settings import Settings, load_settings, replaced
 from threadline_testing.database import conversation_footprint, fresh_database
 from threadline_testing.sse import events_of
 
@@ -61,13 +61,14 @@ async def conversation(url: str, turns: int, chars: int, compared: bool) -> list
     sizes = []
     words = random.Random(7)
     with TemporaryDirectory() as data_dir:
-        settings = Settings(
+        settings = replaced(
+            Settings(),
             model_provider="demo",
             database_url=url,
             data_dir=Path(data_dir),
             demo_token_delay_ms=0.0,
             rate_limit="100000/minute",
-            profiles=load_settings({"CHAT_PROFILES": json.dumps(PROFILES)}).profiles,
+            profiles=load_settings({"CHAT_PROFILES": json.dumps(PROFILES)}).models.profiles,
         )
         async with AsyncTestClient(app=create_app(settings), timeout=60) as client:
             conversation_id = uuid.uuid4().hex

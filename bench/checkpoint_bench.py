@@ -28,8 +28,7 @@ from threadline.answers.runner import run_graph
 from threadline.answers.translator import TurnTranslator
 from threadline.conversations.stores import open_storage
 from threadline.serving.gc_tuning import tune_for_serving
-from threadline.settings import Settings
-from threadline.settings.storage import StorageSettings
+from threadline.settings import Settings, replaced
 
 
 class WriteCounter:
@@ -71,14 +70,15 @@ async def main(answers: int, rounds: int) -> None:
         async with AsyncExitStack() as stack:
             graphs = {}
             for backend in results:
-                settings = Settings(
+                settings = replaced(
+                    Settings(),
                     model_provider="demo",
                     model_name="demo",
                     memory_backend=backend,
                     data_dir=Path(data_dir),
                     database_url=database_url(),
                 )
-                storage = await stack.enter_async_context(open_storage(StorageSettings.of(settings)))
+                storage = await stack.enter_async_context(open_storage(settings.storage))
                 counter = WriteCounter(storage.checkpointer)
                 graph = build_graph(
                     DemoChatModel(token_delay=0),

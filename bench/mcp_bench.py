@@ -29,7 +29,7 @@ from pathlib import Path
 import httpx
 from threadline.http.app import create_app
 from threadline.mcp.tokens import Caller, McpTokens
-from threadline.settings import Settings
+from threadline.settings import Settings, replaced
 from threadline.settings.mcp_servers import McpServerConfig
 from threadline_testing.ports import free_port
 
@@ -104,7 +104,8 @@ async def run(calls: int) -> None:
             [sys.executable, str(TEST_SERVER), "streamable-http", str(test_port)], f"http://127.0.0.1:{test_port}/mcp"
         ),
     ):
-        settings = Settings(
+        settings = replaced(
+            Settings(),
             model_provider="demo",
             model_name="demo",
             memory_backend="memory",

@@ -26,8 +26,7 @@ from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers.runner import run_graph
 from threadline.answers.translator import TurnTranslator
 from threadline.conversations.stores import open_storage
-from threadline.settings import Settings
-from threadline.settings.storage import StorageSettings
+from threadline.settings import Settings, replaced
 from threadline_testing.database import fresh_database, thread_footprint
 from threadline_testing.turns import turn_request
 
@@ -39,8 +38,8 @@ async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
     """Stored bytes of one conversation after each mark."""
     sizes = {}
     with TemporaryDirectory() as data_dir:
-        settings = Settings(model_provider="demo", database_url=url, data_dir=Path(data_dir))
-        async with open_storage(StorageSettings.of(settings)) as storage:
+        settings = replaced(Settings(), model_provider="demo", database_url=url, data_dir=Path(data_dir))
+        async with open_storage(settings.storage) as storage:
             graph = build_graph(
                 DemoChatModel(token_delay=0),
                 [],

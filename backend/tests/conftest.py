@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from threadline.settings import Settings
+from threadline.settings import Settings, replaced
 from threadline_testing import standins
 from threadline_testing.database import fresh_database
 
@@ -34,7 +34,7 @@ def make_settings(database_url: str, tmp_path: Path):
             # provider's calls or read titles as first words would see it. test_titles.py turns it on.
             generated_titles=False,
         )
-        return Settings(**(values | overrides))
+        return replaced(Settings(), **(values | overrides))
 
     return make
 

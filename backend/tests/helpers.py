@@ -79,8 +79,8 @@ def serving(settings: Settings) -> Iterator[str]:
             host="127.0.0.1",
             port=port,
             log_level="warning",
-            max_connections=settings.max_connections,
-            header_timeout=settings.header_timeout,
+            max_connections=settings.limits.max_connections,
+            header_timeout=settings.limits.header_timeout,
         )
     )
     thread = threading.Thread(target=server.run, daemon=True)
@@ -140,7 +140,7 @@ async def saved_answer(client: httpx.AsyncClient, conversation_id: str, *, wait:
 def quiet_demo() -> tuple:
     """The demo model as a profile that suggests nothing after its answers, as a paid provider's by default."""
     profile = {"id": "demo", "provider": "demo", "model": "demo", "suggestions": False}
-    return load_settings({"CHAT_PROFILES": json.dumps([profile])}).profiles
+    return load_settings({"CHAT_PROFILES": json.dumps([profile])}).models.profiles
 
 
 @contextmanager

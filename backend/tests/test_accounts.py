@@ -383,7 +383,7 @@ async def test_a_role_has_a_chat_limit_of_its_own(auth_settings, provider):
 
 def test_role_limits_are_read_and_checked():
     demo = {"CHAT_MODEL_PROVIDER": "demo"}
-    assert load_settings(demo | {"AUTH_ROLE_RATE_LIMITS": "pro=100/minute, trial=5/hour"}).role_rate_limits == (
+    assert load_settings(demo | {"AUTH_ROLE_RATE_LIMITS": "pro=100/minute, trial=5/hour"}).limits.role_rate_limits == (
         ("pro", "100/minute"),
         ("trial", "5/hour"),
     )
@@ -452,7 +452,7 @@ async def test_seed_004s_limits_hold_per_user_across_two_processes_sharing_redis
 async def test_another_user_reaches_none_of_a_users_conversation_on_any_route(auth_settings, provider):
     """Bob holds a valid token and all of alice's ids: every route answers him as if they did not exist, and
     alice's conversation is as she left it."""
-    two_demos = load_settings({"CHAT_PROFILES": json.dumps(TWO_DEMOS)}).profiles
+    two_demos = load_settings({"CHAT_PROFILES": json.dumps(TWO_DEMOS)}).models.profiles
     alice, bob = signed_in(provider, "alice"), signed_in(provider, "bob")
     async with running(auth_settings(profiles=two_demos)) as client:
         conversation_id = new_conversation_id()

@@ -158,7 +158,7 @@ def test_an_agents_question_ends_the_run_as_an_interrupt_that_the_next_run_answe
 def careful(make_settings):
     """The demo model on a profile whose calculator calls wait for the person's approval."""
     profile = {"id": "careful", "provider": "demo", "model": "demo", "require_approval": ["calc*"], "default": True}
-    return make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps([profile])}).profiles)
+    return make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps([profile])}).models.profiles)
 
 
 def test_a_call_that_waits_for_approval_is_an_interrupt_the_next_run_approves_or_declines(make_settings):

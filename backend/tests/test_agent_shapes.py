@@ -17,7 +17,7 @@ from test_cli import threadline
 from test_public_agents import history_of, shown
 from threadline.answers.thread_access import matches
 from threadline.refusals import Refused
-from threadline.settings import AgentLimits
+from threadline.settings.answers import AgentLimits
 from threadline_testing.sse import parse_sse
 from threadline_testing.standins import Call, Reply
 

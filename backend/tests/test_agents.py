@@ -577,9 +577,9 @@ def test_a_langgraph_json_env_is_the_agents_and_never_threadlines_settings(tmp_p
     load_sources(str(tmp_path / "langgraph.json"))
     assert os.environ["AGENT_KEY"] == "k" and os.environ["CORS_ORIGINS"] == "http://evil.example", "the agent's own"
     worker = load_settings()  # what `app_from_environment` reads in each process `--workers` starts
-    assert worker.cors_origins == () and worker.rate_limit == DEFAULTS.rate_limit
+    assert worker.server.cors_origins == () and worker.limits.rate_limit == DEFAULTS.limits.rate_limit
     load_sources(str(tmp_path / "langgraph.json"))  # a worker loads the agent again: still the agent's
-    assert load_settings().cors_origins == ()
+    assert load_settings().server.cors_origins == ()
 
 
 SPEAKERS = Path(__file__).resolve().parent / "agents" / "speakers" / "langgraph.json"

@@ -180,7 +180,7 @@ def test_which_tools_wait_for_approval():
     assert not needs_approval(tool("rm", destructiveHint=True, readOnlyHint=True), plain)
     assert not needs_approval(tool("ls"), plain), "no annotations: it runs without asking"
     servers = json.dumps([{"name": "x", "transport": "builtin", "requireApproval": ["send_*"], "autoApprove": ["rm"]}])
-    (configured,) = load_settings({"MCP_SERVERS": servers, "CHAT_MODEL_PROVIDER": "demo"}).mcp_servers
+    (configured,) = load_settings({"MCP_SERVERS": servers, "CHAT_MODEL_PROVIDER": "demo"}).mcp.mcp_servers
     assert needs_approval(tool("send_mail"), configured)
     assert not needs_approval(tool("rm", destructiveHint=True), configured), "autoApprove wins"
 
@@ -226,7 +226,7 @@ async def test_the_models_mistakes_are_tool_input_errors_and_tools_have_titles(m
 async def test_a_profile_can_ask_for_more_approvals_or_fewer(make_settings):
     careful = {"id": "careful", "provider": "demo", "model": "demo", "require_approval": ["calc*"], "default": True}
     trusting = {"id": "trusting", "provider": "demo", "model": "demo", "auto_approve": ["delete_*"]}
-    profiles = load_settings({"CHAT_PROFILES": json.dumps([careful, trusting])}).profiles
+    profiles = load_settings({"CHAT_PROFILES": json.dumps([careful, trusting])}).models.profiles
     async with running(make_settings(profiles=profiles)) as client:
         _, _, asked = await chat(client, new_conversation_id(), "calculate 2+2")
         _, _, ran = await chat(client, new_conversation_id(), "delete conversation nothing-here", profileId="trusting")

@@ -241,7 +241,7 @@ async def test_the_storage_quota_holds_per_owner(make_settings):
 async def test_a_profile_whose_model_cannot_read_images_refuses_them_before_the_model_call(make_settings):
     profiles = load_settings(
         {"CHAT_PROFILES": json.dumps([{"id": "texts", "provider": "demo", "model": "demo", "inputs": ["text"]}])}
-    ).profiles
+    ).models.profiles
     async with running(make_settings(profiles=profiles)) as client:
         me = await visitor(client)
         refused = await client.post(
@@ -299,7 +299,7 @@ async def test_each_provider_gets_the_files_in_its_own_apis_format(make_settings
     ]
     for profile in profiles:
         profile["base_url"] = provider_standins[profile["id"]].base_url
-    settings = make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps(profiles)}).profiles)
+    settings = make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps(profiles)}).models.profiles)
     image, document = png(), pdf()
     image64, document64 = base64.b64encode(image).decode(), base64.b64encode(document).decode()
     parts = (
@@ -452,7 +452,7 @@ def test_context_compression_counts_attached_files():
 
 
 async def test_a_regenerated_or_compared_answer_sees_the_files_again(make_settings):
-    profiles = load_settings({"CHAT_PROFILES": json.dumps(TWO_DEMOS)}).profiles
+    profiles = load_settings({"CHAT_PROFILES": json.dumps(TWO_DEMOS)}).models.profiles
     async with running(make_settings(profiles=profiles)) as client:
         me = await visitor(client)
         conversation_id = new_conversation_id()

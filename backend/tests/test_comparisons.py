@@ -36,7 +36,7 @@ def ab_settings(make_settings, standin):
     def make(**extra):
         profile = {"id": "standin", "provider": "openai", "model": "gpt-standin", "base_url": standin.base_url}
         env = {"CHAT_PROFILES": json.dumps([DEMO, profile | {"api_key": "sk-test"}])}
-        return make_settings(profiles=load_settings(env).profiles, **extra)
+        return make_settings(profiles=load_settings(env).models.profiles, **extra)
 
     return make
 
@@ -191,7 +191,7 @@ TWO_DEMOS = [DEMO, DEMO | {"id": "demo2", "label": "Demo 2", "default": False}]
 
 
 def two_demos(make_settings, **extra):
-    return make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps(TWO_DEMOS)}).profiles, **extra)
+    return make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps(TWO_DEMOS)}).models.profiles, **extra)
 
 
 async def test_a_comparison_costs_its_two_answers_not_a_copy_of_the_conversation(make_settings, database_url):

@@ -7,12 +7,13 @@ import schemathesis
 from helpers import serving
 from hypothesis import HealthCheck, given, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
-from threadline.settings import Settings
+from threadline.settings import Settings, replaced
 
 
 @pytest.fixture(scope="module")
 def api_schema(database_url, tmp_path_factory):
-    app_settings = Settings(
+    app_settings = replaced(
+        Settings(),
         model_provider="demo",
         model_name="demo",
         database_url=database_url,

@@ -139,9 +139,9 @@ def test_in_a_host_app_only_threadlines_own_names_are_read(monkeypatch):
     monkeypatch.delenv("THREADLINE_DATABASE_URL", raising=False)
     monkeypatch.delenv("THREADLINE_LOG_LEVEL", raising=False)
     plugged = Threadline().settings
-    assert plugged.database_url is None and plugged.log_level == "INFO"
+    assert plugged.storage.database_url is None and plugged.observability.log_level == "INFO"
     monkeypatch.setenv("THREADLINE_DATABASE_URL", "postgresql://threadlines/db")
-    assert Threadline().settings.database_url == "postgresql://threadlines/db"
+    assert Threadline().settings.storage.database_url == "postgresql://threadlines/db"
 
 
 @get("/health", sync_to_thread=False)

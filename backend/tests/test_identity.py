@@ -126,7 +126,7 @@ async def test_identities_survive_a_restart(make_settings):
         as_visitor(client, token)
         listed = await client.get("/api/conversations")
     assert [row["id"] for row in listed.json()] == [conversation_id]
-    assert (settings.data_dir / "client-id-secret").stat().st_mode & 0o777 == 0o600
+    assert (settings.storage.data_dir / "client-id-secret").stat().st_mode & 0o777 == 0o600
 
 
 async def test_cors_preflight_only_for_listed_origins(make_settings):

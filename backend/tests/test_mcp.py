@@ -151,7 +151,7 @@ async def test_a_tool_reading_its_own_conversation_waits_for_the_answers_checkpo
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
             first, _, _ = await chat(client, None, "My boat is called Pineapple Express")
             conversation_id = first.headers["x-conversation-id"]
-            async with await psycopg.AsyncConnection.connect(settings.database_url) as blocker:
+            async with await psycopg.AsyncConnection.connect(settings.storage.database_url) as blocker:
                 await blocker.execute("LOCK TABLE checkpoint_blobs IN EXCLUSIVE MODE")  # writes wait, reads don't
                 answer = asyncio.create_task(chat(client, conversation_id, "search this conversation for pineapple"))
                 while not (await (await blocker.execute(WAITING_FOR_A_LOCK)).fetchone())[0]:
@@ -356,8 +356,8 @@ def test_mcp_servers_setting(tmp_path, monkeypatch):
     from threadline.settings import SettingsError, load_settings
 
     base = {"CHAT_MODEL_PROVIDER": "demo"}
-    assert load_settings(base).mcp_servers == DEFAULT_SERVERS
-    assert load_settings(base | {"MCP_SERVERS": "[]"}).mcp_servers == ()
+    assert load_settings(base).mcp.mcp_servers == DEFAULT_SERVERS
+    assert load_settings(base | {"MCP_SERVERS": "[]"}).mcp.mcp_servers == ()
     config = tmp_path / "mcp.json"
     config.write_text(
         json.dumps(
@@ -376,8 +376,8 @@ def test_mcp_servers_setting(tmp_path, monkeypatch):
         )
     )
     loaded = load_settings(base | {"MCP_SERVERS": str(config), "SEARCH_JWT": "abc.def.ghi", "MCP_TOOL_TIMEOUT": "3"})
-    assert [server.name for server in loaded.mcp_servers] == ["threadline", "search", "files"]
-    assert loaded.mcp_servers[1].jwt == "abc.def.ghi" and loaded.mcp_tool_timeout == 3.0
+    assert [server.name for server in loaded.mcp.mcp_servers] == ["threadline", "search", "files"]
+    assert loaded.mcp.mcp_servers[1].jwt == "abc.def.ghi" and loaded.mcp.mcp_tool_timeout == 3.0
     for value, complaint in [
         ("[{", "not valid JSON"),
         ('[{"name": "x", "transport": "jsonrpc-http"}]', "needs an http(s) url"),
@@ -402,7 +402,7 @@ async def test_mcp_token_command_mints_a_token_the_server_accepts(make_settings)
     async with running(settings) as client:  # no MCP_JWT_SECRET: the key comes from the data directory
         minted = subprocess.run(
             [sys.executable, "-m", "threadline", "mcp-token", "--client-id", "cli-user"],
-            env={"PATH": "", "THREADLINE_DATA_DIR": str(settings.data_dir)},
+            env={"PATH": "", "THREADLINE_DATA_DIR": str(settings.storage.data_dir)},
             capture_output=True,
             text=True,
             timeout=60,

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 
-import msgspec
 import pytest
 from helpers import chat, chat_body, new_conversation_id, running, saved_answer, text_of
 from threadline.http.identity import COOKIE
-from threadline.settings import SettingsError, load_settings
+from threadline.settings import SettingsError, load_settings, replaced
 from threadline.settings.profiles import DEMO_STARTERS, GENERAL_STARTERS
 from threadline_testing import standins
 from threadline_testing.ai_sdk import read_with_ai
@@ -30,14 +29,14 @@ CLAUDE = {
 def test_profiles_come_from_json_or_a_toml_file_with_keys_from_the_environment(tmp_path):
     env = {"ANTHROPIC_TEST_KEY": "sk-ant-secret"}
     demo = {"id": "demo", "provider": "demo", "model": "demo"}
-    from_json = load_settings(env | {"CHAT_PROFILES": json.dumps([demo, CLAUDE])}).profiles
+    from_json = load_settings(env | {"CHAT_PROFILES": json.dumps([demo, CLAUDE])}).models.profiles
     toml = tmp_path / "profiles.toml"
     toml.write_text(
         '[[profiles]]\nid = "claude"\nprovider = "anthropic"\nmodel = "claude-standin"\n'
         'api_key = "${ANTHROPIC_TEST_KEY}"\ndefault = true\n\n'
         '[[profiles]]\nid = "demo"\nprovider = "demo"\nmodel = "demo"\n'
     )
-    from_toml = load_settings(env | {"CHAT_PROFILES": str(toml)}).profiles
+    from_toml = load_settings(env | {"CHAT_PROFILES": str(toml)}).models.profiles
     assert [(profile.id, profile.default) for profile in from_json] == [("demo", True), ("claude", False)]
     assert from_json[1].api_key == "sk-ant-secret" and from_json[1].temperature == 0.3
     assert [(profile.id, profile.default) for profile in from_toml] == [("claude", True), ("demo", False)]
@@ -82,7 +81,7 @@ def two_profiles(make_settings, claude, **changes):
     demo = {"id": "demo", "label": "Demo", "provider": "demo", "model": "demo", "default": True}
     profile = CLAUDE | {"base_url": claude.base_url, "api_key": "sk-ant-secret"} | changes
     env = {"CHAT_PROFILES": json.dumps([demo, profile])}
-    return make_settings(profiles=load_settings(env).profiles)
+    return make_settings(profiles=load_settings(env).models.profiles)
 
 
 async def test_profiles_are_listed_without_secrets(make_settings, claude):
@@ -116,8 +115,10 @@ async def test_profiles_are_listed_without_secrets(make_settings, claude):
 async def test_the_prompts_an_empty_conversation_offers_come_from_the_profile_or_chat_starters(make_settings, claude):
     settings = two_profiles(make_settings, claude, starters=["Review my pull request"])
     demo_env = {"CHAT_MODEL_PROVIDER": "demo"}
-    configured = load_settings(demo_env | {"CHAT_STARTERS": '["Plan a sprint", " ", "Draft release notes"]'}).starters
-    async with running(msgspec.structs.replace(settings, starters=configured)) as client:
+    configured = load_settings(
+        demo_env | {"CHAT_STARTERS": '["Plan a sprint", " ", "Draft release notes"]'}
+    ).agents.starters
+    async with running(replaced(settings, starters=configured)) as client:
         demo, own = (await client.get("/api/profiles")).json()
     assert demo["starters"] == ["Plan a sprint", "Draft release notes"]
     assert own["starters"] == ["Review my pull request"], "a profile's own win"
@@ -216,7 +217,7 @@ async def test_gemini_thinking_streams_as_reasoning_with_its_budget(make_setting
     profile = {"id": "flash", "provider": "google", "model": "gemini-standin", "base_url": gemini.base_url}
     profile |= {"api_key": "test-key", "enable_thinking": True, "thinking_budget": 1024, "temperature": 0.2}
     try:
-        settings = make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps([profile])}).profiles)
+        settings = make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps([profile])}).models.profiles)
         async with running(settings) as client:
             _, raw, chunks = await chat(client, new_conversation_id(), "calculate 6*7")
     finally:
@@ -243,7 +244,7 @@ async def test_openai_compatible_reasoning_streams_and_stays_out_of_the_next_req
     server = standins.start("openai")
     profile = {"id": "r1", "provider": provider, "model": model, "base_url": server.base_url}
     try:
-        settings = make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps([profile])}).profiles)
+        settings = make_settings(profiles=load_settings({"CHAT_PROFILES": json.dumps([profile])}).models.profiles)
         async with running(settings) as client:
             conversation_id = new_conversation_id()
             _, raw, chunks = await chat(client, conversation_id, "calculate 6*7")

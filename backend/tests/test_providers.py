@@ -36,8 +36,10 @@ async def test_text_streams_token_by_token(provider):
         _, raw, chunks = await chat(client, new_conversation_id(), "Hello from the test")
     assert text_of(chunks) == "Echo: Hello from the test (user messages seen: 1)"
     assert sum(chunk["type"] == "text-delta" for chunk in chunks) == 9, "one delta per word the provider streamed"
-    provider = {"gemini": "google"}.get(settings.model_provider, settings.model_provider)  # the profile's provider
-    assert chunks[0]["messageMetadata"]["model"] == provider + ":" + settings.model_name
+    provider = {"gemini": "google"}.get(
+        settings.models.model_provider, settings.models.model_provider
+    )  # the profile's provider
+    assert chunks[0]["messageMetadata"]["model"] == provider + ":" + settings.models.model_name
     assert chunks[-1]["messageMetadata"]["usage"] == {"inputTokens": 11, "outputTokens": 7, "totalTokens": 18}
     assert read_with_ai(raw)["message"]["parts"][1]["text"] == text_of(chunks)
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
 import typing
+from collections import Counter
 from pathlib import Path
 
 from threadline.http.error_codes import ERROR_CODES
 from threadline.http.errors import STATUS_OF
 from threadline.refusals import RefusalCode
 from threadline.settings import SECTIONS, VARIABLES
+from threadline.settings.reading import PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "\n".join(path.read_text() for path in (ROOT / "backend" / "threadline").rglob("*.py"))
@@ -38,6 +41,28 @@ def test_every_error_the_server_answers_is_in_the_table():
     assert codes <= {code for _, code in LISTED}, codes - {code for _, code in LISTED}
 
 
-def test_every_setting_is_in_one_section_of_the_configuration_page():
-    placed = [field for fields in SECTIONS.values() for field in fields]
-    assert sorted(placed) == sorted(VARIABLES), (set(VARIABLES) ^ set(placed)) or "a setting is in two sections"
+def test_every_setting_is_written_once():
+    """A setting is one field of one section, its variables named in that field's `env(...)` and nowhere else as a
+    declaration: no list of settings by name (the reference's sections are the structs), no second struct restating
+    a section's fields for a service (a service is handed the section)."""
+    declared = Counter()
+    restated = []
+    fields = set(VARIABLES)
+    for path in (ROOT / "backend" / "threadline").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "env":
+                declared.update(arg.value for arg in node.args if isinstance(arg, ast.Constant))
+            if isinstance(node, (ast.Tuple, ast.List)):
+                named = [item.value for item in node.elts if isinstance(item, ast.Constant) and item.value in fields]
+                if len(named) >= 3:
+                    restated.append(f"{path.name}:{node.lineno} lists {named}")
+            if isinstance(node, ast.ClassDef) and node.name.endswith("Settings") and "env(" not in ast.unparse(node):
+                annotated = [item.target.id for item in node.body if isinstance(item, ast.AnnAssign)]
+                if len(same := [name for name in annotated if name in fields]) >= 3:
+                    restated.append(f"{path.name}: class {node.name} restates {same}")
+    assert [name for name, times in declared.items() if times > 1] == []
+    assert set(declared) == {name for variable in VARIABLES.values() for name in variable.env.names} - {
+        PREFIX + name for name in declared
+    }
+    assert sum(len(section.__struct_fields__) for section in SECTIONS.values()) == len(VARIABLES)
+    assert restated == []

@@ -10,7 +10,7 @@ import httpx
 from helpers import serving
 from test_mcp import mcp_server_process
 from threadline.client import Client
-from threadline.settings import DEFAULT_SERVERS, McpServerConfig
+from threadline.settings.mcp_servers import DEFAULT_SERVERS, McpServerConfig
 from threadline_testing.sse import events_of
 
 EVENT_TYPES = {"status", "text_delta", "tool_start", "tool_progress", "tool_complete", "complete", "error", "cancelled"}

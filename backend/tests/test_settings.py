@@ -6,25 +6,17 @@ import os
 import re
 import subprocess
 import sys
-import typing
 
 import pytest
-from threadline.settings import Settings, SettingsError, load_settings, packages_of
-from threadline.settings.answers import AnswerSettings
-from threadline.settings.auth import AuthSettings
-from threadline.settings.files import FileSettings
-from threadline.settings.limits import LimitSettings
-from threadline.settings.models import ModelSettings
-from threadline.settings.routes import RouteSettings
-from threadline.settings.storage import StorageSettings
+from threadline.settings import SettingsError, load_settings, packages_of
 
 
 def test_defaults_follow_the_seed():
     settings = load_settings({"GOOGLE_API_KEY": "k"})
-    assert (settings.model_provider, settings.model_name) == ("gemini", "gemini-2.5-flash")
-    assert settings.memory_backend == "postgres"
-    assert settings.stream_mode == "messages"
-    assert settings.max_model_calls == 5
+    assert (settings.models.model_provider, settings.models.model_name) == ("gemini", "gemini-2.5-flash")
+    assert settings.storage.memory_backend == "postgres"
+    assert settings.answers.stream_mode == "messages"
+    assert settings.agents.max_model_calls == 5
 
 
 def test_every_setting_is_also_threadline_name_which_wins():
@@ -32,9 +24,12 @@ def test_every_setting_is_also_threadline_name_which_wins():
     host_app = {"LOG_LEVEL": "DEBUG", "DATABASE_URL": "postgresql://app/app", "CORS_ORIGINS": "http://app:1"}
     ours = {"THREADLINE_LOG_LEVEL": "WARNING", "THREADLINE_DATABASE_URL": "postgresql://db/threadline"}
     settings = load_settings(host_app | ours | {"THREADLINE_CHAT_MODEL_PROVIDER": "demo"})
-    assert (settings.log_level, settings.database_url) == ("WARNING", "postgresql://db/threadline")
-    assert settings.cors_origins == ("http://app:1",), "an alias where no THREADLINE_ name is set"
-    assert settings.model_provider == "demo"
+    assert (settings.observability.log_level, settings.storage.database_url) == (
+        "WARNING",
+        "postgresql://db/threadline",
+    )
+    assert settings.server.cors_origins == ("http://app:1",), "an alias where no THREADLINE_ name is set"
+    assert settings.models.model_provider == "demo"
     with pytest.raises(SettingsError, match="THREADLINE_CHAT_STREAM_MODE must be one of"):
         load_settings({"THREADLINE_CHAT_STREAM_MODE": "all"})
 
@@ -44,7 +39,7 @@ def test_every_setting_is_also_threadline_name_which_wins():
     [({}, "demo"), ({"GOOGLE_API_KEY": "k"}, "gemini"), ({"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, "openai")],
 )
 def test_without_a_provider_named_the_key_that_is_set_chooses_it_else_the_demo_model(env, provider):
-    assert load_settings(env).model_provider == provider
+    assert load_settings(env).models.model_provider == provider
 
 
 @pytest.mark.parametrize(
@@ -80,10 +75,10 @@ def test_bad_values_name_the_variable_and_what_it_accepts(env, named):
 def test_the_otlp_endpoint_is_read_as_the_sdk_reads_it():
     """The base endpoint gets the traces path appended; the traces endpoint is used as it is, and wins."""
     base = {"CHAT_MODEL_PROVIDER": "demo", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/"}
-    assert load_settings(base).otlp_traces_endpoint == "http://collector:4318/v1/traces"
+    assert load_settings(base).observability.otlp_traces_endpoint == "http://collector:4318/v1/traces"
     traces = base | {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://collector/otlp/traces"}
-    assert load_settings(traces).otlp_traces_endpoint == "https://collector/otlp/traces"
-    assert load_settings({"CHAT_MODEL_PROVIDER": "demo"}).otlp_traces_endpoint is None, "off unless set"
+    assert load_settings(traces).observability.otlp_traces_endpoint == "https://collector/otlp/traces"
+    assert load_settings({"CHAT_MODEL_PROVIDER": "demo"}).observability.otlp_traces_endpoint is None, "off unless set"
 
 
 def test_the_server_refuses_to_start_with_one_line():
@@ -123,20 +118,6 @@ def test_a_configured_feature_without_its_extra_names_the_extra(monkeypatch, env
     assert f"pip install '<the threadline wheel>[{extra}]'" in said
     assert f"or pip install {' '.join(repr(package) for package in packages_of(extra))}" in said
     assert "pip install 'threadline[" not in said
-
-
-@pytest.mark.parametrize(
-    "section",
-    [AnswerSettings, AuthSettings, FileSettings, LimitSettings, ModelSettings, RouteSettings, StorageSettings],
-)
-def test_a_section_is_the_settings_of_the_same_names_and_types(section):
-    """A service is handed its section, read by name from the settings (`Section.of`): a field whose name or type
-    drifted from the setting it stands for fails here, not in the service."""
-    declared = typing.get_type_hints(Settings)
-    for name, kind in typing.get_type_hints(section).items():
-        assert declared[name] == kind, name
-    settings = load_settings({})
-    assert section.of(settings) == section(**{name: getattr(settings, name) for name in typing.get_type_hints(section)})
 
 
 @pytest.mark.parametrize(

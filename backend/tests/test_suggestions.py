@@ -17,7 +17,7 @@ DEMO = {"id": "demo", "label": "Demo", "provider": "demo", "model": "demo", "def
 def standin_profiles(standin_url: str, **standin: object) -> tuple:
     profile = {"id": "standin", "provider": "openai", "model": "gpt-standin", "base_url": standin_url}
     env = {"CHAT_PROFILES": json.dumps([DEMO, profile | {"api_key": "sk-test"} | standin])}
-    return load_settings(env).profiles
+    return load_settings(env).models.profiles
 
 
 async def test_the_demo_models_suggestions_on_every_wire_and_in_the_history(make_settings):
@@ -179,7 +179,7 @@ async def test_a_server_action_runs_only_as_its_answer_suggested_it(make_setting
     """The demo answer suggests `retry_with_profile {"profile": "demo3"}`: other data, or an action it did not
     suggest, is refused; a free-form action (app_actions' apply_schema) takes any data its schema accepts."""
     demos = [DEMO | {"id": name, "default": name == "demo"} for name in ("demo", "demo2", "demo3")]
-    profiles = load_settings({"CHAT_PROFILES": json.dumps(demos)}).profiles
+    profiles = load_settings({"CHAT_PROFILES": json.dumps(demos)}).models.profiles
     conversation_id = new_conversation_id()
     async with running(make_settings(profiles=profiles, actions=("app_actions:ACTIONS",))) as client:
         await chat(client, conversation_id, "hello")

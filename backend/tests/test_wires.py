@@ -62,14 +62,17 @@ SCENARIOS = {
 @pytest.fixture(scope="module")
 def servers(database_url, tmp_path_factory):
     """A demo server (slow enough to cancel) and one on the OpenAI stand-in, which fails on request."""
-    from threadline.settings import Settings
+    from threadline.settings import Settings, replaced
 
     standin = standins.start("openai")
     common = dict(
         database_url=database_url, rate_limit="10000/minute", api_rate_limit="100000/minute", demo_token_delay_ms=10.0
     )
-    demo = Settings(model_provider="demo", model_name="demo", data_dir=tmp_path_factory.mktemp("demo"), **common)
-    openai = Settings(
+    demo = replaced(
+        Settings(), model_provider="demo", model_name="demo", data_dir=tmp_path_factory.mktemp("demo"), **common
+    )
+    openai = replaced(
+        Settings(),
         model_provider="openai",
         model_name="gpt-standin",
         openai_api_key="sk-test",

@@ -58,7 +58,7 @@ def settings_from(options: dict[str, str]) -> Settings | None:
     except SettingsError as error:
         print(f"threadline: {error}", file=sys.stderr)
         return None
-    if settings.model_provider == "demo" and not given(os.environ, "CHAT_MODEL_PROVIDER"):
+    if settings.models.model_provider == "demo" and not given(os.environ, "model_provider"):
         print(
             "threadline: no model provider is configured: the offline demo model answers (CHAT_MODEL_PROVIDER)",
             file=sys.stderr,
@@ -71,11 +71,10 @@ def loaded_agents(settings: Settings) -> tuple[Any, ...] | None:
     from threadline.agent.graphs import load_agents
     from threadline.agent.loading import AgentLoadError
     from threadline.http.graph_auth import graph_auth
-    from threadline.settings.agents import AgentSettings
 
     try:
-        agents = load_agents(AgentSettings.of(settings))
-        graph_auth(settings.graph)  # a langgraph.json's auth, checked too
+        agents = load_agents(settings)
+        graph_auth(settings.agents.graph)  # a langgraph.json's auth, checked too
         return agents
     except AgentLoadError as error:
         print(f"threadline: {error}", file=sys.stderr)
@@ -88,10 +87,10 @@ def serve(options: dict[str, str], workers: int = 1, reload: bool = False) -> in
     # a team's own agent that cannot run stops start-up here, in one line, before anything is opened
     if (agents := loaded_agents(settings)) is None:
         return 2
-    if workers > 1 and settings.memory_backend == "memory":
+    if workers > 1 and settings.storage.memory_backend == "memory":
         print("threadline: --workers needs PostgreSQL (CHAT_MEMORY_BACKEND=memory is one process's)", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level, settings.log_format)
+    configure_logging(settings.observability.log_level, settings.observability.log_format)
     # uvicorn shuts down on Ctrl+C and says so, then hands the signal back to Python: no traceback after that.
     with contextlib.suppress(KeyboardInterrupt):
         if workers == 1 and not reload:
@@ -120,10 +119,9 @@ def app_from_environment() -> Any:
     """One process's app under `serve --workers` or `--reload`: the settings and agents read again here."""
     settings = load_settings()
     from threadline.agent.graphs import load_agents
-    from threadline.settings.agents import AgentSettings
 
-    configure_logging(settings.log_level, settings.log_format)
-    return app_for(settings, load_agents(AgentSettings.of(settings)))
+    configure_logging(settings.observability.log_level, settings.observability.log_format)
+    return app_for(settings, load_agents(settings))
 
 
 def uvicorn_config(settings: Settings, app: Any, **options: Any) -> Any:
@@ -131,16 +129,16 @@ def uvicorn_config(settings: Settings, app: Any, **options: Any) -> Any:
 
     return server_config(
         app,
-        host=settings.host,
-        port=settings.port,
-        max_connections=settings.max_connections,
-        header_timeout=settings.header_timeout,
-        log_level=settings.log_level.lower(),
+        host=settings.server.host,
+        port=settings.server.port,
+        max_connections=settings.limits.max_connections,
+        header_timeout=settings.limits.header_timeout,
+        log_level=settings.observability.log_level.lower(),
         access_log=False,
         log_config=None,  # uvicorn logs through threadline.observability.logs too
         # On SIGTERM: no new connections, running answers get this long to finish, then they are stopped
         # the normal way (their partials saved) as the app shuts down.
-        timeout_graceful_shutdown=settings.shutdown_grace,
+        timeout_graceful_shutdown=settings.server.shutdown_grace,
         **options,
     )
 
@@ -148,7 +146,7 @@ def uvicorn_config(settings: Settings, app: Any, **options: Any) -> Any:
 def watched_folders(settings: Settings) -> list[str]:
     """What `--reload` watches: the current folder, and the folder of a team's agent named by its path."""
     folders = [os.getcwd()]
-    graph = settings.graph or ""
+    graph = settings.agents.graph or ""
     where = graph.rpartition(":")[0] or graph  # `file.py:name`, `langgraph.json[:id]`, `module:name`
     if where.endswith((".py", ".json")):
         folders.append(str(Path(where).resolve().parent))
@@ -186,22 +184,24 @@ def check(options: dict[str, str]) -> int:
     """Load the settings and the agent as `serve` would, print what would run, and exit: 0 when it can."""
     if (settings := settings_from(options)) is None or (agents := loaded_agents(settings)) is None:
         return 2
-    storage = "memory" if settings.memory_backend == "memory" else "PostgreSQL at DATABASE_URL"
-    if settings.memory_backend == "postgres" and not settings.database_url:
-        storage = f"embedded PostgreSQL in {settings.data_dir}"
-    if settings.memory_backend == "postgres":  # where a database set up by an earlier version has them: public
-        storage += f", schema {settings.database_schema} (THREADLINE_DATABASE_SCHEMA)"
-    profiles = ", ".join(profile.id for profile in settings.profiles) or "none (CHAT_MODEL_PROVIDER)"
+    storage = "memory" if settings.storage.memory_backend == "memory" else "PostgreSQL at DATABASE_URL"
+    if settings.storage.memory_backend == "postgres" and not settings.storage.database_url:
+        storage = f"embedded PostgreSQL in {settings.storage.data_dir}"
+    if settings.storage.memory_backend == "postgres":  # where a database set up by an earlier version has them: public
+        storage += f", schema {settings.storage.database_schema} (THREADLINE_DATABASE_SCHEMA)"
+    profiles = ", ".join(profile.id for profile in settings.models.profiles) or "none (CHAT_MODEL_PROVIDER)"
     lines = {
         "version": __version__,
-        "listens on": f"{settings.host}:{settings.port}",
-        "model": f"{settings.model_provider}:{settings.model_name}",
+        "listens on": f"{settings.server.host}:{settings.server.port}",
+        "model": f"{settings.models.model_provider}:{settings.models.model_name}",
         "profiles": profiles,
         "agents": ", ".join(agent.id for agent in agents) or "the built-in agent",
         "storage": storage,
         "agent memory": agent_stores(agents, storage),
-        "tool servers": ", ".join(server.name for server in settings.mcp_servers) or "none",
-        "chat page": str(settings.frontend_dir) if (settings.frontend_dir / "index.html").exists() else "none",
+        "tool servers": ", ".join(server.name for server in settings.mcp.mcp_servers) or "none",
+        "chat page": str(settings.server.frontend_dir)
+        if (settings.server.frontend_dir / "index.html").exists()
+        else "none",
     }
     for name, value in lines.items():
         print(f"{name + ':':14}{value}")
@@ -213,17 +213,16 @@ def migrate(options: dict[str, str]) -> int:
     `serve` does the same at start, so this is for deployments that migrate in a step of their own."""
     if (settings := settings_from(options)) is None:
         return 2
-    if settings.memory_backend == "memory":
+    if settings.storage.memory_backend == "memory":
         print("threadline: CHAT_MEMORY_BACKEND=memory keeps nothing to migrate", file=sys.stderr)
         return 2
     from threadline.conversations.stores import open_storage
-    from threadline.settings.storage import StorageSettings
 
     async def run() -> str:
-        async with open_storage(StorageSettings.of(settings)) as storage:
+        async with open_storage(settings.storage) as storage:
             return storage.description  # opening it applies what is pending, under a lock other processes wait for
 
-    configure_logging(settings.log_level, settings.log_format)
+    configure_logging(settings.observability.log_level, settings.observability.log_format)
     where = asyncio.run(run())
     print(f"threadline: the database is up to date ({where})")
     return 0
@@ -238,7 +237,9 @@ def mcp_token(client_id: str | None, conversation_id: str | None, ttl: float) ->
     except SettingsError as error:
         print(f"threadline: {error}", file=sys.stderr)
         return 2
-    tokens = tokens_for(settings.mcp_secret, lambda: load_secret(settings.client_id_secret, settings.data_dir))
+    tokens = tokens_for(
+        settings.mcp.mcp_secret, lambda: load_secret(settings.auth.client_id_secret, settings.storage.data_dir)
+    )
     print(tokens.mint(Caller(client_id=client_id, conversation_id=conversation_id), ttl=ttl))
     return 0
 

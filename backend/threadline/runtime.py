@@ -18,7 +18,6 @@ from threadline.agent.attachments import FileReader
 from threadline.agent.graph import Graph
 from threadline.agent.graphs import GraphSwitch
 from threadline.agent.loading import ServedAgent
-from threadline.agent.models import profiles_of
 from threadline.answers.active import ActiveTurns
 from threadline.answers.conversation_service import ConversationService, Retention
 from threadline.answers.recordings import Recordings
@@ -33,13 +32,7 @@ from threadline.mcp.toolbox import McpToolbox
 from threadline.observability.answers import Observability
 from threadline.observability.otel import AnswerSpans
 from threadline.settings import Settings
-from threadline.settings.agents import AgentSettings
-from threadline.settings.answers import AnswerSettings
-from threadline.settings.auth import AuthSettings
-from threadline.settings.files import FileSettings
 from threadline.settings.profiles import Profile
-from threadline.settings.routes import RouteSettings
-from threadline.settings.storage import StorageSettings
 from threadline.storage.conversation_list import Conversations
 from threadline.storage.file_store import keep_dropping_unused
 
@@ -53,8 +46,7 @@ READY = "threadline ready: model %s, storage %s, stream mode %s, rate limit %s p
 
 @dataclass(frozen=True)
 class Services:
-    auth: AuthSettings  # who may sign in, and who operates the server
-    routes: RouteSettings  # what a request falls back on
+    settings: Settings  # what a request falls back on, who may sign in and operate the server, the bounds it checks
     model_label: str
     storage: Storage
     graphs: GraphSwitch
@@ -77,13 +69,13 @@ class Services:
         return self.storage.conversations
 
 
-def tool_files(limits: FileLimits, quota_bytes: int, storage: Storage) -> KeepFile:
+def tool_files(limits: FileLimits, storage: Storage) -> KeepFile:
     """How a file a tool returns is kept: checked and stored like an upload (within the owner's FILE_QUOTA_BYTES),
     used by its conversation."""
 
     async def keep(owner: str, conversation_id: str, data: bytes, media_type: str, name: str) -> FileRef:
         checked = await checked_file(data, media_type, name, limits, "tool result")
-        file = await kept(storage.files, owner, checked, quota_bytes)
+        file = await kept(storage.files, owner, checked)
         await storage.files.use(owner, [file["id"]], conversation_id)
         return file
 
@@ -92,16 +84,20 @@ def tool_files(limits: FileLimits, quota_bytes: int, storage: Storage) -> KeepFi
 
 def observability_of(settings: Settings, storage: Storage, tracer_provider: TracerProvider | None) -> Observability:
     langfuse = None
-    if settings.langfuse_public_key and settings.langfuse_secret_key:
+    if settings.observability.langfuse_public_key and settings.observability.langfuse_secret_key:
         # Imported only when configured: the Langfuse SDK and what it brings hold some 15 MB.
         from threadline.observability.langfuse_callbacks import LangfuseCallbacks
 
-        langfuse = LangfuseCallbacks(settings.langfuse_public_key, settings.langfuse_secret_key, settings.langfuse_host)
+        langfuse = LangfuseCallbacks(
+            settings.observability.langfuse_public_key,
+            settings.observability.langfuse_secret_key,
+            settings.observability.langfuse_host,
+        )
     return Observability(
         storage.traces,
         spans=AnswerSpans(tracer_provider) if tracer_provider else None,
         langfuse=langfuse,
-        retention_days=settings.trace_retention_days,
+        retention_days=settings.observability.trace_retention_days,
     )
 
 
@@ -113,12 +109,12 @@ def answer_service(
         storage.pool,
         storage.database_url,
         storage.health,
-        stale_after=settings.total_timeout + 30,
+        stale_after=settings.answers.total_timeout + 30,
         recover=lambda thread_id, why: recover_turn(graphs.current, thread_id, why),
     )
     recordings = Recordings(storage.pool, active_turns.runs_in_a_live_process)
     observability = observability_of(settings, storage, tracer_provider)
-    return AnswerService(AnswerSettings.of(settings), graphs, storage, active_turns, recordings, observability)
+    return AnswerService(settings.answers, graphs, storage, active_turns, recordings, observability)
 
 
 def chores(services: Services) -> list[Coroutine[Any, Any, None]]:
@@ -150,27 +146,24 @@ async def running_services(
     answers call in process; answers' spans go to `tracer_provider` when there is one;
     `agents` are a team's own (agent/loading.py), else the built-in; `decide` is what a langgraph.json's auth
     handlers say callers may do with their conversations (answers/thread_access.py)."""
-    async with open_storage(StorageSettings.of(settings)) as storage:
-        file_limits = FileLimits.of(FileSettings.of(settings))
-        files = FileReader(storage.files.read, settings.file_prompt_bytes)
-        agent_settings = AgentSettings.of(settings)
-        profiles = profiles_of(agent_settings.models)
-        graphs = GraphSwitch(profiles, storage.checkpointer, agent_settings, agents, files, storage.store)
+    async with open_storage(settings.storage) as storage:
+        file_limits = FileLimits.of(settings.files)
+        files = FileReader(storage.files.read, settings.files.file_prompt_bytes)
+        graphs = GraphSwitch(settings.models, storage.checkpointer, settings.agents, agents, files, storage.store)
         toolbox = McpToolbox(
-            settings.mcp_servers,
-            keep_file=tool_files(file_limits, settings.file_quota_bytes, storage),
-            timeout=settings.mcp_tool_timeout,
+            settings.mcp.mcp_servers,
+            keep_file=tool_files(file_limits, storage),
+            timeout=settings.mcp.mcp_tool_timeout,
             on_change=graphs.use_tools,
             builtin=builtin,
         )
         await toolbox.start()
         answers = answer_service(settings, storage, graphs, tracer_provider)
         answers.access = ThreadAccess(decide, storage.store)
-        retention = Retention(settings.conversation_retention_days, settings.anonymous_retention_days)
+        retention = Retention(settings.storage.conversation_retention_days, settings.storage.anonymous_retention_days)
         conversation_service = ConversationService(storage, answers.active, retention)
         services = Services(
-            auth=AuthSettings.of(settings),
-            routes=RouteSettings.of(settings),
+            settings=settings,
             model_label=graphs.default.model_label,
             storage=storage,
             graphs=graphs,
@@ -181,7 +174,7 @@ async def running_services(
             file_limits=file_limits,
         )
         background = [asyncio.create_task(chore) for chore in chores(services)]
-        log.info(READY, services.model_label, storage.description, settings.stream_mode, chat_limit)
+        log.info(READY, services.model_label, storage.description, settings.answers.stream_mode, chat_limit)
         try:
             yield services
         finally:

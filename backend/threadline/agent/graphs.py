@@ -40,7 +40,10 @@ from threadline.agent.own_input import InputCheck
 from threadline.agent.suggestions import Suggester
 from threadline.agent.task_graphs import TaskGraph
 from threadline.agent.tool_inputs import ToolInfo, tool_infos
+from threadline.settings import Settings
 from threadline.settings.agents import AgentSettings
+from threadline.settings.answers import AgentLimits
+from threadline.settings.models import ModelSettings
 from threadline.settings.profiles import Profile, default_of
 
 log = logging.getLogger(__name__)
@@ -48,17 +51,18 @@ log = logging.getLogger(__name__)
 DEFAULT_NAME = "LangGraph"  # what LangGraph names a compiled graph that was given no name
 
 
-def load_agents(settings: AgentSettings, graph: AgentSource | None = None) -> tuple[ServedAgent, ...]:
+def load_agents(settings: Settings, graph: AgentSource | None = None) -> tuple[ServedAgent, ...]:
     """The team's agents: `graph` (a host app's), else those THREADLINE_GRAPH names, each checked by building it
     once for the default profile; none for the built-in agent. Of a langgraph.json's several graphs, one
     without a `messages` key is skipped with one line that names it. Raises AgentLoadError with one line for
     the operator."""
+    timeouts = settings.answers.agent_timeouts
     if graph is not None:
         sources = [ServedAgent("agent", graph)]
-    elif settings.graph is not None:
-        sources = load_sources(settings.graph)
+    elif settings.agents.graph is not None:
+        sources = load_sources(settings.agents.graph)
     else:
-        _check_limits(settings, [BUILT_IN])
+        _check_limits(timeouts, [BUILT_IN])
         return ()
     profile = default_of(profiles_of(settings.models))
     context = AgentContext(model=build_chat_model(profile, settings.models), profile=profile.id)
@@ -72,17 +76,17 @@ def load_agents(settings: AgentSettings, graph: AgentSource | None = None) -> tu
                 raise
             log.warning("graph %r is not served: %s", agent.id, str(error).removeprefix("THREADLINE_GRAPH: "))
             continue
-        own_context_of(built, settings)
+        own_context_of(built, settings.agents)
         served.append(replace(agent, name="" if built.name == DEFAULT_NAME else built.name))
     if not served:
-        raise AgentLoadError(f"THREADLINE_GRAPH: none of the graphs of {settings.graph} has a `messages` key")
-    _check_limits(settings, [agent.id for agent in served])
+        raise AgentLoadError(f"THREADLINE_GRAPH: none of the graphs of {settings.agents.graph} has a `messages` key")
+    _check_limits(timeouts, [agent.id for agent in served])
     return tuple(served)
 
 
-def _check_limits(settings: AgentSettings, agent_ids: list[str]) -> None:
+def _check_limits(timeouts: Mapping[str, AgentLimits], agent_ids: list[str]) -> None:
     """THREADLINE_AGENT_TIMEOUTS names only agents that are served: a misspelt id would leave its limits unused."""
-    if unknown := sorted(set(settings.agent_timeouts) - set(agent_ids)):
+    if unknown := sorted(set(timeouts) - set(agent_ids)):
         raise AgentLoadError(
             f"THREADLINE_AGENT_TIMEOUTS names no agent {', '.join(map(repr, unknown))} "
             f"(the agents are {', '.join(agent_ids)})"
@@ -122,17 +126,18 @@ class GraphSwitch:
 
     def __init__(
         self,
-        profiles: tuple[Profile, ...],
+        models: ModelSettings,
         checkpointer: BaseCheckpointSaver[Any],
         settings: AgentSettings,
         agents: Sequence[ServedAgent] = (),
         files: FileReader | None = None,
         store: BaseStore | None = None,
     ) -> None:
+        profiles = profiles_of(models)
         self.profiles = {profile.id: profile for profile in profiles}
         self.files = files or FileReader()  # attached files, for the model calls
         self.default = default_of(profiles)
-        self.models = {profile.id: build_chat_model(profile, settings.models) for profile in profiles}
+        self.models = {profile.id: build_chat_model(profile, models) for profile in profiles}
         self.actions = load_actions(settings.actions, [profile.id for profile in profiles])
         self.checkpointer = checkpointer
         self.store = store or InMemoryStore()  # the agents' long-term memory (runtime.store), across conversations

@@ -11,7 +11,7 @@ from typing import Any
 
 from threadline.conversations.attachments import CheckedFile, file_ref
 from threadline.conversations.state import FileRef
-from threadline.settings import MultitaskStrategy, OnDisconnect, StreamMode
+from threadline.settings.answers import MultitaskStrategy, OnDisconnect, StreamMode
 from threadline.storage.file_store import StoredFile, file_of
 
 

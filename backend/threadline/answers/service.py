@@ -46,8 +46,7 @@ from threadline.conversations.state import (
 from threadline.conversations.stores import Storage
 from threadline.observability.answers import Observability
 from threadline.refusals import Refused, invalid, not_found
-from threadline.settings import MultitaskStrategy
-from threadline.settings.answers import AnswerSettings
+from threadline.settings.answers import AnswerSettings, MultitaskStrategy
 from threadline.settings.profiles import Profile
 from threadline.storage.conversation_list import ConversationSummary, title_from
 from threadline.storage.threads import branch_of, thread_of
@@ -468,9 +467,7 @@ class AnswerService:
 
     async def _store(self, owner: str, files: tuple[CheckedFile, ...]) -> None:
         for file in files:
-            await self.storage.files.save(
-                owner, file.data, file.media_type, file.filename, self.settings.file_quota_bytes
-            )
+            await self.storage.files.save(owner, file.data, file.media_type, file.filename)
 
     async def _name(self, turn: Turn, first_title: str) -> str | None:
         """A new conversation's title, written by its model from the first message and stored, unless the

@@ -35,8 +35,7 @@ from threadline.conversations.state import (
 from threadline.current_answer import current_turn
 from threadline.observability.answers import Observability
 from threadline.observability.trace import Status
-from threadline.settings import DEFAULTS, StreamMode
-from threadline.settings.answers import AnswerSettings
+from threadline.settings.answers import AnswerSettings, StreamMode
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +63,9 @@ class Stop(StrEnum):
 
 @dataclass(frozen=True)
 class Timeouts:
-    first_token: float = DEFAULTS.first_token_timeout
-    idle: float = DEFAULTS.idle_timeout
-    total: float = DEFAULTS.total_timeout
+    first_token: float = AnswerSettings().first_token_timeout
+    idle: float = AnswerSettings().idle_timeout
+    total: float = AnswerSettings().total_timeout
 
     @classmethod
     def of(cls, settings: AnswerSettings, agent_id: str | None = None) -> Timeouts:

@@ -75,8 +75,8 @@ def file_ref(file: StoredFile) -> FileRef:
     return FileRef(id=file.id, sha256=file.sha256, media_type=file.media_type, filename=file.filename, size=file.size)
 
 
-async def kept(store: FileStore, owner: str, checked: CheckedFile, quota: int) -> FileRef:
-    return file_ref(await store.save(owner, checked.data, checked.media_type, checked.filename, quota))
+async def kept(store: FileStore, owner: str, checked: CheckedFile) -> FileRef:
+    return file_ref(await store.save(owner, checked.data, checked.media_type, checked.filename))
 
 
 def too_large(message: str) -> Refused:

@@ -109,7 +109,7 @@ async def open_storage(settings: StorageSettings) -> AsyncIterator[Storage]:
     limits = StorageLimits(settings.max_turns_per_conversation, settings.max_conversations_per_visitor)
     if settings.memory_backend == "memory":
         stores = (InMemorySaver(), MemoryConversations(limits), MemoryTraces(), MemoryFeedback(), MemoryComparisons())
-        files, shares = MemoryFiles(), MemoryShares()
+        files, shares = MemoryFiles(settings.file_quota_bytes), MemoryShares()
         claims = MemoryClaims(*stores, files, shares, settings.file_quota_bytes)
         yield Storage(*stores, claims, files, shares, "memory (lost when the server stops)", InMemoryStore())
         return
@@ -149,7 +149,7 @@ async def open_storage(settings: StorageSettings) -> AsyncIterator[Storage]:
             PostgresFeedback(pool),
             PostgresComparisons(pool),
             PostgresClaims(pool, limits, settings.file_quota_bytes),
-            PostgresFiles(pool, blobs),
+            PostgresFiles(pool, settings.file_quota_bytes, blobs),
             PostgresShares(pool),
             description,
             AgentStore(pool),

@@ -62,8 +62,6 @@ from threadline.mount_path import route_prefix
 from threadline.observability.otel import tracer_provider as tracer_provider_for
 from threadline.runtime import Services, running_services
 from threadline.settings import Settings, load_settings
-from threadline.settings.agents import AgentSettings
-from threadline.settings.limits import LimitSettings
 from threadline.settings.profiles import PublicProfile
 
 if TYPE_CHECKING:
@@ -109,7 +107,7 @@ async def ready(services: AppServices) -> Response[dict[str, str]]:
 @get("/api/profiles", summary="The model profiles a conversation may use (no keys, addresses or prompts)")
 async def profiles(services: AppServices) -> list[PublicProfile]:
     """Pass a profile's `id` as `profileId` in the chat body; `default: true` marks the one used otherwise."""
-    return [profile.public(services.routes.starters) for profile in services.profiles.values()]
+    return [profile.public(services.settings.agents.starters) for profile in services.profiles.values()]
 
 
 @get("/api/agents", summary="The agents a new conversation may go to, the default first")
@@ -187,9 +185,9 @@ def credentials_only_for_listed_origins(cors: CORSConfig) -> CORSConfig:
 
 def page_provider(settings: Settings) -> tuple[str, ...]:
     """The identity provider's origin, which the page signing in talks to (discovery, tokens)."""
-    if not (settings.auth_issuer and settings.auth_client_id):
+    if not (settings.auth.auth_issuer and settings.auth.auth_client_id):
         return ()
-    parts = urlsplit(settings.auth_issuer)
+    parts = urlsplit(settings.auth.auth_issuer)
     return (f"{parts.scheme}://{parts.netloc}",)
 
 
@@ -240,12 +238,12 @@ def routes(
     ]
     if not page:
         return route_handlers
-    if (index := settings.frontend_dir / "index.html").exists():
-        route_handlers.append(asset_route(settings.frontend_dir / "assets"))
-        route_handlers.append(create_static_files_router("/", [settings.frontend_dir], html_mode=True))
+    if (index := settings.server.frontend_dir / "index.html").exists():
+        route_handlers.append(asset_route(settings.server.frontend_dir / "assets"))
+        route_handlers.append(create_static_files_router("/", [settings.server.frontend_dir], html_mode=True))
         route_handlers.append(shared_page(index))
     else:
-        log.warning("no chat page: %s has no index.html (tasks.py serve builds it)", settings.frontend_dir)
+        log.warning("no chat page: %s has no index.html (tasks.py serve builds it)", settings.server.frontend_dir)
     return route_handlers
 
 
@@ -296,20 +294,22 @@ class Threadline(InitPluginProtocol):
         self.graph_auth: GraphAuth | None = None
         self.page = page
         self.tracer_provider = (
-            tracer_provider_for(self.settings.otlp_traces_endpoint) if self.settings.otlp_traces_endpoint else None
+            tracer_provider_for(self.settings.observability.otlp_traces_endpoint)
+            if self.settings.observability.otlp_traces_endpoint
+            else None
         )
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         settings, tracer_provider = self.settings, self.tracer_provider
-        secret = load_secret(settings.client_id_secret, settings.data_dir)
-        signer, tokens = Signer(secret), tokens_for(settings.mcp_secret, lambda: secret)
-        limits = Limits.of(LimitSettings.of(settings))
+        secret = load_secret(settings.auth.client_id_secret, settings.storage.data_dir)
+        signer, tokens = Signer(secret), tokens_for(settings.mcp.mcp_secret, lambda: secret)
+        limits = Limits.of(settings.limits)
         state = State({"limits": limits, "signer": signer})
         mcp_server = build_server(lambda: state.services)
         mcp_server.streamable_http_app()  # creates the session manager that /mcp hands requests to
-        agents = self.agents if self.agents is not None else load_agents(AgentSettings.of(settings), self.graph)
+        agents = self.agents if self.agents is not None else load_agents(settings, self.graph)
         # A langgraph.json's own auth, unless the app has a login of its own (http/graph_auth.py)
-        self.graph_auth = None if self.identify else graph_auth(settings.graph)
+        self.graph_auth = None if self.identify else graph_auth(settings.agents.graph)
         decide = self.graph_auth.decide if self.graph_auth else None
         provider = httpx.AsyncClient(timeout=10)  # the identity provider's discovery document and keys
 
@@ -331,7 +331,7 @@ class Threadline(InitPluginProtocol):
             middleware=[
                 DefineMiddleware(MountedAt, path=self.path),
                 DefineMiddleware(ForwardedScheme, addresses=limits.client_address),
-                DefineMiddleware(RequestLimits, seconds=settings.body_timeout),
+                DefineMiddleware(RequestLimits, seconds=settings.limits.body_timeout),
                 self.identity(signer, provider),
             ],
             dependencies=DEPENDENCIES,
@@ -342,8 +342,8 @@ class Threadline(InitPluginProtocol):
         app_config.route_handlers.append(router)
         app_config.lifespan.append(lifespan)
         app_config.state.update(state)
-        app_config.before_send.append(SecurityHeaders((*settings.cors_origins, *page_provider(settings))))
-        if (cors := cors_config(settings.cors_origins)) is not None:
+        app_config.before_send.append(SecurityHeaders((*settings.server.cors_origins, *page_provider(settings))))
+        if (cors := cors_config(settings.server.cors_origins)) is not None:
             app_config.cors_config = merged_cors(app_config.cors_config, cors)
         if app_config.cors_config is not None:
             app_config.cors_config = credentials_only_for_listed_origins(app_config.cors_config)
@@ -354,16 +354,16 @@ class Threadline(InitPluginProtocol):
         provider's bearer token, else the visitor's signed cookie."""
         settings = self.settings
         bearer = (
-            BearerTokens(settings.auth_issuer, settings.auth_audience, settings.auth_jwks_url, provider)
-            if settings.auth_issuer
+            BearerTokens(settings.auth.auth_issuer, settings.auth.auth_audience, settings.auth.auth_jwks_url, provider)
+            if settings.auth.auth_issuer
             else None
         )
         return DefineMiddleware(
             ClientIdentityMiddleware,
             signer=signer,
             bearer=bearer,
-            anonymous=settings.auth_anonymous == "allow",
-            admin_token=settings.admin_token,
+            anonymous=settings.auth.auth_anonymous == "allow",
+            admin_token=settings.auth.admin_token,
             identify=self.identify or (auth.identify if (auth := self.graph_auth) else None),
         )
 

@@ -23,7 +23,7 @@ async def spend_file_bytes(services: Services, limit: RateLimit | None, key: str
     """Count new files' bytes against FILE_BYTES_PER_DAY (`limit`) for `key` (the caller's address, or a signed-in
     user): an anonymous id is free to make, so a visitor's own quota alone does not bound an address."""
     if size and limit is not None and (wait := await limit.hit(key, size)) is not None:
-        most = services.routes.file_bytes_per_day
+        most = services.settings.limits.file_bytes_per_day
         raise Refused(
             "RATE_LIMITED",
             f"More than {most:,} bytes of files were sent from here today. Try again in {int(wait)} s.",

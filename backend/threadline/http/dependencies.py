@@ -80,7 +80,7 @@ def chat_allowance(request: AnyRequest, ctx: Ctx) -> ChatAllowance:
     services, limits = ctx.services, ctx.limits
     user: User | None = request.scope.get("state", {}).get("user")
     if user is not None and limits.chat_by_role:
-        roles = user.roles(services.auth.auth_roles_claim)
+        roles = user.roles(services.settings.auth.auth_roles_claim)
         for role, limit in limits.chat_by_role:
             if role in roles:
                 return ChatAllowance(limit, user.principal, limits)

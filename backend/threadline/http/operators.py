@@ -39,12 +39,12 @@ def require_operator(connection: Connection, settings: AuthSettings) -> None:
 
 def operators_only(connection: Connection, _: BaseRouteHandler) -> None:
     """A guard: the request must come from an operator."""
-    require_operator(connection, connection.app.state.services.auth)
+    require_operator(connection, connection.app.state.services.settings.auth)
 
 
 def metrics_guard(connection: Connection, _: BaseRouteHandler) -> None:
     """`/metrics` is the operators' once there are any (CHAT_ADMIN_TOKEN or AUTH_ADMIN_ROLE), unless METRICS_PUBLIC:
     what it counts (answers, tokens, errors, tools by name) is not every visitor's to read."""
-    settings: AuthSettings = connection.app.state.services.auth
+    settings: AuthSettings = connection.app.state.services.settings.auth
     if (settings.auth_admin_role or settings.admin_token) and not settings.metrics_public:
         require_operator(connection, settings)

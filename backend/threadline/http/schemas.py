@@ -7,7 +7,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from threadline.settings import MOST_FILE_BYTES, MultitaskStrategy, OnDisconnect, StreamMode
+from threadline.settings.answers import MultitaskStrategy, OnDisconnect, StreamMode
+from threadline.settings.files import MOST_FILE_BYTES
 
 # `(?!\n)$`: in Python's regex `$` alone also matches before a final newline, and an id ends up in headers.
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}(?!\n)$"

@@ -1,35 +1,80 @@
-"""The agents' section of the settings: what the conversation graphs are compiled with (the models, the team's
-own graph and its context, the built-in agent's prompt and budget, the server actions)."""
+"""The agents' settings: the team's own graph and its context, the built-in agent's prompt and budget, the
+server actions, and the prompts the page offers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from threadline.settings import AgentLimits, Section, Settings
-from threadline.settings.models import ModelSettings
+import msgspec
+
+from threadline.settings.reading import Section, comma_list, env, json_object, json_strings
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Use the tools you have when they help, and answer concisely."
 
 
-@dataclass(frozen=True)
-class AgentSettings(Section):
-    models: ModelSettings
-    graph: str | None  # THREADLINE_GRAPH; None: the built-in agent
-    graph_context: dict[str, Any]  # THREADLINE_GRAPH_CONTEXT
-    request_context: tuple[str, ...]  # THREADLINE_REQUEST_CONTEXT
-    system_prompt: str  # CHAT_SYSTEM_PROMPT, unless a profile has its own
-    max_model_calls: int  # CHAT_MAX_MODEL_CALLS
-    actions: tuple[str, ...]  # CHAT_ACTIONS
-    agent_timeouts: dict[str, AgentLimits]  # THREADLINE_AGENT_TIMEOUTS: its keys must be agents served
+class AgentSettings(Section, frozen=True, kw_only=True):
+    TITLE: ClassVar[str] = "Agents"
 
-    @classmethod
-    def of(cls, settings: Settings) -> AgentSettings:
-        return cls(
-            ModelSettings.of(settings),
-            settings.graph,
-            settings.graph_context,
-            settings.request_context,
-            settings.system_prompt,
-            settings.max_model_calls,
-            settings.actions,
-            settings.agent_timeouts,
-        )
+    graph: Annotated[
+        str | None,
+        env(
+            "THREADLINE_GRAPH",
+            help="your own LangGraph agent, `path/to/file.py:name` or `package.module:name`: a `StateGraph`, a "
+            "compiled graph, or a factory given an `AgentContext`; or a `langgraph.json` (`path/langgraph.json[:id]`) "
+            "(see [Your own agent](../guides/agents.md)); unset, the built-in agent answers",
+        ),
+    ] = None
+    graph_context: Annotated[
+        dict[str, Any],
+        env(
+            "THREADLINE_GRAPH_CONTEXT",
+            help="values of your graph's own `context_schema`, a JSON object, given to every run (see "
+            "[Your own agent](../guides/agents.md#its-own-context))",
+            read=json_object,
+            default="none",
+        ),
+    ] = msgspec.field(default_factory=dict)
+    request_context: Annotated[
+        tuple[str, ...],
+        env(
+            "THREADLINE_REQUEST_CONTEXT",
+            help="the keys of your graph's context a chat request may set (its body's `context`), comma-separated; "
+            "never `user_id`, which is always who asks",
+            read=comma_list,
+            default="none",
+        ),
+    ] = ()
+    system_prompt: Annotated[
+        str,
+        env(
+            "CHAT_SYSTEM_PROMPT",
+            help="the system prompt, applied to every model call",
+            default="a short helpful-assistant prompt",
+        ),
+    ] = DEFAULT_SYSTEM_PROMPT
+    max_model_calls: Annotated[
+        int,
+        msgspec.Meta(ge=1, le=50),
+        env(
+            "CHAT_MAX_MODEL_CALLS",
+            help="model calls per answer before the server stops the tool loop with a clear final message",
+        ),
+    ] = 5
+    actions: Annotated[
+        tuple[str, ...],
+        env(
+            "CHAT_ACTIONS",
+            help="the application's server actions, `module:attribute,…` (see "
+            "[Suggested replies and actions](../guides/suggestions.md))",
+        ),
+    ] = ()
+    starters: Annotated[
+        tuple[str, ...],
+        env(
+            "CHAT_STARTERS",
+            help="the prompts the page offers in an empty conversation, a JSON array of strings (a profile's "
+            "`starters` win for it); else the demo model's commands with the demo model, general ones otherwise",
+            read=json_strings,
+            default="by model",
+        ),
+    ] = ()

@@ -48,9 +48,9 @@ def file_of(data: bytes, media_type: str, filename: str) -> StoredFile:
 
 
 class FileStore(Protocol):
-    async def save(self, owner: str, data: bytes, media_type: str, filename: str, quota: int) -> StoredFile:
-        """The file, stored for `owner` (once: the same bytes again give the same file); STORAGE_FULL past
-        `quota` bytes of the owner's files."""
+    async def save(self, owner: str, data: bytes, media_type: str, filename: str) -> StoredFile:
+        """The file, stored for `owner` (once: the same bytes again give the same file); STORAGE_FULL past the
+        store's quota of the owner's files (FILE_QUOTA_BYTES)."""
 
     async def get(self, owner: str, file_id: str) -> StoredFile | None: ...
 
@@ -120,11 +120,12 @@ def s3_blobs(url: str) -> S3Blobs:
 class PostgresFiles:
     """Files in PostgreSQL, their bytes too unless `blobs` (an object store) keeps them."""
 
-    def __init__(self, pool: Pool, blobs: S3Blobs | None = None) -> None:
+    def __init__(self, pool: Pool, quota: int, blobs: S3Blobs | None = None) -> None:
         self.pool = pool
+        self.quota = quota  # bytes of one owner's files
         self.blobs = blobs
 
-    async def save(self, owner: str, data: bytes, media_type: str, filename: str, quota: int) -> StoredFile:
+    async def save(self, owner: str, data: bytes, media_type: str, filename: str) -> StoredFile:
         file = file_of(data, media_type, filename)
         if (known := await self.get(owner, file.id)) is not None:
             return known
@@ -134,8 +135,8 @@ class PostgresFiles:
             row = await (
                 await conn.execute("SELECT coalesce(sum(size), 0) AS used FROM files WHERE client_id = %s", (owner,))
             ).fetchone()
-            if (row["used"] if row else 0) + file.size > quota:
-                raise storage_full(quota)
+            if (row["used"] if row else 0) + file.size > self.quota:
+                raise storage_full(self.quota)
             if self.blobs is not None:  # the bytes before the row that names them: never a row without its bytes
                 await self.blobs.put(file.sha256, data)
             else:
@@ -230,17 +231,18 @@ async def _lock_blobs(conn: psycopg.AsyncConnection[DictRow], sha256s: list[str]
 class MemoryFiles:
     """The same in process memory, for CHAT_MEMORY_BACKEND=memory."""
 
+    quota: int = 1 << 50  # bytes of one owner's files
     files: dict[tuple[str, str], StoredFile] = field(default_factory=dict)  # (owner, id) →
     blobs: dict[str, bytes] = field(default_factory=dict)  # sha256 → bytes
     uses: set[tuple[str, str, str]] = field(default_factory=set)  # (owner, file id, conversation id)
     saved_at: dict[tuple[str, str], float] = field(default_factory=dict)  # (owner, id) → monotonic seconds
 
-    async def save(self, owner: str, data: bytes, media_type: str, filename: str, quota: int) -> StoredFile:
+    async def save(self, owner: str, data: bytes, media_type: str, filename: str) -> StoredFile:
         file = file_of(data, media_type, filename)
         if (known := self.files.get((owner, file.id))) is not None:
             return known
-        if sum(stored.size for (who, _), stored in self.files.items() if who == owner) + file.size > quota:
-            raise storage_full(quota)
+        if sum(stored.size for (who, _), stored in self.files.items() if who == owner) + file.size > self.quota:
+            raise storage_full(self.quota)
         self.blobs.setdefault(file.sha256, data)
         self.files[(owner, file.id)] = file
         self.saved_at[(owner, file.id)] = time.monotonic()

@@ -29,7 +29,7 @@ class SignIn(msgspec.Struct, rename="camel", omit_defaults=True):
 async def sign_in(services: AppServices) -> SignIn:
     """Public: the page reads it before anyone has signed in. Without AUTH_ISSUER and AUTH_CLIENT_ID the page
     stays anonymous (`{"anonymous": true}`)."""
-    settings = services.auth
+    settings = services.settings.auth
     if not (settings.auth_issuer and settings.auth_client_id):
         return SignIn(anonymous=settings.auth_issuer is None or settings.auth_anonymous == "allow")
     return SignIn(

@@ -57,7 +57,7 @@ class ActionContinued(msgspec.Struct, rename="camel"):
 
 
 def _check(services: Services, data: ActionRequest) -> None:
-    if data.detach and not services.routes.resumable:
+    if data.detach and not services.settings.answers.resumable:
         raise ApiError(400, "VALIDATION_ERROR", "detach needs resumable answers (CHAT_RESUMABLE=true)")
     registry = services.graphs.actions
     action = registry.get(data.action)
@@ -92,7 +92,7 @@ async def _continue(
     else:
         message = NewMessage(storable(outcome.text, "action"), data.user_message_id or new_id())
     options = AnswerOptions(
-        stream_mode=data.stream_mode or services.routes.stream_mode,
+        stream_mode=data.stream_mode or services.settings.answers.stream_mode,
         profile_id=outcome.profile_id,
         regenerate=outcome.regenerate,
         resumable=True,

@@ -136,7 +136,7 @@ class AgUiController(Controller):
         """The run's `tools` are browser tools: offered to the agent, run by the client, whose tool messages at the
         end of the next run's `messages` answer them. `resume` answers what the last run waited for; cancelling it
         all with a new message declines it, as a new message on /api/chat does."""
-        conversation_id, answers, settings = data.thread_id, ctx.services.answers, ctx.services.routes
+        conversation_id, answers, settings = data.thread_id, ctx.services.answers, ctx.services.settings.answers
         await allowance.spend()
         agent_id = await answers.agent_for(ctx.client_id, conversation_id, agent_asked(request, data))
         options = AnswerOptions(

@@ -90,7 +90,7 @@ async def new_message(
 async def options_of(services: Services, data: ChatRequest, client_id: str, conversation_id: str) -> AnswerOptions:
     """How the answer runs, with the conversation's agent chosen first: its own input and context are checked
     against that agent's schemas."""
-    settings = services.routes
+    settings = services.settings.answers
     agent_id = await services.answers.agent_for(client_id, conversation_id, data.agent)
     return AnswerOptions(
         stream_mode=data.stream_mode or settings.stream_mode,
@@ -121,8 +121,8 @@ def request_context(services: Services, values: dict[str, Any] | None, agent_id:
     if not values:
         return {}
     small_value(values, "context")
-    if unknown := sorted(set(values) - set(services.routes.request_context)):
-        allowed = ", ".join(services.routes.request_context) or "none (THREADLINE_REQUEST_CONTEXT is empty)"
+    if unknown := sorted(set(values) - set(services.settings.agents.request_context)):
+        allowed = ", ".join(services.settings.agents.request_context) or "none (THREADLINE_REQUEST_CONTEXT is empty)"
         raise invalid("context", f"a request cannot set {', '.join(unknown)}; it may set {allowed}")
     if problem := services.answers.graphs.context_problem(values, agent_id):
         raise invalid("context", problem)

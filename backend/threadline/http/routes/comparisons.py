@@ -107,5 +107,5 @@ class ComparisonController(Controller):
     async def comparison_results(
         self, request: AnyRequest, services: AppServices, profile: str | None = ProfileFilter
     ) -> list[PairResult]:
-        require_operator(request, services.auth)
+        require_operator(request, services.settings.auth)
         return results(await services.storage.comparisons.counts(), profile)

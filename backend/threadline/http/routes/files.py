@@ -61,7 +61,7 @@ class FileController(Controller):
         )
         await spend_file_bytes(ctx.services, ctx.limits.file_bytes, limit_key(request, ctx.limits), len(checked.data))
         stored = await ctx.services.storage.files.save(
-            ctx.client_id, checked.data, checked.media_type, checked.filename, ctx.services.routes.file_quota_bytes
+            ctx.client_id, checked.data, checked.media_type, checked.filename
         )
         return Uploaded.of(stored)
 

@@ -21,7 +21,7 @@ from threadline.http.messages import checked_text
 from threadline.http.openapi import SseOperation
 from threadline.http.streams import stream_answer
 from threadline.runtime import Services
-from threadline.settings import StreamMode
+from threadline.settings.answers import StreamMode
 from threadline.wires.registry import Wire
 
 EVENT_STREAM = "text/event-stream"  # every seed document's wire is server-sent events
