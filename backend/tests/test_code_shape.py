@@ -37,18 +37,10 @@ def test_one_layers_contract_places_every_unit_of_the_package():
     assert units == placed, f"not in the layers: {sorted(units - placed)}; no such unit: {sorted(placed - units)}"
 
 
-# What one answer still calls up the layer order (docs/architecture.md says why), none of it to grow: the answer's
-# context, called from below.
-KNOWN_CALLS_UP = {
-    ("agent/model_calls.py", "answers/turn.py"),
-    ("mcp/tool.py", "answers/turn.py"),
-}
-
-
 @pytest.mark.parametrize("message", ["hello", "calculate 6*7"])
-def test_an_answers_calls_go_down_the_layers_but_for_the_known_ones(message):
-    """docs/route_files.py's trace of one POST /api/chat: no new call up the layer order, and no HTTP re-entry (the
-    built-in tools are called in process)."""
+def test_an_answers_calls_go_down_the_layers(message):
+    """docs/route_files.py's trace of one POST /api/chat: no call up the layer order, no two units calling each other,
+    and no HTTP re-entry (the built-in tools are called in process)."""
     spec = importlib.util.spec_from_file_location("route_files", PACKAGE.parents[1] / "docs" / "route_files.py")
     assert spec is not None and spec.loader is not None
     route_files = importlib.util.module_from_spec(spec)
@@ -57,7 +49,9 @@ def test_an_answers_calls_go_down_the_layers_but_for_the_known_ones(message):
     layers = route_files.layer_of()
     unit = route_files.unit_of
     up = {pair for pair in calls.between if layers[unit(pair[1])] < layers[unit(pair[0])]}
-    assert up <= KNOWN_CALLS_UP, f"new calls up the layer order: {sorted(up - KNOWN_CALLS_UP)}"
+    units = {(unit(caller), unit(callee)) for caller, callee in calls.between}
+    assert sorted(up) == []
+    assert sorted((a, b) for a, b in units if (b, a) in units) == []
     assert calls.reentries == 0
 
 

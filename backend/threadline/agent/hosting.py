@@ -86,7 +86,7 @@ def host_graph(
         if task is not None:
             return await _task_answer(task, result, state, suggester, output)
         # Messages with attachments go back to holding references only; calls the person declined stay declined.
-        declined = turn.declined_calls() if (turn := current_turn.get()) is not None else set()
+        declined = turn.declined if (turn := current_turn.get()) is not None else set()
         kept = [_marked(message, declined) for message in restored(result.get(MESSAGES, []), memory)]
         kept += [not_run(call) for call in unanswered_calls(cast(list[AnyMessage], kept))]  # ended: never run
         update = after_run(given, kept, state["messages"])

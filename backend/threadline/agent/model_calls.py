@@ -1,8 +1,8 @@
 """Every model call of an answer, whichever agent makes it, seen one way: as LangChain callbacks.
 
-answers/runner.py adds a `ModelCalls` handler to each graph run; it reports each call to the answer (the trace's
-generation, the model it went to, its usage), marks a structured-output call as internal (LangChain's own mark),
-and remembers which errors were a model call's, so the agent's own failures can be told from the provider's.
+answers/runner.py adds a `ModelCalls` handler to each graph run; it adds each call to the answer's trace, notes the
+model it went to and its usage (current_answer.py), marks a structured-output call as internal (LangChain's own
+mark), and remembers which errors were a model call's, so the agent's own failures can be told from the provider's.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from langchain_core.outputs import LLMResult
 from langchain_core.runnables import RunnableConfig
 
 from threadline.conversations.state import TURN_ENDS
+from threadline.current_answer import TurnContext
 
 INTERNAL_CALL = "lc_internal_call"  # LangChain's metadata key for a model call internal to an agent
 # Where each provider's LangChain model says why a call ended; a streamed call of theirs without it was cut off (a
@@ -47,7 +48,7 @@ class ModelCalls(BaseCallbackHandler):
     run_inline = True
     raise_error = True  # a call cut off (CutOff) fails the answer as a broken connection would
 
-    def __init__(self, turn: Any) -> None:
+    def __init__(self, turn: TurnContext | None) -> None:
         self.turn = turn  # None outside an answer (the agent's calls are then only watched for failures)
         self.calls: dict[UUID, tuple[float, list[BaseMessage]]] = {}
         self.errors: list[BaseException] = []  # what model calls raised, to tell them from the agent's own errors
@@ -70,7 +71,7 @@ class ModelCalls(BaseCallbackHandler):
         callbacks): each goes to the trace with it."""
         for started, messages in self.calls.values():
             if self.turn is not None:
-                self.turn.model_called(started, messages, None, error)
+                self.turn.trace.model_called(started, messages, None, error)
         self.calls.clear()
 
     def on_chat_model_start(
@@ -91,7 +92,7 @@ class ModelCalls(BaseCallbackHandler):
         if (keys := FINISH_KEYS.get(about.get("ls_provider", ""))) is not None:
             self.finish_keys[run_id] = keys
         if self.turn is not None and about.get("ls_model_name"):  # which model this call went to
-            self.turn.called_model(f"{about.get('ls_provider') or 'model'}:{about['ls_model_name']}")
+            self.turn.models_called.add(f"{about.get('ls_provider') or 'model'}:{about['ls_model_name']}")
         if (kwargs.get("options") or {}).get("ls_structured_output_format"):  # its JSON is parsed, not prose
             # LangChain's own mark for an internal call, on the metadata LangGraph streams this call's tokens with
             # (the same dict every handler is given): the answer leaves them out, with no handler run per token.
@@ -109,13 +110,13 @@ class ModelCalls(BaseCallbackHandler):
             self.on_llm_error(cut, run_id=run_id)
             raise cut
         if self.turn is not None and isinstance(message, AIMessage) and message.usage_metadata:
-            self.turn.used(message.id, message.usage_metadata)  # every call, the hidden and a sub-agent's too
+            self.turn.usage_by_call.append((message.id, message.usage_metadata))  # every call, hidden ones too
         if (call := self.calls.pop(run_id, None)) is not None and self.turn is not None:
-            self.turn.model_called(*call, message if isinstance(message, AIMessage) else None, None)
+            self.turn.trace.model_called(*call, message if isinstance(message, AIMessage) else None, None)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self.errors.append(error)
         self.finish_keys.pop(run_id, None)
         self.ignored.discard(run_id)
         if (call := self.calls.pop(run_id, None)) is not None and self.turn is not None:
-            self.turn.model_called(*call, None, error)
+            self.turn.trace.model_called(*call, None, error)

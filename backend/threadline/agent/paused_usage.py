@@ -52,7 +52,5 @@ async def take_back(store: BaseStore, thread_id: str, turn: TurnContext) -> None
     if item is None:
         return
     await store.adelete(NAMESPACE, thread_id)
-    for message_id, usage in item.value.get("calls", []):
-        turn.used(message_id, usage)
-    for model in item.value.get("models", []):
-        turn.called_model(model)
+    turn.usage_by_call.extend((message_id, usage) for message_id, usage in item.value.get("calls", []))
+    turn.models_called.update(item.value.get("models", []))

@@ -17,7 +17,6 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 import msgspec
-from langchain_core.messages import AIMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from threadline import events as ev
@@ -124,13 +123,14 @@ class Turn:
             request["trace_id"], conversation_id, request["assistant_message_id"], request["model"], client_id
         )
         self.watch.question_id, self.watch.replaces = request["user_message_id"], request["regenerate"]
-        self.recorder = self.watch.recorder
+        self.recorder = self.trace = self.watch.recorder  # where the model and tool calls add themselves
         self.recording = setup.recording
         self.continue_on_disconnect = setup.continue_on_disconnect
         self.context = setup.context
         self.said: list[str] = []  # the answer's text as it streamed, for the conversation's search
-        self.usage_by_call: list[tuple[str | None, Mapping[str, Any]]] = []  # a hosted agent's calls (used())
+        self.usage_by_call: list[tuple[str | None, Mapping[str, Any]]] = []  # every model call's (model_calls.py)
         self.models_called: set[str] = set()  # ... and the models they went to
+        self.declined = self.translator.declined  # the tool calls the person declined (agent/hosting.py reads them)
         self.resuming = "resume" in request  # it goes on after the person answered what it waited for
         self.naming: asyncio.Task[str | None] | None = None  # a new conversation's title being written
 
@@ -163,31 +163,12 @@ class Turn:
         if self.translator.events_mode:
             self.queue.put_nowait(ev.Status(text=text))
 
-    def used(self, message_id: str | None, usage: Mapping[str, Any]) -> None:
-        """A hosted agent's model call finished with this usage (agent/hosting.py counts what is not shown)."""
-        self.usage_by_call.append((message_id, usage))
-
     def provider_busy(self, retry_after: float) -> None:
         """A provider's 429 (agent/models.py): the wait its client library makes before asking again is not the
         agent's silence, and an answer that still runs out of time does so because the provider is busy."""
         self._rate_limited = True
         self.translator.last_work = max(self.translator.last_work, time.monotonic() + retry_after)
         self.status(f"The model provider is busy; trying again in {retry_after:.0f} s…")
-
-    def declined_calls(self) -> set[str]:
-        """The tool calls the person declined in answering this answer's approvals."""
-        return self.translator.declined
-
-    def called_model(self, model: str) -> None:
-        self.models_called.add(model)
-
-    def model_called(
-        self, started: float, messages: list[Any], response: AIMessage | None, error: BaseException | None
-    ) -> None:
-        self.recorder.model_called(started, messages, response, error)
-
-    def tool_called(self, tool_call_id: str, server: str, started: float) -> None:
-        self.recorder.tool_called(tool_call_id, server, started)
 
     def _emit(self, event: ev.Event) -> None:
         """Every event of the answer goes to its trace and to the response."""

@@ -164,7 +164,7 @@ class McpTool(BaseTool):
             raise ToolException(f"The tool {self.name} failed: {error}") from None
         finally:
             if turn is not None and tool_call_id:
-                turn.tool_called(tool_call_id, self.server, started)
+                turn.trace.tool_called(tool_call_id, self.server, started)
         text = result_text(result)
         if result.isError:
             log.info("MCP tool reported an error: %s", text[:200], extra=context)
