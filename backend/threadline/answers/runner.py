@@ -241,7 +241,8 @@ async def run_graph(
     }
     translator.browser_tools = frozenset(tool["name"] for tool in request.get("browser_tools", ()))
     request = with_browser_tools(config, request)
-    translator.declined = set(request.get("declined", ()))
+    translator.declined.clear()  # the same set the answer's context hands the agent (current_answer.py)
+    translator.declined.update(request.get("declined", ()))
     translator.interactive = request.get("interactive", True)
     graph_input: Any = resumed(request) if "resume" in request else {"request": request}
     try:
