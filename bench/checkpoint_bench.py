@@ -26,9 +26,10 @@ from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers.runner import run_graph
 from threadline.answers.translator import TurnTranslator
-from threadline.conversations.stores import open_storage
+from threadline.conversations.state import after_history
 from threadline.serving.gc_tuning import tune_for_serving
 from threadline.settings import Settings, replaced
+from threadline.storage.stores import open_storage
 
 
 class WriteCounter:
@@ -78,7 +79,7 @@ async def main(answers: int, rounds: int) -> None:
                     data_dir=Path(data_dir),
                     database_url=database_url(),
                 )
-                storage = await stack.enter_async_context(open_storage(settings.storage))
+                storage = await stack.enter_async_context(open_storage(settings.storage, after_history))
                 counter = WriteCounter(storage.checkpointer)
                 graph = build_graph(
                     DemoChatModel(token_delay=0),

@@ -37,7 +37,7 @@ CONCERNS: list[tuple[str, str, str | None]] = [
     ("the running-answer record", "answers/active.py", None),
     ("recordings for resume", "answers/recordings.py", None),
     ("traces", "observability/trace.py", None),
-    ("traces", "observability/trace_store.py", None),
+    ("traces", "storage/traces.py", None),
     ("traces", "observability/answers.py", None),
     ("metrics", "observability/metrics.py", None),
     ("file references", "answers/service.py", "references"),

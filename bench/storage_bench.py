@@ -25,8 +25,9 @@ from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers.runner import run_graph
 from threadline.answers.translator import TurnTranslator
-from threadline.conversations.stores import open_storage
+from threadline.conversations.state import after_history
 from threadline.settings import Settings, replaced
+from threadline.storage.stores import open_storage
 from threadline_testing.database import fresh_database, thread_footprint
 from threadline_testing.turns import turn_request
 
@@ -39,7 +40,7 @@ async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
     sizes = {}
     with TemporaryDirectory() as data_dir:
         settings = replaced(Settings(), model_provider="demo", database_url=url, data_dir=Path(data_dir))
-        async with open_storage(settings.storage) as storage:
+        async with open_storage(settings.storage, after_history) as storage:
             graph = build_graph(
                 DemoChatModel(token_delay=0),
                 [],

@@ -66,3 +66,9 @@ def test_no_chunk_type_has_the_name_of_a_canonical_event():
         "wires/ui_chunks.py": set(),
         "client/chunks.py": set(),
     }
+
+
+def test_every_package_lists_only_what_it_has():
+    """A package's `__all__` names its modules (or its names): `from threadline.<package> import *` works."""
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        exec(f"from threadline.{init.parent.name} import *", {})  # raises on a name the package does not have

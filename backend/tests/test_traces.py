@@ -320,10 +320,10 @@ def test_an_exporter_that_keeps_failing_is_logged_once_per_period():
 async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(database_url):
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
-    from threadline.observability.trace import ToolCall, Trace
-    from threadline.observability.trace_store import PostgresTraces
     from threadline.storage.migrations import migrate
     from threadline.storage.schema import Schema
+    from threadline.storage.trace_document import ToolCall, Trace
+    from threadline.storage.traces import PostgresTraces
     from threadline_testing.database import TEST_SCHEMA
 
     at = "2026-01-01T00:00:00Z"
@@ -350,7 +350,7 @@ async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(dat
 
 
 async def test_regenerating_keeps_the_traces_of_held_answers_and_a_few_replaced_ones(make_settings, database_url):
-    from threadline.observability.trace_store import KEEP_REPLACED
+    from threadline.storage.traces import KEEP_REPLACED
 
     conversation_id = new_conversation_id()
     async with running(make_settings(rate_limit="100/minute")) as client:

@@ -216,10 +216,11 @@ def migrate(options: dict[str, str]) -> int:
     if settings.storage.memory_backend == "memory":
         print("threadline: CHAT_MEMORY_BACKEND=memory keeps nothing to migrate", file=sys.stderr)
         return 2
-    from threadline.conversations.stores import open_storage
+    from threadline.conversations.state import after_history
+    from threadline.storage.stores import open_storage
 
     async def run() -> str:
-        async with open_storage(settings.storage) as storage:
+        async with open_storage(settings.storage, after_history) as storage:
             return storage.description  # opening it applies what is pending, under a lock other processes wait for
 
     configure_logging(settings.observability.log_level, settings.observability.log_format)

@@ -23,7 +23,7 @@ class Start(Event, tag="start", frozen=True):
     created_at: str
     trace_id: str = ""
     profile: str = ""  # the model profile's id
-    comparison_id: str = ""  # one of an A/B comparison's two answers (conversations/comparisons.py)
+    comparison_id: str = ""  # one of an A/B comparison's two answers (storage/comparisons.py)
 
 
 class StepStart(Event, tag="start-step", frozen=True):

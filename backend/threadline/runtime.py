@@ -25,8 +25,7 @@ from threadline.answers.service import AnswerService
 from threadline.answers.thread_access import Decide, ThreadAccess
 from threadline.conversations.attachments import FileLimits, checked_file, kept
 from threadline.conversations.closing import recover_turn
-from threadline.conversations.state import FileRef
-from threadline.conversations.stores import Storage, open_storage
+from threadline.conversations.state import FileRef, after_history
 from threadline.mcp.tool import KeepFile
 from threadline.mcp.toolbox import McpToolbox
 from threadline.observability.answers import Observability
@@ -35,6 +34,7 @@ from threadline.settings import Settings
 from threadline.settings.profiles import Profile
 from threadline.storage.conversation_list import Conversations
 from threadline.storage.file_store import keep_dropping_unused
+from threadline.storage.stores import Storage, open_storage
 
 if TYPE_CHECKING:
     from mcp.server.fastmcp import FastMCP
@@ -146,7 +146,7 @@ async def running_services(
     answers call in process; answers' spans go to `tracer_provider` when there is one;
     `agents` are a team's own (agent/loading.py), else the built-in; `decide` is what a langgraph.json's auth
     handlers say callers may do with their conversations (answers/thread_access.py)."""
-    async with open_storage(settings.storage) as storage:
+    async with open_storage(settings.storage, after_history) as storage:
         file_limits = FileLimits.of(settings.files)
         files = FileReader(storage.files.read, settings.files.file_prompt_bytes)
         graphs = GraphSwitch(settings.models, storage.checkpointer, settings.agents, agents, files, storage.store)

@@ -26,8 +26,8 @@ from psycopg.rows import DictRow
 
 from threadline.answers.recordings import RESUME_CHANNEL
 from threadline.answers.turn import Stop, Turn
-from threadline.conversations.claims import VISITOR_LOCK
 from threadline.refusals import Refused, busy, too_many_answers
+from threadline.storage.claims import VISITOR_LOCK
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth
 from threadline.storage.saver import UNFLUSHED, Pool
 from threadline.storage.threads import branches_of

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from threadline.answers.active import ActiveTurns
 from threadline.chores import hourly
-from threadline.conversations.claims import Claimed
-from threadline.conversations.stores import Storage
 from threadline.refusals import busy
+from threadline.storage.claims import Claimed
 from threadline.storage.fallback import FallbackCheckpointer
+from threadline.storage.stores import Storage
 from threadline.storage.threads import branch_of, thread_of
 
 
@@ -77,7 +77,7 @@ class ConversationService:
         return expired
 
     async def claim(self, anonymous_id: str, principal: str) -> Claimed:
-        """Give a signed-in user the conversations of their anonymous identity (conversations/claims.py), once no
+        """Give a signed-in user the conversations of their anonymous identity (storage/claims.py), once no
         answer of that identity runs; this process forgets what it kept of their old threads."""
         if await self.active.running_answer(anonymous_id) is not None:
             raise busy()

@@ -34,7 +34,6 @@ from threadline.conversations.approvals import SUPERSEDED, ApprovalResponse
 from threadline.conversations.attachments import CheckedFile
 from threadline.conversations.browser_calls import BrowserOutput
 from threadline.conversations.closing import decline_waiting, roll_back
-from threadline.conversations.comparisons import ComparedAnswer, Comparison, Side, kept_answer
 from threadline.conversations.state import (
     Conversation,
     answer_messages,
@@ -43,12 +42,13 @@ from threadline.conversations.state import (
     load,
     replace_answer,
 )
-from threadline.conversations.stores import Storage
 from threadline.observability.answers import Observability
 from threadline.refusals import Refused, invalid, not_found
 from threadline.settings.answers import AnswerSettings, MultitaskStrategy
 from threadline.settings.profiles import Profile
+from threadline.storage.comparisons import ComparedAnswer, Comparison, Side, kept_answer
 from threadline.storage.conversation_list import ConversationSummary, title_from
+from threadline.storage.stores import Storage
 from threadline.storage.threads import branch_of, thread_of
 
 log = logging.getLogger(__name__)
@@ -271,7 +271,7 @@ class AnswerService:
         options: AnswerOptions,
     ) -> Turn:
         """Answer one message twice, on profile A in the conversation and on profile B on a branch forked from
-        the same state, so neither sees the other (conversations/comparisons.py). Returns A, which the
+        the same state, so neither sees the other (storage/comparisons.py). Returns A, which the
         response carries; B is read from GET /api/comparisons/{id}/stream."""
         comparison_id = new_id()
         thread_id = thread_of(client_id, conversation_id)
@@ -434,7 +434,7 @@ class AnswerService:
         conversation, store the message's new files, then start it. When any of that is refused, the claim is
         released and a conversation this turn created is removed again: a refused message stores nothing.
         The running answer is recorded before its conversation is written, so a claim of the visitor's
-        conversations (conversations/claims.py) either finds it and is refused, or ends before it."""
+        conversations (storage/claims.py) either finds it and is refused, or ends before it."""
         conversations = self.storage.conversations
         self.active.claim(turn, at_once)
         files = turn.request.get("files", [])

@@ -33,8 +33,8 @@ from threadline.conversations.state import (
 )
 from threadline.current_answer import current_turn
 from threadline.observability.answers import Observability
-from threadline.observability.trace import Status
 from threadline.settings.answers import AnswerSettings, StreamMode
+from threadline.storage.trace_document import Status
 
 log = logging.getLogger(__name__)
 

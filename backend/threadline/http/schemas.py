@@ -109,7 +109,7 @@ class ChatRequest(msgspec.Struct, rename="camel"):
     agent: AgentName | None = None
     # What to do when an answer is already running in this conversation (double-texting); else the server's.
     multitask_strategy: MultitaskStrategy | None = None
-    # Two profiles: an A/B comparison of their answers (conversations/comparisons.py).
+    # Two profiles: an A/B comparison of their answers (storage/comparisons.py).
     compare_profiles: list[Id] | None = None
     # Whether the answer goes on when the response's reader goes away (a reload); else CHAT_ON_DISCONNECT.
     on_disconnect: OnDisconnect | None = None

@@ -17,8 +17,9 @@ from opentelemetry import context as otel_context
 from threadline.chores import hourly
 from threadline.observability import metrics
 from threadline.observability.otel import AnswerSpans
-from threadline.observability.trace import ToolCall, TraceRecorder
-from threadline.observability.trace_store import TraceStore
+from threadline.observability.trace import TraceRecorder
+from threadline.storage.trace_document import ToolCall
+from threadline.storage.traces import TraceStore
 
 if TYPE_CHECKING:
     from threadline.observability.langfuse_callbacks import LangfuseCallbacks

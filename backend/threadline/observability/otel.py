@@ -18,7 +18,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
-from threadline.observability.trace import ModelCall, ToolCall, Trace, TraceError, TraceWarning
+from threadline.storage.trace_document import ModelCall, ToolCall, Trace, TraceError, TraceWarning
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider

@@ -11,16 +11,23 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from langchain_core.messages import AIMessage, BaseMessage
 
 from threadline import events as ev
-from threadline.storage.feedback import Feedback
+from threadline.storage.trace_document import (
+    AnyTraceEvent,
+    ModelCall,
+    Status,
+    ToolCall,
+    Trace,
+    TraceError,
+    TraceWarning,
+)
 
 MAX_TEXT = 4_000
-Status = Literal["running", "completed", "cancelled", "error", "timeout"]
 _FIRST_OUTPUT = (ev.TextDelta, ev.ReasoningDelta, ev.ToolInputStart, ev.ToolInputAvailable)
 _RECORDED = {ev.ToolInputAvailable, ev.ToolOutput, ev.ToolOutputError, ev.Warning, ev.Error, ev.Finish}
 
@@ -38,63 +45,6 @@ def capped(value: Any) -> Any:
                 return value
             text = encoded.decode()
     return text if len(text) <= MAX_TEXT else f"{text[:MAX_TEXT]}… [{len(text)} characters, cut]"
-
-
-class TraceEvent(msgspec.Struct, tag_field="type", rename="camel", omit_defaults=True, kw_only=True):
-    """One thing the answer did; `at` is when it started, `offset_ms` how long after the request."""
-
-    at: str
-    offset_ms: float
-
-
-class ModelCall(TraceEvent, tag="model_call", kw_only=True):
-    model: str
-    input_messages: int
-    duration_ms: float
-    output: str = ""
-    tool_calls: list[str] = []
-    usage: ev.Usage = ev.Usage()
-    error: str | None = None
-
-
-class ToolCall(TraceEvent, tag="tool_call", kw_only=True):
-    tool_call_id: str
-    tool: str
-    arguments: Any = None
-    server: str | None = None
-    duration_ms: float | None = None
-    result: Any = None
-    error: str | None = None
-
-
-class TraceWarning(TraceEvent, tag="warning", kw_only=True):
-    code: str
-    message: str
-
-
-class TraceError(TraceEvent, tag="error", kw_only=True):
-    code: str
-    message: str
-
-
-AnyTraceEvent = ModelCall | ToolCall | TraceWarning | TraceError
-
-
-class Trace(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
-    trace_id: str
-    conversation_id: str
-    message_id: str
-    model: str
-    status: Status
-    started_at: str
-    ended_at: str | None = None
-    first_token_ms: float | None = None
-    total_ms: float | None = None
-    usage: ev.Usage = ev.Usage()
-    error_code: str | None = None
-    interrupted: str | None = None
-    events: list[AnyTraceEvent] = []
-    feedback: Feedback | None = None  # the person's rating, added when the trace is read
 
 
 def _iso(moment: datetime) -> str:

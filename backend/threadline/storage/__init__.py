@@ -1,6 +1,26 @@
-"""PostgreSQL plumbing: the tables' ordered migrations (`migrations`), the conversation list (`conversation_list`),
-the files (`file_store`), the agents' long-term memory (`agent_store`), the embedded database (`embedded`), the
-checkpoint saver LangGraph writes through (`saver`), what keeps answering when the database is lost (`fallback`),
-and how a conversation's id becomes its thread (`threads`). The stores are assembled in conversations/stores.py."""
+"""Everything threadline keeps, in PostgreSQL or process memory, assembled in one `Storage` (`stores`): the tables'
+ordered migrations (`migrations`) in their schema (`schema`), the checkpoint saver LangGraph writes through
+(`saver`) and what keeps answering when the database is lost (`fallback`), the conversation list
+(`conversation_list`), the files (`file_store`), the answers' traces (`traces`, documents shaped by
+`trace_document`), the ratings (`feedback`), the A/B comparisons (`comparisons`), the read-only links (`shares`),
+an anonymous visitor's conversations claimed by a user (`claims`), the agents' long-term memory (`agent_store`),
+the embedded database (`embedded`), and how a conversation's id becomes its thread (`threads`)."""
 
-__all__ = ["agent_store", "conversation_list", "embedded", "fallback", "file_store", "migrations", "saver", "threads"]
+__all__ = [
+    "agent_store",
+    "claims",
+    "comparisons",
+    "conversation_list",
+    "embedded",
+    "fallback",
+    "feedback",
+    "file_store",
+    "migrations",
+    "saver",
+    "schema",
+    "shares",
+    "stores",
+    "threads",
+    "trace_document",
+    "traces",
+]

@@ -20,15 +20,15 @@ import psycopg
 from langgraph.checkpoint.memory import InMemorySaver
 from psycopg.rows import DictRow
 
-from threadline.conversations.comparisons import MemoryComparisons
-from threadline.conversations.shares import MemoryShares
-from threadline.observability.trace_store import MemoryTraces
 from threadline.refusals import Refused, busy
+from threadline.storage.comparisons import MemoryComparisons
 from threadline.storage.conversation_list import MemoryConversations, StorageLimits
 from threadline.storage.feedback import MemoryFeedback
 from threadline.storage.file_store import MemoryFiles, storage_full
 from threadline.storage.saver import Pool
+from threadline.storage.shares import MemoryShares
 from threadline.storage.threads import branch_of, thread_of
+from threadline.storage.traces import MemoryTraces
 
 
 class Claimed(msgspec.Struct, rename="camel"):

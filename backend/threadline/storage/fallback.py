@@ -52,6 +52,10 @@ WARNING_TEXT = (
 )
 
 
+# A conversation's state from its history and what was said while the database was away, as one state.
+MergeStates = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
+
+
 def warn_current_turn() -> None:
     if (turn := current_turn.get()) is not None:
         turn.warn(WARNING_CODE, WARNING_TEXT)
@@ -165,7 +169,7 @@ class FallbackCheckpointer(BaseCheckpointSaver[Any]):
         self,
         primary: BaseCheckpointSaver[Any],
         health: DatabaseHealth,
-        after_history: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]],
+        after_history: MergeStates,
         remember: int = 2048,
     ) -> None:
         super().__init__(serde=primary.serde)

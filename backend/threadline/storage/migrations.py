@@ -52,7 +52,7 @@ MIGRATIONS = [
         "ALTER TABLE active_turns RENAME COLUMN conversation_id TO thread_id",
         "ALTER TABLE active_turns ADD COLUMN session text",
     ],
-    [  # each answer's trace (observability/trace_store.py)
+    [  # each answer's trace (storage/traces.py)
         """CREATE TABLE traces (
             trace_id text PRIMARY KEY,
             client_id text NOT NULL,
@@ -81,7 +81,7 @@ MIGRATIONS = [
         "CREATE INDEX feedback_by_trace ON feedback (trace_id)",
     ],
     ["ALTER TABLE conversations ADD COLUMN profile_id text"],  # the model profile it goes on with (agent/profiles.py)
-    [  # an A/B comparison of two answers, and its vote (conversations/comparisons.py)
+    [  # an A/B comparison of two answers, and its vote (storage/comparisons.py)
         """CREATE TABLE comparisons (
             id text PRIMARY KEY,
             client_id text NOT NULL,
@@ -109,11 +109,11 @@ MIGRATIONS = [
     # which answer runs (its assistant message id), so a rollback takes out only the answer it stopped
     ["ALTER TABLE active_turns ADD COLUMN answer_id text"],
     [  # a trace row outlives its document (retention), so an answer's conversation is one lookup away, and
-        # names the question it answers, so the answers a regenerate replaced are bounded (trace_store.py)
+        # names the question it answers, so the answers a regenerate replaced are bounded (storage/traces.py)
         "ALTER TABLE traces ALTER COLUMN trace DROP NOT NULL",
         "ALTER TABLE traces ADD COLUMN question_id text",
     ],
-    [  # an anonymous identity whose conversations a signed-in user took (conversations/claims.py)
+    [  # an anonymous identity whose conversations a signed-in user took (storage/claims.py)
         """CREATE TABLE claims (
             anonymous_id text PRIMARY KEY,
             principal text NOT NULL,
@@ -148,7 +148,7 @@ MIGRATIONS = [
         "UPDATE conversations SET words = to_tsvector('simple', title)",
         "CREATE INDEX conversations_words ON conversations USING gin (words)",
     ],
-    [  # read-only links to a conversation's snapshot (conversations/shares.py)
+    [  # read-only links to a conversation's snapshot (storage/shares.py)
         """CREATE TABLE shares (
             id text PRIMARY KEY,
             client_id text NOT NULL,

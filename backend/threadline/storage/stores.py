@@ -4,8 +4,8 @@
 migrations, and puts every store in one `Storage`: LangGraph's checkpointer keeps each conversation's
 messages (only its latest checkpoint, see answers/turn.py), the conversation list (storage/conversation_list.py),
 traces, feedback and comparisons keep the rest; LangGraph's store keeps what agents remember across a user's
-conversations; claims.py moves an anonymous visitor's to a user. It sits above storage/ because it gathers
-the stores of this package's concerns (feedback, comparisons, shares, claims) with storage's own.
+conversations; claims.py moves an anonymous visitor's to a user. Every store is in this package, so what keeps
+anything sits below the answer machinery, the conversations' logic and the traces that use it.
 """
 
 from __future__ import annotations
@@ -24,13 +24,10 @@ from langgraph.store.memory import InMemoryStore
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from threadline.conversations.claims import Claims, MemoryClaims, PostgresClaims
-from threadline.conversations.comparisons import ComparisonStore, MemoryComparisons, PostgresComparisons
-from threadline.conversations.shares import MemoryShares, PostgresShares, ShareStore
-from threadline.conversations.state import after_history
-from threadline.observability.trace_store import MemoryTraces, PostgresTraces, TraceStore
 from threadline.settings.storage import StorageSettings
 from threadline.storage.agent_store import AgentStore
+from threadline.storage.claims import Claims, MemoryClaims, PostgresClaims
+from threadline.storage.comparisons import ComparisonStore, MemoryComparisons, PostgresComparisons
 from threadline.storage.conversation_list import (
     Conversations,
     MemoryConversations,
@@ -38,12 +35,20 @@ from threadline.storage.conversation_list import (
     StorageLimits,
 )
 from threadline.storage.embedded import embedded_database
-from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, FallbackCheckpointer, closed_while_idle
+from threadline.storage.fallback import (
+    CONNECTION_ERRORS,
+    DatabaseHealth,
+    FallbackCheckpointer,
+    MergeStates,
+    closed_while_idle,
+)
 from threadline.storage.feedback import FeedbackStore, MemoryFeedback, PostgresFeedback
 from threadline.storage.file_store import FileStore, MemoryFiles, PostgresFiles, s3_blobs
 from threadline.storage.migrations import migrate
 from threadline.storage.saver import Pool, PooledPostgresSaver
 from threadline.storage.schema import Schema
+from threadline.storage.shares import MemoryShares, PostgresShares, ShareStore
+from threadline.storage.traces import MemoryTraces, PostgresTraces, TraceStore
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +110,10 @@ class Storage:
 
 
 @asynccontextmanager
-async def open_storage(settings: StorageSettings) -> AsyncIterator[Storage]:
+async def open_storage(settings: StorageSettings, after_history: MergeStates) -> AsyncIterator[Storage]:
+    """The stores `settings` name, open until the block ends; `after_history` is how a conversation's state and
+    what was said while the database was away become one (conversations/state.py), for the checkpointer's
+    fallback."""
     limits = StorageLimits(settings.max_turns_per_conversation, settings.max_conversations_per_visitor)
     if settings.memory_backend == "memory":
         stores = (InMemorySaver(), MemoryConversations(limits), MemoryTraces(), MemoryFeedback(), MemoryComparisons())

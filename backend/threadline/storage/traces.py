@@ -19,8 +19,8 @@ from typing import Protocol
 import msgspec
 from psycopg.types.json import Jsonb
 
-from threadline.observability.trace import Trace, TraceRecorder
 from threadline.storage.saver import Pool
+from threadline.storage.trace_document import Trace
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +37,20 @@ def storable_json(trace: Trace) -> str:
     return (_NUL.sub(rb"\1\\ufffd", encoded) if b"\\u0000" in encoded else encoded).decode()
 
 
+class Recording(Protocol):
+    """A running answer's trace as it is recorded (observability/trace.py's `TraceRecorder`)."""
+
+    trace_id: str
+    message_id: str
+
+    def trace(self) -> Trace: ...
+
+
 class LiveTraces:
-    """The traces of the answers running in this process, by trace id."""
+    """The traces of the answers running in this process, by trace id: served as they are until they are stored."""
 
     def __init__(self) -> None:
-        self.running: dict[str, tuple[str, TraceRecorder]] = {}  # trace id → (client id, recorder)
+        self.running: dict[str, tuple[str, Recording]] = {}  # trace id → (client id, recorder)
 
     def find(self, client_id: str, *, trace_id: str | None = None, message_id: str | None = None) -> Trace | None:
         for owner, recorder in self.running.values():

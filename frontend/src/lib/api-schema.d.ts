@@ -1055,7 +1055,7 @@ export interface components {
             conversationId: string;
             endedAt?: string | null;
             errorCode?: string | null;
-            events?: (components["schemas"]["ModelCall"] | components["schemas"]["observability_trace_ToolCall"] | components["schemas"]["TraceWarning"] | components["schemas"]["TraceError"])[];
+            events?: (components["schemas"]["ModelCall"] | components["schemas"]["storage_trace_document_ToolCall"] | components["schemas"]["TraceWarning"] | components["schemas"]["TraceError"])[];
             feedback?: components["schemas"]["Feedback"] | null;
             firstTokenMs?: number | null;
             interrupted?: string | null;
@@ -1147,20 +1147,6 @@ export interface components {
             preference: "A" | "B" | "tie";
             success: boolean;
         };
-        /** ToolCall */
-        observability_trace_ToolCall: {
-            arguments?: unknown;
-            at: string;
-            durationMs?: number | null;
-            error?: string | null;
-            offsetMs: number;
-            result?: unknown;
-            server?: string | null;
-            tool: string;
-            toolCallId: string;
-            /** @constant */
-            type: "tool_call";
-        };
         /** TextDelta */
         seed_001_TextDelta: {
             text: string;
@@ -1205,6 +1191,20 @@ export interface components {
             content: string;
             /** @constant */
             type: "text_delta";
+        };
+        /** ToolCall */
+        storage_trace_document_ToolCall: {
+            arguments?: unknown;
+            at: string;
+            durationMs?: number | null;
+            error?: string | null;
+            offsetMs: number;
+            result?: unknown;
+            server?: string | null;
+            tool: string;
+            toolCallId: string;
+            /** @constant */
+            type: "tool_call";
         };
         /** ToolCall */
         wires_seed_004_ToolCall: {

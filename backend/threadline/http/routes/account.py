@@ -10,11 +10,11 @@ import msgspec
 from litestar import Controller, Response, get, post
 from litestar.params import JSONBody
 
-from threadline.conversations.claims import Claimed
 from threadline.http.dependencies import AppServices, Ctx
 from threadline.http.errors import AnyRequest, error_responses, json_only
 from threadline.http.identity import HEADER, SIGN_IN_PATH, Signer, anonymous_token_of, identity_cookie
 from threadline.refusals import Refused
+from threadline.storage.claims import Claimed
 
 
 class SignIn(msgspec.Struct, rename="camel", omit_defaults=True):

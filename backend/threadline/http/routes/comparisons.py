@@ -11,12 +11,12 @@ from litestar import Controller, Response, get, post
 from litestar.params import JSONBody, Parameter
 from litestar.response import Stream
 
-from threadline.conversations.comparisons import Comparison, PairResult, Preference, results
 from threadline.http.dependencies import AppServices, Ctx
 from threadline.http.errors import AnyRequest, ApiError, error_responses, json_only, not_found
 from threadline.http.operators import require_operator
 from threadline.http.schemas import ID_PATTERN
 from threadline.http.streams import choose_wire
+from threadline.storage.comparisons import Comparison, PairResult, Preference, results
 
 ComparisonId = Parameter(pattern=ID_PATTERN, description="The comparison id (from the answer's start metadata)")
 ProfileFilter = Parameter(required=False, description="Only this profile's pairs, from its side")

@@ -1,5 +1,5 @@
 """Read-only links: the owner shares a snapshot of a conversation (and revokes it); anyone with the link reads
-it at GET /api/shared/{shareId}, and the page shows it at /share/{shareId}. conversations/shares.py keeps them."""
+it at GET /api/shared/{shareId}, and the page shows it at /share/{shareId}. storage/shares.py keeps them."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from litestar import Controller, Response, delete, get, post
 from litestar.openapi import ResponseSpec
 from litestar.params import Parameter
 
-from threadline.conversations.shares import Share, Shared
 from threadline.http.dependencies import AppServices, ConversationId, Ctx, OwnedConversation
 from threadline.http.errors import error_responses, not_found
 from threadline.http.routes.conversations import detail
 from threadline.http.routes.files import FileId, file_response
+from threadline.storage.shares import Share, Shared
 
 ShareId = Parameter(pattern=r"^[A-Za-z0-9_-]{24}(?!\n)$", description="The link's id, as sharing gave it")
 UNLISTED = {"x-robots-tag": "noindex, nofollow", "cache-control": "no-store", "referrer-policy": "no-referrer"}

@@ -9,8 +9,8 @@ from litestar.params import Parameter
 from threadline.http.dependencies import Ctx
 from threadline.http.errors import error_responses, not_found
 from threadline.http.schemas import ID_PATTERN
-from threadline.observability.trace import Trace
 from threadline.runtime import Services
+from threadline.storage.trace_document import Trace
 
 TraceId = Parameter(pattern=ID_PATTERN, description="An answer's `traceId` (in its `start` and `finish` metadata)")
 MessageId = Parameter(pattern=ID_PATTERN, description="An assistant message's id")
