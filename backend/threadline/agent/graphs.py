@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -23,7 +23,7 @@ from threadline.agent.attachments import FileReader
 from threadline.agent.browser_tools import takes_browser_tools
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, GraphOptions, build_graph
-from threadline.agent.hosting import host_graph
+from threadline.agent.hosting import Hosting, host_graph, hosted
 from threadline.agent.loading import (
     AgentGraph,
     AgentLoadError,
@@ -103,17 +103,6 @@ def own_context_of(agent: AgentGraph, settings: AgentSettings) -> OwnContext | N
         raise AgentLoadError(str(problem)) from None
 
 
-@dataclass(frozen=True)
-class Hosting:
-    """What threadline knows of one served agent's graph beyond running it."""
-
-    own_context: OwnContext | None = None  # how its own context_schema is made, if it declares one
-    own_input: InputCheck = field(default_factory=lambda: InputCheck(None))  # its own input keys besides messages
-    subgraphs: frozenset[str] = frozenset()  # its declared subgraphs, as `a|b` paths
-    browser_tools: bool = True  # whether it takes the page's own tools (agent/browser_tools.py)
-    tool_names: frozenset[str] | None = None  # its own tools' names, which a browser tool may not take; None: ours
-
-
 BUILT_IN = "threadline"  # the id of the built-in agent, the one served when THREADLINE_GRAPH is not set
 
 
@@ -161,10 +150,6 @@ class GraphSwitch:
 
     def hosting_of(self, agent_id: str | None = None) -> Hosting:
         return self.hosting[agent_id or self.default_agent]
-
-    @property
-    def hosted(self) -> bool:
-        return bool(self.agents)
 
     def listed(self) -> list[PublicAgent]:
         """The agents a conversation may pick (GET /api/agents), the default first."""
@@ -238,7 +223,7 @@ class GraphSwitch:
             input_check = InputCheck(agent, task.text_input if task else "messages")
             own_tools = getattr(agent.nodes.get("tools"), "bound", None)  # create_agent's ToolNode, if it has one
             names = frozenset(getattr(own_tools, "tools_by_name", ()))
-            self.hosting[agent_id] = Hosting(own_context, input_check, subgraphs, takes_browser_tools(agent), names)
+            self.hosting[agent_id] = hosted(own_context, input_check, subgraphs, takes_browser_tools(agent), names)
             # An agent compiled with a store of its own (an indexed one, langmem's or langgraph-bigtool's) keeps it:
             # its memories and tools are there. threadline's is for the agents that bring none.
             store = agent.store if isinstance(agent.store, BaseStore) else self.store

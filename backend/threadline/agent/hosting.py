@@ -11,6 +11,7 @@ everything it streams (tokens, tool results, `get_stream_writer()` events) reach
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from langchain_core.messages import AnyMessage, BaseMessage, ToolMessage
@@ -39,6 +40,36 @@ from threadline.events import plain
 
 MESSAGES = "messages"
 STRUCTURED = "structured_response"  # create_agent's state key for a `response_format` agent's typed answer
+
+
+@dataclass(frozen=True)
+class Hosting:
+    """What threadline knows of one served agent's graph beyond running it: the built-in agent's by default, a
+    team's own (THREADLINE_GRAPH) as `hosted` describes it."""
+
+    own_context: OwnContext | None = None  # how its own context_schema is made, if it declares one
+    own_input: InputCheck = field(default_factory=lambda: InputCheck(None))  # its own input keys besides messages
+    subgraphs: frozenset[str] = frozenset()  # its declared subgraphs, as `a|b` paths
+    browser_tools: bool = True  # whether it takes the page's own tools (agent/browser_tools.py)
+    tool_names: frozenset[str] | None = None  # its own tools' names, which a browser tool may not take; None: ours
+    own_tools: bool = False  # it may call tools threadline does not know: a name outside ours is no error
+    names_models_called: bool = False  # its answers name the models its calls went to, not the profile's
+    input_declines_waiting: bool = True  # its input step declines what an earlier answer left waiting; else the
+    # answer service does, before the run
+
+
+def hosted(
+    own_context: OwnContext | None,
+    own_input: InputCheck,
+    subgraphs: frozenset[str],
+    browser_tools: bool,
+    tools: frozenset[str],
+) -> Hosting:
+    """A team's own agent: its tools and models are its own, and its input step is not threadline's."""
+    return Hosting(own_context, own_input, subgraphs, browser_tools, tools, True, True, False)
+
+
+BUILT_IN_HOSTING = Hosting()
 
 
 class HostedState(ChatState, total=False):

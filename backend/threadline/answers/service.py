@@ -413,8 +413,7 @@ class AnswerService:
             recording=self.recordings.start(thread_id, message.answer_id) if resumable else None,
             continue_on_disconnect=resumable and on_disconnect == "continue",
             context=self.graphs.context_for(profile.id, client_id, conversation_id, options.context),
-            hosted=self.graphs.hosted,
-            subgraphs=self.graphs.hosting_of(options.agent_id).subgraphs,
+            hosting=self.graphs.hosting_of(options.agent_id),
         )
         return Turn(self.graphs.of(profile.id, options.agent_id), thread_id, conversation_id, client_id, request, setup)
 
@@ -448,7 +447,7 @@ class AnswerService:
             created = await conversations.touch(
                 turn.conversation_id, turn.client_id, title, new_turn=counted, profile_id=profile_id, agent_id=agent_id
             )
-            if new_turn and not created and self.graphs.hosted:  # the built-in graph's input node does this
+            if new_turn and not created and not self.graphs.hosting_of(agent_id).input_declines_waiting:
                 # What a hosted agent left waiting is declined by the new message, and saved (a new
                 # conversation has nothing waiting: no read).
                 await decline_waiting(turn.graph, turn.thread_id, SUPERSEDED)

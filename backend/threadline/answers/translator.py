@@ -21,7 +21,7 @@ from langchain_core.messages import (
 )
 
 from threadline import events as ev
-from threadline.agent.hosting import STRUCTURED
+from threadline.agent.hosting import BUILT_IN_HOSTING, STRUCTURED, Hosting
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.conversations.approvals import Waiting, waiting_of
 from threadline.conversations.state import (
@@ -85,13 +85,12 @@ class TurnTranslator:
         self,
         events_mode: bool,
         tools: Mapping[str, ToolInfo] | None = None,
-        hosted: bool = False,
-        subgraphs: frozenset[str] = frozenset(),
+        hosting: Hosting = BUILT_IN_HOSTING,
     ) -> None:
         self.events_mode = events_mode
         self.tools = tools  # None: the tools are not known here, and calls are shown as the model made them
-        self.hosted = hosted  # a team's own agent, which may have tools of its own besides these: any name goes
-        self.subgraphs = subgraphs  # its declared subgraphs (`a|b` paths): their steps are its own
+        self.own_tools = hosting.own_tools  # the agent may have tools of its own besides these: any name goes
+        self.subgraphs = hosting.subgraphs  # its declared subgraphs (`a|b` paths): their steps are its own
         self.input_errors: set[str] = set()  # calls shown as tool-input-error: their error result is not shown
         self.usage = ev.Usage()
         self.step_open = False
@@ -274,7 +273,9 @@ class TurnTranslator:
         if self.tools is None:
             return None
         if (info := self.tools.get(tool_name)) is None:
-            return None if self.hosted or tool_name in self.browser_tools else f"There is no tool named {tool_name!r}."
+            return (
+                None if self.own_tools or tool_name in self.browser_tools else f"There is no tool named {tool_name!r}."
+            )
         return info.problem(tool_input)
 
     def message(self, message: Any, node: str, namespace: tuple[str, ...] = ()) -> list[ev.Event]:

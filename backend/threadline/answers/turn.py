@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from threadline import events as ev
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, TurnRequest
+from threadline.agent.hosting import BUILT_IN_HOSTING, Hosting
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers.failures import RATE_LIMITED, TIMEOUT, Failure, classify
 from threadline.answers.runner import run_graph
@@ -90,8 +91,7 @@ class TurnSetup:
     recording: StreamRecording | None = None  # the answer's stream, kept for readers that resume it
     continue_on_disconnect: bool = False  # CHAT_ON_DISCONNECT=continue
     context: AgentContext | None = None  # what the agent's nodes get as LangGraph runtime context
-    hosted: bool = False  # a team's own agent (THREADLINE_GRAPH), which may have tools of its own
-    subgraphs: frozenset[str] = frozenset()  # ... and its declared subgraphs, whose steps are shown
+    hosting: Hosting = BUILT_IN_HOSTING  # what differs in the agent that answers (agent/graphs.py)
 
 
 class Turn:
@@ -104,7 +104,8 @@ class Turn:
         self.client_id = client_id
         self.request = request
         self.timeouts = setup.timeouts
-        self.translator = TurnTranslator(setup.stream_mode == "events", setup.tools, setup.hosted, setup.subgraphs)
+        self.translator = TurnTranslator(setup.stream_mode == "events", setup.tools, setup.hosting)
+        self.names_models_called = setup.hosting.names_models_called
         self.translator.began_after = request["user_message_id"]  # an answer that goes on: where it paused (service)
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.stop_reason: Stop | None = None
@@ -400,7 +401,7 @@ class Turn:
 
     def _models(self) -> str:
         """The models a hosted agent called, when they are its own and not the profile's (Start names that)."""
-        return ", ".join(sorted(self.models_called)) if self.translator.hosted else ""
+        return ", ".join(sorted(self.models_called)) if self.names_models_called else ""
 
     async def _interrupt(self, why: str, failure: Failure | None) -> None:
         """Close the answer on the wire first, then save it, so the client is not kept waiting."""
