@@ -61,8 +61,8 @@ from threadline.conversations.state import (
     usage_since,
 )
 from threadline.conversations.versions import Fork, answer_key, branch, merge_forks
-from threadline.current_answer import current_turn
 from threadline.events import timestamp
+from threadline.turn_context import current_turn
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]  # the compiled conversation graph (ChatState in and out)
 LIMIT_TOOL_RESULT = "Not run: this answer reached its limit of model calls."

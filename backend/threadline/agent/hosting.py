@@ -35,8 +35,8 @@ from threadline.agent.task_graphs import HIDDEN_RUN, TaskGraph
 from threadline.agent.transcript import after_run, agent_input
 from threadline.conversations.approvals import is_denied, not_run
 from threadline.conversations.state import AnswerRecord, Usage, unanswered_calls
-from threadline.current_answer import TurnContext, current_turn
 from threadline.events import plain
+from threadline.turn_context import TurnContext, current_turn
 
 MESSAGES = "messages"
 STRUCTURED = "structured_response"  # create_agent's state key for a `response_format` agent's typed answer

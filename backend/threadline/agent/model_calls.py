@@ -1,7 +1,7 @@
 """Every model call of an answer, whichever agent makes it, seen one way: as LangChain callbacks.
 
 answers/runner.py adds a `ModelCalls` handler to each graph run; it adds each call to the answer's trace, notes the
-model it went to and its usage (current_answer.py), marks a structured-output call as internal (LangChain's own
+model it went to and its usage (turn_context.py), marks a structured-output call as internal (LangChain's own
 mark), and remembers which errors were a model call's, so the agent's own failures can be told from the provider's.
 """
 
@@ -17,7 +17,7 @@ from langchain_core.outputs import LLMResult
 from langchain_core.runnables import RunnableConfig
 
 from threadline.conversations.state import TURN_ENDS
-from threadline.current_answer import TurnContext
+from threadline.turn_context import TurnContext
 
 INTERNAL_CALL = "lc_internal_call"  # LangChain's metadata key for a model call internal to an agent
 # Where each provider's LangChain model says why a call ended; a streamed call of theirs without it was cut off (a

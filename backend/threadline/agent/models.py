@@ -10,9 +10,9 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from threadline.agent.demo_model import DemoChatModel
-from threadline.current_answer import current_turn
 from threadline.settings.models import ModelSettings
 from threadline.settings.profiles import DEFAULT_BASE_URLS, OPENAI_COMPATIBLE, Profile
+from threadline.turn_context import current_turn
 
 PROVIDER_OF_SETTING = {"gemini": "google", "openai": "openai", "demo": "demo"}
 ANTHROPIC_MAX_TOKENS = 4_096  # the Messages API needs one; a profile's max_tokens overrides it

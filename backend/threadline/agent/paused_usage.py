@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from langgraph.errors import GraphInterrupt
 from langgraph.store.base import BaseStore
 
-from threadline.current_answer import TurnContext, current_turn
+from threadline.turn_context import TurnContext, current_turn
 
 NAMESPACE = ("threadline", "paused-answers")
 

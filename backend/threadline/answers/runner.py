@@ -41,7 +41,7 @@ from threadline.conversations.approvals import NOT_INTERACTIVE, ApprovalResponse
 from threadline.conversations.state import (
     config_of,
 )
-from threadline.current_answer import current_turn
+from threadline.turn_context import current_turn
 
 STREAM_MODES: list[StreamMode] = ["updates", "custom"]  # and `messages`, read by MessagesAsTheyCome
 # Model calls internal to an agent (LangChain's middleware marks them, INTERNAL_CALL; `nostream` tags): never the
@@ -241,7 +241,7 @@ async def run_graph(
     }
     translator.browser_tools = frozenset(tool["name"] for tool in request.get("browser_tools", ()))
     request = with_browser_tools(config, request)
-    translator.declined.clear()  # the same set the answer's context hands the agent (current_answer.py)
+    translator.declined.clear()  # the same set the answer's context hands the agent (turn_context.py)
     translator.declined.update(request.get("declined", ()))
     translator.interactive = request.get("interactive", True)
     graph_input: Any = resumed(request) if "resume" in request else {"request": request}

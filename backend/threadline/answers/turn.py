@@ -32,10 +32,10 @@ from threadline.conversations.state import (
     AnswerRecord,
     Usage,
 )
-from threadline.current_answer import current_turn
 from threadline.observability.answers import Observability
 from threadline.settings.answers import AnswerSettings, StreamMode
 from threadline.storage.trace_document import Status
+from threadline.turn_context import current_turn
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """threadline's own MCP server called in process: an answer's tool calls reach the built-in tools through the
 toolbox's one connection interface, as any server's do, without HTTP, a token or JSON in between. The caller is
-the answer's visitor and conversation (current_answer.py), as the token the HTTP endpoints check would name."""
+the answer's visitor and conversation (turn_context.py), as the token the HTTP endpoints check would name."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 from mcp import types
 from mcp.server.fastmcp import FastMCP
 
-from threadline.current_answer import current_turn
 from threadline.mcp.builtin_server import call_tool, calling_as
 from threadline.mcp.calls import bounded
 from threadline.mcp.tokens import Caller
+from threadline.turn_context import current_turn
 
 
 class InProcessConnection:

@@ -23,9 +23,9 @@ from langgraph.config import get_stream_writer
 from mcp import types
 
 from threadline.conversations.state import FileRef
-from threadline.current_answer import current_turn
 from threadline.mcp.calls import McpCallError
 from threadline.refusals import Refused
+from threadline.turn_context import current_turn
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.memory import InMemorySaver
 from psycopg_pool import AsyncConnectionPool
 
-from threadline.current_answer import current_turn
+from threadline.turn_context import current_turn
 
 log = logging.getLogger(__name__)
 
