@@ -1,19 +1,42 @@
-"""The answer being computed, for code far below the HTTP layer that works for it.
+"""The turn (the answer in flight), for code far below the HTTP layer that works for it.
 
-answers/turn.py sets `current_turn` for each answer's task. What the layers below read or fill in is data: who
-asks and where, the tool calls the person declined, the model calls' usage and models (agent/model_calls.py), and
-the answer's trace (observability/trace.py), to which the model-call handler and the MCP client add their calls
-directly, a call down the layers. Three notices still call the answer itself, being live and rare: storage's
-warning that a conversation is kept in memory (storage/fallback.py), the "summarizing" status (agent/graph.py)
-and a provider's 429 (agent/models.py). This module imports nothing of the project's, so those lower layers need
-not import the answer machinery above them.
+answers/turn.py sets `current_turn` for each turn's task. What the layers below read or fill in is data: who asks
+and where, the tool calls the person declined, the model calls' usage and models (agent/model_calls.py), and the
+turn's trace (observability/trace.py), to which the model-call handler and the MCP client add their calls
+directly, a call down the layers. What a node has to say while it runs (the "summarizing" status, a provider's
+429) goes the LangGraph way, through the run's stream writer (`tell_the_turn`), which the turn reads with the
+rest of the run's stream. One notice still calls the turn itself: storage's warning that a conversation is kept
+in memory while the database is down (storage/fallback.py), which comes from LangGraph's checkpoint writes,
+outside any node. This module imports nothing of the project's, so those lower layers need not import the answer
+machinery above them.
 """
 
 from __future__ import annotations
 
 import contextvars
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+from langgraph.config import get_stream_writer
+
+
+@dataclass(frozen=True)
+class ProviderBusy:
+    """A model provider answered 429: its client library waits `retry_after` seconds and asks again, which is the
+    provider's doing, not the agent's silence."""
+
+    retry_after: float
+
+
+def tell_the_turn(notice: object) -> None:
+    """Send a notice (a canonical `Status` event, or `ProviderBusy`) to the turn through the run's stream writer;
+    outside a graph run, where no turn listens, nothing."""
+    try:
+        write = get_stream_writer()
+    except RuntimeError:  # not inside a run
+        return
+    write(notice)
 
 
 class CallTrace(Protocol):
@@ -27,7 +50,7 @@ class CallTrace(Protocol):
 
 
 class TurnContext(Protocol):
-    """What a lower layer may know of, fill in, and (for three notices) say to the answer it works for."""
+    """What a lower layer may know of and fill in for the turn it works for, and storage's one warning to it."""
 
     client_id: str
     conversation_id: str
@@ -42,12 +65,6 @@ class TurnContext(Protocol):
 
     def warn(self, code: str, message: str) -> None:
         """Tell the client something degraded without ending the answer; each warning once per answer."""
-
-    def status(self, text: str) -> None:
-        """Say what the answer is doing (streamed in events mode only), e.g. summarizing a long conversation."""
-
-    def provider_busy(self, retry_after: float) -> None:
-        """The model provider answered 429: its client library waits `retry_after` seconds and asks again."""
 
 
 current_turn: contextvars.ContextVar[TurnContext | None] = contextvars.ContextVar("current_turn", default=None)

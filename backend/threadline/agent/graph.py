@@ -44,6 +44,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Command, Send, interrupt
 from typing_extensions import TypedDict  # the kind LangChain's AgentState is, so BuiltInState can extend both
 
+from threadline import events as ev
 from threadline.agent.attachments import FileReader
 from threadline.agent.browser_tools import BrowserTools
 from threadline.agent.compression import Compressor, ContextState
@@ -62,7 +63,7 @@ from threadline.conversations.state import (
 )
 from threadline.conversations.versions import Fork, answer_key, branch, merge_forks
 from threadline.events import timestamp
-from threadline.turn_context import current_turn
+from threadline.turn_context import tell_the_turn
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]  # the compiled conversation graph (ChatState in and out)
 LIMIT_TOOL_RESULT = "Not run: this answer reached its limit of model calls."
@@ -315,12 +316,12 @@ class ModelCall(AgentMiddleware[Any, Any]):
     async def _compressed(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], dict[str, Any]]:
         """The prompt with the older turns summarized once it grows long, and the summary to keep."""
         assert self.compressor is not None and request.system_message is not None
-        turn, context = current_turn.get(), cast(dict[str, Any], request.state).get("context")
+        context = cast(dict[str, Any], request.state).get("context")
         prompt, kept = await self.compressor.prompt(
             request.system_message,
             request.messages,
             context,
-            lambda: turn.status(SUMMARIZING) if turn else None,
+            lambda: tell_the_turn(ev.Status(text=SUMMARIZING)),
         )
         compressed = request.override(
             system_message=cast(SystemMessage, prompt[0]), messages=cast(list[AnyMessage], prompt[1:])

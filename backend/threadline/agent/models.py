@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from threadline.agent.demo_model import DemoChatModel
 from threadline.settings.models import ModelSettings
 from threadline.settings.profiles import DEFAULT_BASE_URLS, OPENAI_COMPATIBLE, Profile
-from threadline.turn_context import current_turn
+from threadline.turn_context import ProviderBusy, tell_the_turn
 
 PROVIDER_OF_SETTING = {"gemini": "google", "openai": "openai", "demo": "demo"}
 ANTHROPIC_MAX_TOKENS = 4_096  # the Messages API needs one; a profile's max_tokens overrides it
@@ -115,8 +115,8 @@ def _openai_compatible(profile: Profile, settings: ModelSettings, sampling: dict
 async def _note_rate_limit(response: httpx.Response) -> None:
     """A provider's 429, told to the answer waiting on it: the client library waits and asks again, which is the
     provider's doing, not the agent's silence (answers/turn.py)."""
-    if response.status_code == 429 and (turn := current_turn.get()) is not None:
-        turn.provider_busy(_retry_after(response.headers))
+    if response.status_code == 429:
+        tell_the_turn(ProviderBusy(_retry_after(response.headers)))
 
 
 def _retry_after(headers: httpx.Headers) -> float:

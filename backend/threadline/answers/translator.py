@@ -6,6 +6,7 @@ a message that lands whole is shown once, and the turn's record when the run wri
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -31,6 +32,7 @@ from threadline.conversations.state import (
     text_and_reasoning,
     tool_results,
 )
+from threadline.turn_context import ProviderBusy
 
 QUESTION = "interrupt"  # the data part that carries an agent's question to the person
 # threadline's own input node before every agent: before a team's (agent/hosting.py), and the built-in's middleware's
@@ -127,6 +129,7 @@ class TurnTranslator:
         # When the agent last did anything (a token, hidden or not, one of its nodes ending), by time.monotonic(): the
         # answer's time limits measure the silence of its work, not of its visible text (answers/turn.py).
         self.last_work = 0.0
+        self.provider_busy = False  # a provider answered 429 during the turn
         self.working_on = ""  # the node of the agent's that started last, shown as the answer's status
         # The answer was stopped: nothing after is shown, so nothing after is translated (what was translated is
         # what is saved). The stop cancels the answer's task; a node's own task may still send a token.
@@ -437,7 +440,15 @@ class TurnTranslator:
 
     def custom(self, payload: Any) -> list[ev.Event]:
         """What a node sent with `get_stream_writer()`: `{"tool_call_id", "progress", "total"?, "message"?}` is a
-        tool's progress; `{"name", "data", "id"?, "transient"?}` a `data-{name}` part; anything else `data-custom`."""
+        tool's progress; `{"name", "data", "id"?, "transient"?}` a `data-{name}` part; anything else `data-custom`.
+        threadline's own nodes tell the turn a status or a busy provider (turn_context.tell_the_turn)."""
+        if isinstance(payload, ev.Status):
+            return [payload] if self.events_mode else []
+        if isinstance(payload, ProviderBusy):
+            self.provider_busy = True  # a turn that still runs out of time does so because the provider is busy
+            self.last_work = max(self.last_work, time.monotonic() + payload.retry_after)  # its wait is no silence
+            text = f"The model provider is busy; trying again in {payload.retry_after:.0f} s…"
+            return [ev.Status(text=text)] if self.events_mode else []
         if isinstance(payload, dict) and isinstance(payload.get("tool_call_id"), str) and "progress" in payload:
             # Passed on in either mode: it keeps a long tool's answer alive (answers/turn.py shows it in events mode).
             progress = ev.ToolProgress(

@@ -113,7 +113,6 @@ class Turn:
         self._interruptible = True
         self._running = False
         self._output_seen = False
-        self._rate_limited = False  # the provider answered 429 (provider_busy)
         self._warned: set[str] = set()
         self._started = self._last_event = 0.0
         self._loop: asyncio.AbstractEventLoop  # the one its task runs in, from its start
@@ -159,17 +158,6 @@ class Turn:
         if code not in self._warned:
             self._warned.add(code)
             self._emit(ev.Warning(code=code, message=message))
-
-    def status(self, text: str) -> None:
-        if self.translator.events_mode:
-            self.queue.put_nowait(ev.Status(text=text))
-
-    def provider_busy(self, retry_after: float) -> None:
-        """A provider's 429 (agent/models.py): the wait its client library makes before asking again is not the
-        agent's silence, and an answer that still runs out of time does so because the provider is busy."""
-        self._rate_limited = True
-        self.translator.last_work = max(self.translator.last_work, time.monotonic() + retry_after)
-        self.status(f"The model provider is busy; trying again in {retry_after:.0f} s…")
 
     def _emit(self, event: ev.Event) -> None:
         """Every event of the answer goes to its trace and to the response."""
@@ -318,7 +306,7 @@ class Turn:
         """A stop, a disconnect or a timeout: the answer ends with what it had shown, saved."""
         self._interruptible = False
         status: Status = "timeout" if reason is Stop.TIMEOUT else "cancelled"
-        failure = (RATE_LIMITED if self._rate_limited else TIMEOUT) if reason is Stop.TIMEOUT else None
+        failure = (RATE_LIMITED if self.translator.provider_busy else TIMEOUT) if reason is Stop.TIMEOUT else None
         self.recorder.end(status, error_code=failure.code if failure else None, interrupted=reason.value)
         log.log(
             logging.WARNING if reason is Stop.TIMEOUT else logging.INFO,
