@@ -25,9 +25,10 @@ from threadline.client import AgentOptions, Client, ThreadlineError
 from threadline.http.app import Threadline
 from threadline.http.identity import COOKIE
 from threadline.settings import DEFAULTS, load_settings
-from threadline.storage.conversation_list import PostgresConversations, StorageLimits
+from threadline.storage.conversation_list import StorageLimits
 from threadline.storage.fallback import DatabaseHealth
 from threadline.storage.migrations import migrate
+from threadline.storage.postgres.conversation_list import PostgresConversations
 from threadline.storage.schema import Schema
 from threadline_testing.ai_sdk import (
     approve_with_chat,

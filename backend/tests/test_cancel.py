@@ -24,8 +24,8 @@ from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup
 from threadline.conversations.history import ui_messages
 from threadline.conversations.state import load
 from threadline.observability.answers import Observability
+from threadline.storage.memory.traces import MemoryTraces
 from threadline.storage.threads import thread_of
-from threadline.storage.traces import MemoryTraces
 from threadline_testing.database import thread_footprint
 from threadline_testing.ports import free_port
 from threadline_testing.processes import wait_until_up

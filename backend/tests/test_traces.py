@@ -321,9 +321,9 @@ async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(dat
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
     from threadline.storage.migrations import migrate
+    from threadline.storage.postgres.traces import PostgresTraces
     from threadline.storage.schema import Schema
     from threadline.storage.trace_document import ToolCall, Trace
-    from threadline.storage.traces import PostgresTraces
     from threadline_testing.database import TEST_SCHEMA
 
     at = "2026-01-01T00:00:00Z"

@@ -1,4 +1,6 @@
-"""Everything threadline keeps, in PostgreSQL or process memory, assembled in one `Storage` (`stores`): the tables'
+"""Everything threadline keeps, in PostgreSQL or process memory, assembled in one `Storage` (`stores`). Each store
+is a protocol with its shared types in a module here, implemented in `postgres/` and `memory/` by a module of the
+same name. The modules: the tables'
 ordered migrations (`migrations`) in their schema (`schema`), the checkpoint saver LangGraph writes through
 (`saver`) and what keeps answering when the database is lost (`fallback`), the conversation list
 (`conversation_list`), the files (`file_store`), the answers' traces (`traces`, documents shaped by
@@ -15,7 +17,9 @@ __all__ = [
     "fallback",
     "feedback",
     "file_store",
+    "memory",
     "migrations",
+    "postgres",
     "saver",
     "schema",
     "shares",

@@ -9,16 +9,14 @@ link's own, which serves only the files the snapshot shows.
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
 import msgspec
 
 from threadline import mount_path
-from threadline.storage.saver import Pool
 
 # The owner's alone, and the versions: a link shows only the branch that was shown.
 PRIVATE_METADATA = ("conversationId", "traceId", "feedback", "comparisonId", "version", "versions")
@@ -78,93 +76,3 @@ class ShareStore(Protocol):
     async def shared(self, share_id: str) -> tuple[str, Shared, list[str]] | None: ...
 
     async def delete_conversation(self, client_id: str, conversation_id: str) -> None: ...
-
-
-class PostgresShares:
-    def __init__(self, pool: Pool) -> None:
-        self.pool = pool
-
-    async def share(self, client_id: str, conversation_id: str, title: str, messages: list[dict[str, Any]]) -> Share:
-        async with self.pool.connection() as conn, conn.transaction():
-            row = await (
-                await conn.execute(
-                    "SELECT id FROM shares WHERE client_id = %s AND conversation_id = %s FOR UPDATE",
-                    (client_id, conversation_id),
-                )
-            ).fetchone()
-            share_id = row["id"] if row else new_share_id()
-            shown, files = snapshot(share_id, messages)
-            saved = await (
-                await conn.execute(
-                    "INSERT INTO shares (id, client_id, conversation_id, title, messages, files) "
-                    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET title = excluded.title, "
-                    "messages = excluded.messages, files = excluded.files, shared_at = now() RETURNING shared_at",
-                    (share_id, client_id, conversation_id, title, json.dumps(shown), files),
-                )
-            ).fetchone()
-        assert saved is not None, "an upsert returns its row"
-        return Share(share_id, conversation_id, page_url(share_id), saved["shared_at"])
-
-    async def of_conversation(self, client_id: str, conversation_id: str) -> Share | None:
-        async with self.pool.connection() as conn:
-            row = await (
-                await conn.execute(
-                    "SELECT id, shared_at FROM shares WHERE client_id = %s AND conversation_id = %s",
-                    (client_id, conversation_id),
-                )
-            ).fetchone()
-        return None if row is None else Share(row["id"], conversation_id, page_url(row["id"]), row["shared_at"])
-
-    async def revoke(self, client_id: str, conversation_id: str) -> bool:
-        async with self.pool.connection() as conn:
-            cursor = await conn.execute(
-                "DELETE FROM shares WHERE client_id = %s AND conversation_id = %s", (client_id, conversation_id)
-            )
-            return cursor.rowcount > 0
-
-    async def shared(self, share_id: str) -> tuple[str, Shared, list[str]] | None:
-        """The owner, what the link shows, and the files it may serve."""
-        async with self.pool.connection() as conn:
-            row = await (
-                await conn.execute(
-                    "SELECT client_id, title, shared_at, messages, files FROM shares WHERE id = %s", (share_id,)
-                )
-            ).fetchone()
-        if row is None:
-            return None
-        return row["client_id"], Shared(row["title"], row["shared_at"], row["messages"]), row["files"]
-
-    async def delete_conversation(self, client_id: str, conversation_id: str) -> None:
-        await self.revoke(client_id, conversation_id)
-
-
-class MemoryShares:
-    """The same in memory, for CHAT_MEMORY_BACKEND=memory."""
-
-    def __init__(self) -> None:
-        self.rows: dict[tuple[str, str], tuple[Share, Shared, list[str]]] = {}  # by (owner, conversation id)
-
-    async def share(self, client_id: str, conversation_id: str, title: str, messages: list[dict[str, Any]]) -> Share:
-        known = self.rows.get((client_id, conversation_id))
-        share_id = known[0].id if known else new_share_id()
-        shown, files = snapshot(share_id, messages)
-        now = datetime.now(UTC)
-        share = Share(share_id, conversation_id, page_url(share_id), now)
-        self.rows[(client_id, conversation_id)] = (share, Shared(title, now, shown), files)
-        return share
-
-    async def of_conversation(self, client_id: str, conversation_id: str) -> Share | None:
-        known = self.rows.get((client_id, conversation_id))
-        return known[0] if known else None
-
-    async def revoke(self, client_id: str, conversation_id: str) -> bool:
-        return self.rows.pop((client_id, conversation_id), None) is not None
-
-    async def shared(self, share_id: str) -> tuple[str, Shared, list[str]] | None:
-        for (owner, _), (share, shown, files) in self.rows.items():
-            if secrets.compare_digest(share.id, share_id):
-                return owner, shown, files
-        return None
-
-    async def delete_conversation(self, client_id: str, conversation_id: str) -> None:
-        await self.revoke(client_id, conversation_id)

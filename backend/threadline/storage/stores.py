@@ -26,14 +26,9 @@ from psycopg_pool import AsyncConnectionPool
 
 from threadline.settings.storage import StorageSettings
 from threadline.storage.agent_store import AgentStore
-from threadline.storage.claims import Claims, MemoryClaims, PostgresClaims
-from threadline.storage.comparisons import ComparisonStore, MemoryComparisons, PostgresComparisons
-from threadline.storage.conversation_list import (
-    Conversations,
-    MemoryConversations,
-    PostgresConversations,
-    StorageLimits,
-)
+from threadline.storage.claims import Claims
+from threadline.storage.comparisons import ComparisonStore
+from threadline.storage.conversation_list import Conversations, StorageLimits
 from threadline.storage.embedded import embedded_database
 from threadline.storage.fallback import (
     CONNECTION_ERRORS,
@@ -42,13 +37,27 @@ from threadline.storage.fallback import (
     MergeStates,
     closed_while_idle,
 )
-from threadline.storage.feedback import FeedbackStore, MemoryFeedback, PostgresFeedback
-from threadline.storage.file_store import FileStore, MemoryFiles, PostgresFiles, s3_blobs
+from threadline.storage.feedback import FeedbackStore
+from threadline.storage.file_store import FileStore
+from threadline.storage.memory.claims import MemoryClaims
+from threadline.storage.memory.comparisons import MemoryComparisons
+from threadline.storage.memory.conversation_list import MemoryConversations
+from threadline.storage.memory.feedback import MemoryFeedback
+from threadline.storage.memory.file_store import MemoryFiles
+from threadline.storage.memory.shares import MemoryShares
+from threadline.storage.memory.traces import MemoryTraces
 from threadline.storage.migrations import migrate
+from threadline.storage.postgres.claims import PostgresClaims
+from threadline.storage.postgres.comparisons import PostgresComparisons
+from threadline.storage.postgres.conversation_list import PostgresConversations
+from threadline.storage.postgres.feedback import PostgresFeedback
+from threadline.storage.postgres.file_store import PostgresFiles, s3_blobs
+from threadline.storage.postgres.shares import PostgresShares
+from threadline.storage.postgres.traces import PostgresTraces
 from threadline.storage.saver import Pool, PooledPostgresSaver
 from threadline.storage.schema import Schema
-from threadline.storage.shares import MemoryShares, PostgresShares, ShareStore
-from threadline.storage.traces import MemoryTraces, PostgresTraces, TraceStore
+from threadline.storage.shares import ShareStore
+from threadline.storage.traces import TraceStore
 
 log = logging.getLogger(__name__)
 
