@@ -72,3 +72,20 @@ def test_every_package_lists_only_what_it_has():
     """A package's `__all__` names its modules (or its names): `from threadline.<package> import *` works."""
     for init in sorted(PACKAGE.glob("*/__init__.py")):
         exec(f"from threadline.{init.parent.name} import *", {})  # raises on a name the package does not have
+
+
+SQL = re.compile(r"^\s*(SELECT |INSERT INTO |UPDATE \w+ SET |DELETE FROM |WITH \w+ AS |LISTEN |CREATE |ALTER |DROP )")
+
+
+def test_sql_is_only_in_storage():
+    """What is kept, and how, is storage/'s alone: no statement, and no call that runs one, anywhere else."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).parts[0] == "storage":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.match(node.value):
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.value[:40]!r}")
+            if isinstance(node, ast.Attribute) and node.attr in ("execute", "executemany"):
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} .{node.attr}(")
+    assert found == []

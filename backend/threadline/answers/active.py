@@ -17,48 +17,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
 
 import psycopg
 from psycopg.rows import DictRow
 
-from threadline.answers.recordings import RESUME_CHANNEL
 from threadline.answers.turn import Stop, Turn
 from threadline.refusals import Refused, busy, too_many_answers
-from threadline.storage.claims import VISITOR_LOCK
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth
-from threadline.storage.saver import UNFLUSHED, Pool
+from threadline.storage.postgres import running_answers as rows
+from threadline.storage.saver import Pool
 from threadline.storage.threads import branches_of
 
 log = logging.getLogger(__name__)
-
-CHANNEL = "threadline_cancel"
-# A running answer's row is written and removed without waiting for PostgreSQL to flush the commit to disk
-# (`synchronous_commit` off for that transaction alone): every session sees it at once all the same, and a
-# crash that loses the write also ends the session the row names, which makes any row left stale. So the
-# answer's first token, and the end of its stream, no longer wait for a flush.
-SESSION = "pid::text || '@' || extract(epoch FROM backend_start)::text"  # a session, even when its pid is reused
-RECORD = (
-    f"WITH locked AS (SELECT pg_advisory_xact_lock_shared({VISITOR_LOCK})), {UNFLUSHED} "
-    "INSERT INTO active_turns (thread_id, client_id, session, answer_id) "
-    "SELECT %(thread)s, %(client)s, %(session)s, %(answer)s FROM locked, unflushed "
-    "WHERE (SELECT count(*) FROM active_turns WHERE client_id = %(client)s) < %(most)s RETURNING started_at"
-)
-FORGET = (
-    f"WITH {UNFLUSHED} DELETE FROM active_turns WHERE thread_id = %s AND started_at = %s "
-    "AND EXISTS (SELECT FROM unflushed)"
-)
-# A row is stale when the session that wrote it is gone. A row written before this process had its session, or
-# before the database last started (a restart ends every session, not the processes that had them: their answers
-# go on), is stale only when it is older than any answer may run.
-STALE = (
-    "((session IS NULL OR started_at < pg_postmaster_start_time()) "
-    "AND started_at < now() - make_interval(secs => %(stale_after)s)) OR "
-    "(session IS NOT NULL AND started_at >= pg_postmaster_start_time() AND NOT EXISTS "
-    f"(SELECT 1 FROM pg_stat_activity WHERE {SESSION} = active_turns.session))"
-)
 
 
 class ActiveTurns:
@@ -119,37 +92,31 @@ class ActiveTurns:
             del self.tasks[thread_id]
 
     async def _record(self, turn: Turn, most: int) -> None:
-        params = {
-            "thread": turn.thread_id,
-            "client": turn.client_id,
-            "session": self.session,
-            "answer": turn.request["assistant_message_id"],
-            "most": most,
-        }
         assert self.pool is not None, "recorded only with a database"
         try:
-            await self._insert(turn, params, most)
+            await self._insert(turn, most)
         except psycopg.errors.UniqueViolation:
             raise busy() from None
         except CONNECTION_ERRORS as exc:  # PoolTimeout is an OperationalError
             self.health.failed("recording a running answer", exc, conversation_id=turn.conversation_id)
 
-    async def _insert(self, turn: Turn, params: Mapping[str, object], most: int) -> None:
+    async def _insert(self, turn: Turn, most: int) -> None:
         assert self.pool is not None
+        key = (turn.thread_id, turn.client_id, self.session, turn.request["assistant_message_id"], most)
         async with self.pool.connection() as conn:
             try:
-                row = await (await conn.execute(RECORD, params)).fetchone()
+                started_at = await rows.record(conn, *key)
             except psycopg.errors.UniqueViolation:
-                row = None
-            if row is None:
+                started_at = None
+            if started_at is None:
                 # Only now look for rows left behind: one statement less per answer. Then insert again
                 # whatever they found: the ended answer's own removal may have taken its row meanwhile,
                 # and a row that is really there refuses the second insert too.
                 await self._clear_ended_here(conn, turn) or await self.clear_stale(conn)
-                row = await (await conn.execute(RECORD, params)).fetchone()
-            if row is None:
+                started_at = await rows.record(conn, *key)
+            if started_at is None:
                 raise busy() if most == 1 else too_many_answers(most)
-            self.recorded[turn] = row["started_at"]
+            self.recorded[turn] = started_at
 
     async def _clear_ended_here(self, conn: psycopg.AsyncConnection[DictRow], turn: Turn) -> int:
         """Remove this client's rows of answers this process ran and has ended, whose own removal is still on
@@ -157,18 +124,11 @@ class ActiveTurns:
         if self.session is None:
             return 0
         running = [thread_id for thread_id, other in self.by_thread.items() if other is not turn]
-        cursor = await conn.execute(
-            "DELETE FROM active_turns WHERE client_id = %s AND session = %s AND NOT thread_id = ANY(%s)",
-            (turn.client_id, self.session, running),
-        )
-        return cursor.rowcount
+        return await rows.clear_ended(conn, turn.client_id, self.session, running)
 
     async def clear_stale(self, conn: psycopg.AsyncConnection[DictRow]) -> int:
         """Remove the rows of answers whose process is gone and close their turns; how many there were."""
-        cursor = await conn.execute(
-            f"DELETE FROM active_turns WHERE {STALE} RETURNING thread_id", {"stale_after": self.stale_after}
-        )
-        stale = [row["thread_id"] for row in await cursor.fetchall()]
+        stale = await rows.clear_stale(conn, self.stale_after)
         for thread_id in stale:
             log.warning("an answer's server process died mid-answer; closing its turn", extra={"thread_id": thread_id})
             try:
@@ -181,8 +141,7 @@ class ActiveTurns:
         """Whether an answer of this conversation runs in a process that is alive. A row a dead process left
         is cleared first, and its turn closed, so a reader never waits for an answer nobody runs."""
         await self.clear_stale(conn)
-        cursor = await conn.execute("SELECT 1 FROM active_turns WHERE thread_id = %s", (thread_id,))
-        return await cursor.fetchone() is not None
+        return await rows.runs(conn, thread_id)
 
     async def release(self, turn: Turn) -> None:
         """Forget an answer that ended or was refused, and its row if one was written."""
@@ -196,7 +155,7 @@ class ActiveTurns:
         if (started_at := self.recorded.pop(turn, None)) is not None and self.pool is not None:
             try:  # this answer's row only: the next answer in the conversation may have written its own
                 async with self.pool.connection() as conn:
-                    await conn.execute(FORGET, (turn.thread_id, started_at))
+                    await rows.forget(conn, turn.thread_id, started_at)
             except CONNECTION_ERRORS as exc:
                 log.warning("could not clear a finished answer (%s); it is cleared when this process ends", exc)
 
@@ -234,11 +193,7 @@ class ActiveTurns:
         if self.pool is None or self.health.down:
             return None
         async with self.pool.connection() as conn:
-            cursor = await conn.execute(
-                "SELECT thread_id, answer_id FROM active_turns WHERE client_id = %s LIMIT 1", (client_id,)
-            )
-            row = await cursor.fetchone()
-        return None if row is None else (str(row["thread_id"]), str(row["answer_id"] or ""))
+            return await rows.running_of(conn, client_id)
 
     async def answer_running_in(self, thread_id: str) -> str | None:
         """The message id of the answer running in this conversation, in this process or another; None if none."""
@@ -247,9 +202,7 @@ class ActiveTurns:
         if self.pool is None or self.health.down:
             return None
         async with self.pool.connection() as conn:
-            cursor = await conn.execute("SELECT answer_id FROM active_turns WHERE thread_id = %s", (thread_id,))
-            row = await cursor.fetchone()
-        return None if row is None else str(row["answer_id"] or "")
+            return await rows.answer_in(conn, thread_id)
 
     async def wait_until_idle(self, thread_id: str, client_id: str, wait: float) -> None:
         """Wait until no answer runs in this conversation, in this process or another (at most `wait` s)."""
@@ -261,10 +214,9 @@ class ActiveTurns:
         if self.pool is None or self.health.down:
             return
         deadline = asyncio.get_running_loop().time() + wait
-        query = "SELECT 1 FROM active_turns WHERE thread_id = %s AND client_id = %s"
         while asyncio.get_running_loop().time() < deadline:
             async with self.pool.connection() as conn:
-                if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
+                if not await rows.runs(conn, thread_id, client_id):
                     return
             await asyncio.sleep(0.1)
 
@@ -279,23 +231,22 @@ class ActiveTurns:
 
     async def _cancel_elsewhere(self, thread_id: str, client_id: str, wait: float = 10.0) -> bool:
         assert self.pool is not None, "other processes are reached through the database"
-        query = "SELECT 1 FROM active_turns WHERE thread_id = %s AND client_id = %s"
         async with self.pool.connection() as conn:
-            if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
+            if not await rows.runs(conn, thread_id, client_id):
                 return False
             # The answer may have begun here while its row was looked for: a notice to this process's own
             # listener could be lost while it connects, and the stop would then wait for the answer's end.
             if await self._stop_here(thread_id, client_id):
                 return True
             await self.clear_stale(conn)
-            if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
+            if not await rows.runs(conn, thread_id, client_id):
                 return False  # its process had died: nothing was running
-            await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, thread_id))
+            await rows.notify(conn, rows.STOP_CHANNEL, thread_id)
         deadline = asyncio.get_running_loop().time() + wait
         while asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.05)
             async with self.pool.connection() as conn:
-                if await (await conn.execute(query, (thread_id, client_id))).fetchone() is None:
+                if not await rows.runs(conn, thread_id, client_id):
                     return True
         raise Refused("STOP_UNCONFIRMED", "The server running this answer did not confirm the stop. Please try again.")
 
@@ -313,19 +264,13 @@ class ActiveTurns:
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(self.database_url, autocommit=True) as conn:
-                    cursor = await conn.execute(f"SELECT {SESSION} FROM pg_stat_activity WHERE pid = pg_backend_pid()")
-                    self.session = str((await cursor.fetchone() or ("",))[0]) or None
-                    await conn.execute(f"LISTEN {CHANNEL}")
-                    await conn.execute(f"LISTEN {RESUME_CHANNEL}")
+                    self.session, notices = await rows.listen(conn)
                     async with self.pool.connection() as pooled:
                         if self.recorded:  # answers recorded under a session that ended with the old connection
-                            await pooled.execute(
-                                "UPDATE active_turns SET session = %s WHERE thread_id = ANY(%s)",
-                                (self.session, [turn.thread_id for turn in self.recorded]),
-                            )
+                            await rows.adopt(pooled, self.session, [turn.thread_id for turn in self.recorded])
                         await self.clear_stale(pooled)
-                    async for notice in conn.notifies():
-                        if notice.channel == RESUME_CHANNEL:
+                    async for notice in notices:
+                        if notice.channel == rows.RESUME_CHANNEL:
                             on_resume(notice.payload)
                         elif (turn := self.by_thread.get(notice.payload)) is not None:
                             turn.stop(Stop.CANCELLED)

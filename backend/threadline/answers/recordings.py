@@ -27,6 +27,7 @@ from psycopg.rows import DictRow
 
 from threadline import events as ev
 from threadline.storage.fallback import CONNECTION_ERRORS
+from threadline.storage.postgres import recorded_events, running_answers
 from threadline.storage.saver import Pool
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,6 @@ FLUSH_EVERY = 0.1  # seconds between writes of what a running answer added
 POLL_EVERY = 0.1  # seconds between reads of another process's recording
 KEEP_AFTER_END = 30.0  # seconds a finished recording stays for readers still replaying it
 START_WAIT = 2.0  # seconds to wait for the process running an answer to start writing it out
-RESUME_CHANNEL = "threadline_resume"  # NOTIFY: please write out this thread's running answer
 STALE_AFTER = 3600.0  # seconds after which rows an ended process left behind are removed
 ALIVE_EVERY = 1.0  # seconds of silence after which a reader looks whether the answer's process still runs it
 LiveCheck = Callable[[psycopg.AsyncConnection[DictRow], str], Awaitable[bool]]
@@ -149,19 +149,7 @@ class Recordings:
         if not rows and not expired:
             return
         async with self.pool.connection() as conn:
-            if rows:
-                async with conn.cursor() as cursor:
-                    await cursor.executemany(
-                        "INSERT INTO recorded_events (thread_id, message_id, seq, data, ended) "
-                        "VALUES (%s, %s, %s, %s, %s)",
-                        rows,
-                    )
-            if expired:  # and rows an ended process left behind
-                await conn.execute(
-                    "DELETE FROM recorded_events WHERE (thread_id, message_id) IN "
-                    "(SELECT * FROM unnest(%s::text[], %s::text[])) OR created_at < now() - make_interval(secs => %s)",
-                    ([thread for thread, _ in expired], [message for _, message in expired], STALE_AFTER),
-                )
+            await recorded_events.write(conn, rows, expired, STALE_AFTER)
 
     async def resume(self, thread_id: str) -> Batches | None:
         """The answer running in this conversation, from its first event; None when none is running."""
@@ -173,18 +161,13 @@ class Recordings:
             # Running in another live process? Ask it to write the answer out (rows appear within FLUSH_EVERY).
             if not await self.runs_in_a_live_process(conn, thread_id):
                 return None
-            await conn.execute("SELECT pg_notify(%s, %s)", (RESUME_CHANNEL, thread_id))
+            await running_answers.notify(conn, running_answers.RESUME_CHANNEL, thread_id)
         for _ in range(int(START_WAIT / POLL_EVERY)):
             await asyncio.sleep(POLL_EVERY)
             async with self.pool.connection() as conn:
-                cursor = await conn.execute(
-                    "SELECT message_id, bool_or(ended) AS ended FROM recorded_events WHERE thread_id = %s "
-                    "GROUP BY message_id ORDER BY max(created_at) DESC LIMIT 1",
-                    (thread_id,),
-                )
-                row = await cursor.fetchone()
-            if row is not None and not row["ended"]:
-                return self._poll(thread_id, row["message_id"])
+                newest = await recorded_events.latest(conn, thread_id)
+            if newest is not None and not newest[1]:
+                return self._poll(thread_id, newest[0])
         return None
 
     async def _poll(self, thread_id: str, message_id: str) -> Batches:
@@ -194,12 +177,7 @@ class Recordings:
         seq, quiet, gone, sent = -1, 0.0, False, list[ev.Event]()
         while True:
             async with self.pool.connection() as conn:
-                cursor = await conn.execute(
-                    "SELECT seq, data, ended FROM recorded_events WHERE thread_id = %s AND message_id = %s "
-                    "AND seq > %s ORDER BY seq",
-                    (thread_id, message_id, seq),
-                )
-                rows = await cursor.fetchall()
+                rows = await recorded_events.after(conn, thread_id, message_id, seq)
                 quiet = 0.0 if rows else quiet + POLL_EVERY
                 if quiet >= ALIVE_EVERY:
                     quiet = 0.0
