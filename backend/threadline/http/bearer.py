@@ -14,10 +14,12 @@ import hashlib
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import jwt
+
+if TYPE_CHECKING:
+    import jwt
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,8 @@ class BearerTokens:
         return self  # one key cache for the app: Litestar copies the layers its middleware is declared on
 
     async def user(self, token: str) -> User:
+        import jwt  # PyJWT and the cryptography it loads (some 8 MB) only where tokens are checked
+
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as error:
@@ -103,6 +107,8 @@ class BearerTokens:
         return key
 
     async def _fetch(self) -> None:
+        import jwt
+
         self.fetched_at = time.monotonic()
         try:
             if self.jwks_url is None:

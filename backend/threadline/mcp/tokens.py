@@ -12,7 +12,6 @@ import hmac
 import time
 from collections.abc import Callable
 
-import jwt
 import msgspec
 
 ALGORITHM = "HS256"
@@ -54,6 +53,8 @@ class McpTokens:
             claims["sub"] = caller.client_id
         if caller.conversation_id:
             claims["cid"] = caller.conversation_id
+        import jwt  # PyJWT and the cryptography it loads (some 8 MB) only where tokens are made or checked
+
         return jwt.encode(claims, self._secret, algorithm=ALGORITHM)
 
     def verify(self, authorization: str | None) -> Caller:
@@ -61,6 +62,8 @@ class McpTokens:
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise InvalidToken("missing bearer token")
+        import jwt
+
         try:
             claims = jwt.decode(
                 token.strip(),
