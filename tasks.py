@@ -345,6 +345,7 @@ BENCHMARKS = {
     "census": "census.py",
     "frontends": "frontends_bench.py",
     "growth": "growth_bench.py",
+    "start-rows": "start_rows_bench.py",
 }
 
 
