@@ -3,7 +3,7 @@ conversation's checkpoint holds, at turns 1, 50 and 300 of one conversation, for
 a tool, and plain answers on a profile that compresses the context (a 4,000-token window). The demo model at zero
 delay, PostgreSQL checkpoints, one answer at a time. A benchmark, never a test: run it by hand
 
-    python3 tasks.py bench growth [--turns 300] [--rounds 3] [--window 10]
+    python3 tasks.py bench growth [--turns 300] [--rounds 3] [--window 10] [--variants plain,compressed]
 
 Each figure is over `window` answers ending at the turn named (turn 1: the first `window`); each variant runs
 `rounds` conversations, one after another on one server; the median and range over the rounds are printed.
@@ -116,10 +116,11 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--window", type=int, default=10, help="answers each figure is taken over")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of: {', '.join(VARIANTS)}")
     args = parser.parse_args()
     print("| variant | turn | server CPU per answer | first text-delta | CPU × turn 1 | checkpoint at the end |")
     print("|---|---|---|---|---|---|")
-    for name in VARIANTS:
+    for name in args.variants.split(","):
         figures = run_variant(name, args.turns, args.rounds, args.window)
         first_cpu = statistics.median(cpu for cpu, _, _ in figures[1])
         for point, values in figures.items():

@@ -39,6 +39,7 @@ from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.memory import InMemorySaver
 from psycopg_pool import AsyncConnectionPool
 
+from threadline.storage.saver import PooledPostgresSaver
 from threadline.turn_context import current_turn
 
 log = logging.getLogger(__name__)
@@ -220,7 +221,10 @@ class FallbackCheckpointer(BaseCheckpointSaver[Any]):
         thread_id = _thread(config)
         if self._uses_primary(thread_id):
             try:
-                item = await self.primary.aget_tuple(config)
+                if isinstance(self.primary, PooledPostgresSaver):  # what this process holds need not be read again
+                    item = await self.primary.aget_tuple(config, known=self.latest.get(thread_id))
+                else:
+                    item = await self.primary.aget_tuple(config)
             except (psycopg.Error, *CONNECTION_ERRORS) as exc:
                 self._failed(thread_id, "a checkpoint read", exc)
             else:
