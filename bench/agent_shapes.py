@@ -76,10 +76,10 @@ def shapes() -> dict[str, tuple[Any, Any]]:
     agent = create_agent(model, tools, system_prompt=SYSTEM)
     hosted = host_graph(agent, None, InMemorySaver(), InMemoryStore(), None, FileReader())
     return {
-        "the built-in agent": (builtin, lambda: {"request": turn_request(PROMPT)}),
+        "the built-in agent": (builtin, lambda: {"request": turn_request(PROMPT).graph_input()}),
         "create_agent, flat": (flat, lambda: {"messages": [HumanMessage(PROMPT)]}),
         "create_agent, flat, with bookkeeping and wrap hooks": (hooked, lambda: {"messages": []}),
-        "create_agent, hosted in threadline's graph": (hosted, lambda: {"request": turn_request(PROMPT)}),
+        "create_agent, hosted in threadline's graph": (hosted, lambda: {"request": turn_request(PROMPT).graph_input()}),
     }
 
 

@@ -50,11 +50,13 @@ async def langchain_stream() -> None:
 
 
 async def graph_run() -> None:
-    await graph.ainvoke({"request": request()}, thread())
+    await graph.ainvoke({"request": request().graph_input()}, thread())
 
 
 async def graph_stream() -> None:
-    async for _ in graph.astream({"request": request()}, thread(), stream_mode=["messages", "updates", "custom"]):
+    async for _ in graph.astream(
+        {"request": request().graph_input()}, thread(), stream_mode=["messages", "updates", "custom"]
+    ):
         pass
 
 

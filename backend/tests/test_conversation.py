@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import tool
@@ -291,21 +292,21 @@ async def test_an_approval_an_earlier_version_left_waiting_in_its_approve_node_r
         GraphOptions(system_prompt="", max_model_calls=3, require_approval=["weather"]),
     )
     request = turn_request("weather?", created_at="now")
-    question_id = request["user_message_id"]
+    question_id = request.user_message_id
     call = ToolCall(name="weather", args={"city": "Oslo"}, id="call1", type="tool_call")
     saved = {
         "messages": [
             HumanMessage(id=question_id, content="weather?"),
             AIMessage(id="m1", content="", tool_calls=[call]),
         ],
-        "turns": {question_id: {"assistant_id": request["assistant_message_id"], "created_at": "now"}},
+        "turns": {question_id: {"assistant_id": request.assistant_message_id, "created_at": "now"}},
         "model_calls": 1,
         "interactive": True,
     }
     await earlier_graph(graph.checkpointer).ainvoke(saved, config_of("t"))
     waiting = await graph.aget_state(config_of("t"))
     assert waiting.next == ("approve",) and waiting.interrupts, "read as the earlier graph saved it"
-    resume = request | {"resume": {waiting.interrupts[0].id: {"call1": {"approved": True}}}}
+    resume = msgspec.structs.replace(request, resume={waiting.interrupts[0].id: {"call1": {"approved": True}}})
     await run_graph(graph, "t", resume, TurnTranslator(events_mode=False), lambda _: None)
     after = await load(graph, "t")
     assert [message.text for message in after.messages if isinstance(message, ToolMessage)] == ["Sunny in Oslo"]

@@ -72,8 +72,9 @@ SUMMARIZING = "Summarizing earlier messages…"
 APPROVED = "threadline_approved"  # on a call the `approve` node of the graph before this one let through
 
 
-class TurnRequest(TypedDict):
-    """One new turn, given as graph input and consumed by the input node."""
+class TurnInput(TypedDict):
+    """One new turn as the graph is given it and its input node reads it: a plain dict, as every stored
+    conversation's checkpoint holds it (`ChatState.request`)."""
 
     user_message_id: str
     text: str
@@ -85,20 +86,62 @@ class TurnRequest(TypedDict):
     profile: str
     comparison_id: NotRequired[str]  # when this answer is one of an A/B comparison's two
     interactive: NotRequired[bool]  # False: the wire cannot ask for approval, so such calls are declined
-    resume: NotRequired[dict[str, Any]]  # resume the turn: the person's answers, by the interrupt they answer
-    declined: NotRequired[list[str]]  # the tool calls among them that the person declined
-    replied: NotRequired[list[dict[str, Any]]]  # the agent's questions the person answered, kept with the record
     files: NotRequired[list[FileRef]]  # the new message's attachments, by reference
     edit: NotRequired[bool]  # the message replaces the user message by its id, which is kept as a version
     input: NotRequired[dict[str, Any]]  # the chat body's `input`, for a hosted agent's own input keys
-    browser_tools: NotRequired[list[dict[str, Any]]]  # the page's own tools (agent/browser_tools.py)
+
+
+class TurnRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """One new turn as the answer machinery holds it; `graph_input` is what its graph is given."""
+
+    user_message_id: str
+    text: str
+    regenerate: bool
+    assistant_message_id: str
+    model: str
+    created_at: str
+    trace_id: str
+    profile: str
+    comparison_id: str = ""  # when this answer is one of an A/B comparison's two
+    interactive: bool = True  # False: the wire cannot ask for approval, so such calls are declined
+    files: tuple[FileRef, ...] = ()  # the new message's attachments, by reference
+    edit: bool = False  # the message replaces the user message by its id, which is kept as a version
+    input: dict[str, Any] | None = None  # the chat body's `input`, for a hosted agent's own input keys
+    browser_tools: tuple[dict[str, Any], ...] = ()  # the page's own tools (agent/browser_tools.py), in the config
+    resume: dict[str, Any] | None = None  # the turn goes on: the person's answers, by the interrupt they answer
+    declined: tuple[str, ...] = ()  # the tool calls among them that the person declined
+    replied: tuple[dict[str, Any], ...] = ()  # the agent's questions the person answered, kept with the record
+
+    def graph_input(self) -> TurnInput:
+        """The turn as its graph's input: each optional key only when it is set, as stored conversations have it."""
+        given = TurnInput(
+            user_message_id=self.user_message_id,
+            text=self.text,
+            regenerate=self.regenerate,
+            assistant_message_id=self.assistant_message_id,
+            model=self.model,
+            created_at=self.created_at,
+            trace_id=self.trace_id,
+            profile=self.profile,
+        )
+        if self.comparison_id:
+            given["comparison_id"] = self.comparison_id
+        if not self.interactive:
+            given["interactive"] = False
+        if self.files:
+            given["files"] = list(self.files)
+        if self.edit:
+            given["edit"] = True
+        if self.input:
+            given["input"] = dict(self.input)
+        return given
 
 
 class ChatState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     turns: Annotated[dict[str, AnswerRecord], merge_records]  # by user message id; the name old checkpoints use
     model_calls: int
-    request: TurnRequest | None
+    request: TurnInput | None
     context: ContextState | None  # the summary the model sees instead of the older turns (agent/compression.py)
     interactive: bool  # whether this turn may wait for the person's approval of a tool call
     versions: Annotated[dict[str, Fork], merge_forks]  # edits' and regenerations' versions not shown

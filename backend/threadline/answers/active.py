@@ -102,7 +102,7 @@ class ActiveTurns:
 
     async def _insert(self, turn: Turn, most: int) -> None:
         assert self.pool is not None
-        key = (turn.thread_id, turn.client_id, self.session, turn.request["assistant_message_id"], most)
+        key = (turn.thread_id, turn.client_id, self.session, turn.request.assistant_message_id, most)
         async with self.pool.connection() as conn:
             try:
                 started_at = await rows.record(conn, *key)
@@ -189,7 +189,7 @@ class ActiveTurns:
         """The conversation (thread) where the client's answer runs, in this process or another, and that
         answer's message id; None if none runs."""
         if running := self.by_client.get(client_id):
-            return running[0].thread_id, running[0].request["assistant_message_id"]
+            return running[0].thread_id, running[0].request.assistant_message_id
         if self.pool is None or self.health.down:
             return None
         async with self.pool.connection() as conn:
@@ -198,7 +198,7 @@ class ActiveTurns:
     async def answer_running_in(self, thread_id: str) -> str | None:
         """The message id of the answer running in this conversation, in this process or another; None if none."""
         if (turn := self.by_thread.get(thread_id)) is not None:
-            return turn.request["assistant_message_id"]
+            return turn.request.assistant_message_id
         if self.pool is None or self.health.down:
             return None
         async with self.pool.connection() as conn:

@@ -18,7 +18,7 @@ import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 from uuid import UUID
 
 from langchain_core.messages import (
@@ -202,22 +202,28 @@ def internal(message: Any, metadata: Mapping[str, Any], translator: TurnTranslat
     )
 
 
-def resumed(request: TurnRequest) -> Command[Any]:
-    """The person's answers to what the turn waited for, and the agent's questions they answered kept with the
-    turn's record (shown where they were asked, conversations/history.py)."""
-    if "replied" not in request:
-        return Command(resume=request["resume"])
-    update = {"turns": {request["user_message_id"]: {"replied": request["replied"]}}}
-    return Command(resume=request["resume"], update=update)
+def graph_input(request: TurnRequest) -> Any:
+    """What the graph is given: the new turn, or, for a turn that goes on, the person's answers to what it waited
+    for, with the agent's questions they answered kept with the turn's record (shown where they were asked,
+    conversations/history.py)."""
+    if request.resume is None:
+        return {"request": request.graph_input()}
+    if not request.replied:
+        return Command(resume=request.resume)
+    update = {"turns": {request.user_message_id: {"replied": list(request.replied)}}}
+    return Command(resume=request.resume, update=update)
 
 
-def with_browser_tools(config: RunnableConfig, request: TurnRequest) -> TurnRequest:
-    """The page's tools go to the agent's BrowserTools middleware in the run's config, for this run only (a list,
-    which no checkpoint's metadata keeps), and not in the run's input, which its first checkpoint keeps."""
-    if not (tools := request.get("browser_tools")):
-        return request
-    config["configurable"][BROWSER_TOOLS] = tools
-    return cast(TurnRequest, {key: value for key, value in request.items() if key != "browser_tools"})
+def _take_in(request: TurnRequest, translator: TurnTranslator, config: RunnableConfig) -> None:
+    """What the turn brings besides its input: the translator learns the page's tools, the calls the person
+    declined and whether it may ask; the page's tools go to the agent's BrowserTools middleware in the run's config,
+    for this run only (no checkpoint keeps them)."""
+    translator.browser_tools = frozenset(tool["name"] for tool in request.browser_tools)
+    if request.browser_tools:
+        config["configurable"][BROWSER_TOOLS] = list(request.browser_tools)
+    translator.declined.clear()  # the same set the answer's context hands the agent (turn_context.py)
+    translator.declined.update(request.declined)
+    translator.interactive = request.interactive
 
 
 async def run_graph(
@@ -239,16 +245,12 @@ async def run_graph(
         "callbacks": [*(tracing.callbacks if tracing else ()), calls, messages.handler()],
         "metadata": tracing.metadata if tracing else {},
     }
-    translator.browser_tools = frozenset(tool["name"] for tool in request.get("browser_tools", ()))
-    request = with_browser_tools(config, request)
-    translator.declined.clear()  # the same set the answer's context hands the agent (turn_context.py)
-    translator.declined.update(request.get("declined", ()))
-    translator.interactive = request.get("interactive", True)
-    graph_input: Any = resumed(request) if "resume" in request else {"request": request}
+    _take_in(request, translator, config)
+    given: Any = graph_input(request)
     try:
-        while graph_input is not None:
+        while given is not None:
             stream: AsyncIterator[Any] = graph.astream(
-                graph_input, config, stream_mode=STREAM_MODES, subgraphs=True, context=context
+                given, config, stream_mode=STREAM_MODES, subgraphs=True, context=context
             )
             async for namespace, mode, payload in stream:
                 if translator.stopped:
@@ -270,13 +272,13 @@ async def run_graph(
                 for event in batch:
                     show(event)
             messages.flush()
-            graph_input, waiting = None, translator.waiting
+            given, waiting = None, translator.waiting
             if waiting and not translator.interactive:
                 declined = ApprovalResponse(approved=False, reason=NOT_INTERACTIVE)
                 translator.declined |= {item.tool_call_id for item in waiting}
                 translator.waiting = []
                 responses = {item.approval_id: (item.tool_call_id, declined) for item in waiting}
-                graph_input = Command(resume=check(waiting, responses))
+                given = Command(resume=check(waiting, responses))
     except BaseException as error:
         calls.abandoned(error)
         raise

@@ -164,7 +164,9 @@ class AnswerService:
         except approvals.ApprovalError as error:
             raise Refused("CONFLICT" if error.conflict else "VALIDATION_ERROR", str(error)) from None
         declined = [tool_call_id for tool_call_id, response in responses.values() if not response["approved"]]
-        return await self._resume(conversation, conversation_id, client_id, resume, {"declined": declined}, options)
+        return await self._resume(
+            conversation, conversation_id, client_id, resume, {"declined": tuple(declined)}, options
+        )
 
     def _input_problem(self, tool_name: str, value: Any) -> str | None:
         """What is wrong with a changed input for one of the tools; None for a tool not known here."""
@@ -184,7 +186,7 @@ class AnswerService:
         record = conversation.records.get(question.id or "", {}) if question is not None else {}
         after = conversation.messages[-1].id if conversation.messages else None  # where it was asked
         reply = {"id": interrupt_id, "data": asked.part_data | {"reply": ev.plain(value)}, "after": after}
-        carried = {"replied": [*record.get("replied", []), reply]}
+        carried = {"replied": (*record.get("replied", []), reply)}
         return await self._resume(conversation, conversation_id, client_id, {interrupt_id: value}, carried, options)
 
     async def answer_browser_calls(
@@ -225,7 +227,7 @@ class AnswerService:
         message = NewMessage(question.text, question.id, record.get("assistant_id") or new_id())
         options = replace(await self._with_agent(options, client_id, conversation_id), resumable=True)
         turn = self._turn(conversation.thread_id, conversation_id, client_id, message, profile, options, resume=resume)
-        turn.request.update(carried)  # type: ignore[typeddict-item]
+        turn.request = msgspec.structs.replace(turn.request, **carried)
         turn.translator.began_after = conversation.messages[-1].id if conversation.messages else None
         await self._begin(turn, self._at_once(options), new_turn=False)
         return turn
@@ -399,9 +401,7 @@ class AnswerService:
         names = [tool["name"] for tool in options.browser_tools]
         if names and (problem := self.graphs.browser_tools_problem(names, options.agent_id)):
             raise invalid("tools", problem)
-        request = turn_request(message, profile, options)
-        if resume is not None:
-            request["resume"] = resume
+        request = turn_request(message, profile, options, resume)
         resumable = options.resumable and self.settings.resumable
         on_disconnect = options.on_disconnect or self.settings.on_disconnect
         setup = TurnSetup(
@@ -436,10 +436,10 @@ class AnswerService:
         conversations (storage/claims.py) either finds it and is refused, or ends before it."""
         conversations = self.storage.conversations
         self.active.claim(turn, at_once)
-        files = turn.request.get("files", [])
-        title = turn.request["text"] or (files[0]["filename"] if files else "")
+        files = turn.request.files
+        title = turn.request.text or (files[0]["filename"] if files else "")
         # An edit or a regeneration keeps what it replaces as a version: it counts toward CHAT_MAX_TURNS too.
-        counted = new_turn or turn.request["regenerate"] or turn.request.get("edit", False)
+        counted = new_turn or turn.request.regenerate or turn.request.edit
         created = False
         try:
             await self.active.record(turn, at_once)
@@ -459,10 +459,10 @@ class AnswerService:
             raise
         if files:  # the conversation now uses them: they go when it goes
             await self.storage.files.use(turn.client_id, [file["id"] for file in files], turn.conversation_id)
-        if created and self.settings.generated_titles and turn.request["text"]:
+        if created and self.settings.generated_titles and turn.request.text:
             turn.naming = asyncio.create_task(self._name(turn, title_from(title)))
         self.active.launch(turn)
-        self.keep(self._remember_words(turn, text=new_turn or turn.request.get("edit", False)))
+        self.keep(self._remember_words(turn, text=new_turn or turn.request.edit))
 
     async def _store(self, owner: str, files: tuple[CheckedFile, ...]) -> None:
         for file in files:
@@ -471,7 +471,7 @@ class AnswerService:
     async def _name(self, turn: Turn, first_title: str) -> str | None:
         """A new conversation's title, written by its model from the first message and stored, unless the
         person renamed the conversation meanwhile."""
-        title = await title_for(self.graphs.models[turn.request["profile"]], turn.request["text"])
+        title = await title_for(self.graphs.models[turn.request.profile], turn.request.text)
         if title is None:
             return None
         try:
@@ -484,7 +484,7 @@ class AnswerService:
     async def _remember_words(self, turn: Turn, *, text: bool) -> None:
         """Once the answer has ended, its words (and a new question's) make the conversation findable."""
         await turn.finished()
-        words = [turn.request["text"]] if text else []
+        words = [turn.request.text] if text else []
         words.append("".join(turn.said))
         await self.storage.conversations.remember_words(turn.conversation_id, turn.client_id, "\n".join(words))
 
@@ -525,7 +525,7 @@ class AnswerService:
             asyncio.get_running_loop().call_later(SECOND_ANSWER_KEPT, self.second_answers.pop, comparison_id, None)
         try:
             conversation = await load(turn.graph, turn.thread_id)
-            answer_id = turn.request["assistant_message_id"]
+            answer_id = turn.request.assistant_message_id
             text, finish_reason = answer_text(conversation, answer_id) or ("", "error")
             answer = msgspec.structs.replace(compared(turn.request), text=text, finish_reason=finish_reason)
             question, messages = answer_messages(conversation, answer_id) or ("", [])
@@ -537,9 +537,11 @@ class AnswerService:
             log.exception("could not record an A/B answer", extra={"conversation_id": turn.conversation_id})
 
 
-def turn_request(message: NewMessage, profile: Profile, options: AnswerOptions) -> TurnRequest:
-    """The graph's input for one answer."""
-    request = TurnRequest(
+def turn_request(
+    message: NewMessage, profile: Profile, options: AnswerOptions, resume: dict[str, Any] | None = None
+) -> TurnRequest:
+    """One answer's turn; `resume` when it goes on after what it waited for."""
+    return TurnRequest(
         user_message_id=message.id,
         text=message.text,
         regenerate=options.regenerate,
@@ -548,26 +550,17 @@ def turn_request(message: NewMessage, profile: Profile, options: AnswerOptions) 
         profile=profile.id,
         created_at=ev.timestamp(),
         trace_id=uuid.uuid4().hex,  # 32 hex digits: also a valid OpenTelemetry and Langfuse trace id
+        comparison_id=options.comparison_id or "",
+        interactive=options.interactive,
+        files=tuple(message.references),
+        edit=options.edit,
+        input=dict(options.input) if options.input else None,
+        browser_tools=tuple(options.browser_tools),
+        resume=resume,
     )
-    if message.files:
-        request["files"] = list(message.references)
-    if options.comparison_id:
-        request["comparison_id"] = options.comparison_id
-    if options.edit:
-        request["edit"] = True
-    if not options.interactive:
-        request["interactive"] = False
-    if options.input:
-        request["input"] = dict(options.input)
-    if options.browser_tools:
-        request["browser_tools"] = list(options.browser_tools)
-    return request
 
 
 def compared(request: TurnRequest) -> ComparedAnswer:
     return ComparedAnswer(
-        profile=request["profile"],
-        model=request["model"],
-        message_id=request["assistant_message_id"],
-        trace_id=request["trace_id"],
+        profile=request.profile, model=request.model, message_id=request.assistant_message_id, trace_id=request.trace_id
     )

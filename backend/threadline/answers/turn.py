@@ -106,7 +106,7 @@ class Turn:
         self.timeouts = setup.timeouts
         self.translator = TurnTranslator(setup.stream_mode == "events", setup.tools, setup.hosting)
         self.names_models_called = setup.hosting.names_models_called
-        self.translator.began_after = request["user_message_id"]  # an answer that goes on: where it paused (service)
+        self.translator.began_after = request.user_message_id  # an answer that goes on: where it paused (service)
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.stop_reason: Stop | None = None
         self.task: asyncio.Task[None] | None = None
@@ -120,9 +120,9 @@ class Turn:
         self.observability = setup.observability
         self.keep_failed_answer = setup.keep_failed_answer
         self.watch = setup.observability.watch(
-            request["trace_id"], conversation_id, request["assistant_message_id"], request["model"], client_id
+            request.trace_id, conversation_id, request.assistant_message_id, request.model, client_id
         )
-        self.watch.question_id, self.watch.replaces = request["user_message_id"], request["regenerate"]
+        self.watch.question_id, self.watch.replaces = request.user_message_id, request.regenerate
         self.recorder = self.trace = self.watch.recorder  # where the model and tool calls add themselves
         self.recording = setup.recording
         self.continue_on_disconnect = setup.continue_on_disconnect
@@ -131,7 +131,7 @@ class Turn:
         self.usage_by_call: list[tuple[str | None, Mapping[str, Any]]] = []  # every model call's (model_calls.py)
         self.models_called: set[str] = set()  # ... and the models they went to
         self.declined = self.translator.declined  # the tool calls the person declined (agent/hosting.py reads them)
-        self.resuming = "resume" in request  # it goes on after the person answered what it waited for
+        self.resuming = request.resume is not None  # it goes on after the person answered what it waited for
         self.naming: asyncio.Task[str | None] | None = None  # a new conversation's title being written
 
     def start(self, on_done: Callable[[Turn], Awaitable[None]]) -> asyncio.Task[None]:
@@ -259,7 +259,7 @@ class Turn:
             await keep_shown(self.graph, self.thread_id, translator.shown)
         if translator.data_parts:
             parts = list(translator.data_parts.values())
-            await keep_data_parts(self.graph, self.thread_id, self.request["user_message_id"], parts)
+            await keep_data_parts(self.graph, self.thread_id, self.request.user_message_id, parts)
 
     async def _named(self) -> None:
         """A new conversation's title goes out before the answer's end when it is ready by then, or soon after
@@ -273,13 +273,13 @@ class Turn:
     def _start(self) -> ev.Start:
         request = self.request
         return ev.Start(
-            message_id=request["assistant_message_id"],
+            message_id=request.assistant_message_id,
             conversation_id=self.conversation_id,
-            model=request["model"],
-            created_at=request["created_at"],
-            trace_id=request["trace_id"],
-            profile=request["profile"],
-            comparison_id=request.get("comparison_id", ""),
+            model=request.model,
+            created_at=request.created_at,
+            trace_id=request.trace_id,
+            profile=request.profile,
+            comparison_id=request.comparison_id,
         )
 
     async def _stream(self) -> None:
@@ -320,7 +320,7 @@ class Turn:
 
     async def _failed(self, exc: Exception) -> None:
         self._interruptible = False
-        failure = classify(exc, self.request["trace_id"])
+        failure = classify(exc, self.request.trace_id)
         log.error(
             "turn failed: %s",
             failure.code,
@@ -371,7 +371,7 @@ class Turn:
             finish_reason=finish.get("finish_reason", "stop"),
             finished_at=finish.get("finished_at") or ev.timestamp(),
             usage=ev.Usage(**(finish.get("usage") or self._used())),
-            trace_id=self.request["trace_id"],
+            trace_id=self.request.trace_id,
             model=finish.get("model") or self._models(),
         )
 
@@ -406,13 +406,13 @@ class Turn:
                     finished_at=finished_at,
                     usage=ev.Usage(**self._used()),
                     interrupted=why,
-                    trace_id=self.request["trace_id"],
+                    trace_id=self.request.trace_id,
                     model=self._models(),
                 )
             )
         try:
             if failure is not None and not self.keep_failed_answer:
-                await forget_turn(self.graph, self.thread_id, self.request["assistant_message_id"], finished_at)
+                await forget_turn(self.graph, self.thread_id, self.request.assistant_message_id, finished_at)
             else:
                 await self._save_interrupted(why, "error" if failure else "other", finished_at)
         except Exception:
@@ -426,5 +426,5 @@ class Turn:
             finish_reason,
             finished_at,
             said=Said(self.translator.shown, self.translator.partial_message(), self._used()),
-            assistant_id=self.request["assistant_message_id"],
+            assistant_id=self.request.assistant_message_id,
         )

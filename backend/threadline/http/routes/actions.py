@@ -146,7 +146,7 @@ class ActionController(Controller):
         turn = await _continue(ctx.services, ctx.client_id, data, conversation, outcome)
         if not data.detach:
             return await stream_answer(turn, wire, data.conversation_id)
-        sent = None if outcome.regenerate else turn.request["text"]
-        user_message_id = None if outcome.regenerate else turn.request["user_message_id"]
-        continued = ActionContinued(data.action, user_message_id, sent, turn.request["assistant_message_id"])
+        sent = None if outcome.regenerate else turn.request.text
+        user_message_id = None if outcome.regenerate else turn.request.user_message_id
+        continued = ActionContinued(data.action, user_message_id, sent, turn.request.assistant_message_id)
         return Response(continued, status_code=202)
