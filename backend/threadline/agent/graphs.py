@@ -1,6 +1,6 @@
 """The agent behind one narrow interface: a compiled graph per model profile, which the answers run.
 
-An answer gives its graph the new user message (a `TurnRequest`), the conversation's thread and the
+An answer gives its graph the new user message (a `TurnRequest`, as its `TurnInput`), the conversation's thread and the
 profile's `AgentContext`, and reads the LangGraph stream back (answers/runner.py); nothing else of the
 agent is seen from above. The graph is the built-in one, or a team's own (THREADLINE_GRAPH) hosted in
 threadline's (agent/hosting.py).
