@@ -129,8 +129,6 @@ def provider_by_key(values: Mapping[str, Any]) -> Provider:
 # CHAT_MODEL_PROVIDER and for the profiles' `provider`.
 _GOOGLE = ("google", ("langchain_google_genai",))
 _OPENAI = ("openai", ("langchain_openai", "langchain_deepseek"))
-
-
 PROVIDER_EXTRAS = {
     "gemini": _GOOGLE,
     "google": _GOOGLE,

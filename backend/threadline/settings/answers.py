@@ -9,11 +9,7 @@ import msgspec
 from threadline.settings.reading import Section, SettingsError, env, seconds
 
 StreamMode = Literal["messages", "events"]
-
-
 MultitaskStrategy = Literal["reject", "interrupt", "enqueue", "rollback"]
-
-
 OnDisconnect = Literal["cancel", "continue"]
 
 

@@ -10,8 +10,6 @@ import msgspec
 from threadline.settings.reading import Section, SettingsError, choice, env
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
-
-
 LogFormat = Literal["text", "json"]
 
 

@@ -12,11 +12,7 @@ from threadline.settings.reading import Section, SettingsError, comma_list, env,
 
 # In an installed wheel (`tasks.py wheel` puts the page there), found as the package's data.
 PACKAGED_PAGE = Path(str(importlib.resources.files("threadline") / "page"))
-
-
 CHECKOUT_PAGE = Path(__file__).resolve().parents[3] / "frontend" / "dist"  # built by `tasks.py serve`
-
-
 DEFAULT_FRONTEND_DIR = PACKAGED_PAGE if (PACKAGED_PAGE / "index.html").exists() else CHECKOUT_PAGE
 
 
