@@ -23,7 +23,7 @@ from threadline.agent.attachments import FileReader
 from threadline.agent.browser_tools import takes_browser_tools
 from threadline.agent.context import AgentContext
 from threadline.agent.graph import Graph, GraphOptions, build_graph
-from threadline.agent.hosting import Hosting, host_graph, hosted
+from threadline.agent.hosting import Hosting, host_graph
 from threadline.agent.loading import (
     AgentGraph,
     AgentLoadError,
@@ -223,7 +223,16 @@ class GraphSwitch:
             input_check = InputCheck(agent, task.text_input if task else "messages")
             own_tools = getattr(agent.nodes.get("tools"), "bound", None)  # create_agent's ToolNode, if it has one
             names = frozenset(getattr(own_tools, "tools_by_name", ()))
-            self.hosting[agent_id] = hosted(own_context, input_check, subgraphs, takes_browser_tools(agent), names)
+            self.hosting[agent_id] = Hosting(  # a team's own: its tools and models are its own, its input step too
+                own_context,
+                input_check,
+                subgraphs,
+                takes_browser_tools(agent),
+                names,
+                own_tools=True,
+                names_models_called=True,
+                input_declines_waiting=False,
+            )
             # An agent compiled with a store of its own (an indexed one, langmem's or langgraph-bigtool's) keeps it:
             # its memories and tools are there. threadline's is for the agents that bring none.
             store = agent.store if isinstance(agent.store, BaseStore) else self.store

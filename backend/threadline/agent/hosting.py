@@ -58,17 +58,6 @@ class Hosting:
     # answer service does, before the run
 
 
-def hosted(
-    own_context: OwnContext | None,
-    own_input: InputCheck,
-    subgraphs: frozenset[str],
-    browser_tools: bool,
-    tools: frozenset[str],
-) -> Hosting:
-    """A team's own agent: its tools and models are its own, and its input step is not threadline's."""
-    return Hosting(own_context, own_input, subgraphs, browser_tools, tools, True, True, False)
-
-
 BUILT_IN_HOSTING = Hosting()
 
 

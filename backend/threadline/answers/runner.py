@@ -202,7 +202,7 @@ def internal(message: Any, metadata: Mapping[str, Any], translator: TurnTranslat
     )
 
 
-def graph_input(request: TurnRequest) -> Any:
+def run_input(request: TurnRequest) -> Any:
     """What the graph is given: the new turn, or, for a turn that goes on, the person's answers to what it waited
     for, with the agent's questions they answered kept with the turn's record (shown where they were asked,
     conversations/history.py)."""
@@ -246,7 +246,7 @@ async def run_graph(
         "metadata": tracing.metadata if tracing else {},
     }
     _take_in(request, translator, config)
-    given: Any = graph_input(request)
+    given: Any = run_input(request)
     try:
         while given is not None:
             stream: AsyncIterator[Any] = graph.astream(

@@ -217,12 +217,12 @@ LATEST_UNLESS_KNOWN = AsyncPostgresSaver.SELECT_SQL.replace(
 ).replace("    ) as channel_values,", "    ) END as channel_values,")
 
 
-def _reusable(config: RunnableConfig, known: CheckpointTuple | None) -> dict[str, Any] | None:
+def _reusable(config: RunnableConfig, known: CheckpointTuple) -> dict[str, Any] | None:
     """The channel values of `known` a read of the conversation's latest checkpoint may use instead of its blobs:
     for the root graph's latest only, never a delta channel's, each list, dict or set copied (a reducer that changes
     its value in place must not change what this process holds)."""
     configurable = config["configurable"]
-    if known is None or configurable.get("checkpoint_id") or configurable.get("checkpoint_ns", ""):
+    if configurable.get("checkpoint_id") or configurable.get("checkpoint_ns", ""):
         return None
     if known.config["configurable"].get("checkpoint_ns", "") or "channel_values" not in known.checkpoint:
         return None
@@ -245,8 +245,7 @@ class PooledPostgresSaver(AsyncPostgresSaver):
         used as they are, not read and decoded again (a long conversation's messages are most of a read)."""
         thread_id = config["configurable"]["thread_id"]
         await self.in_flight.settled(thread_id)
-        values = _reusable(config, known)
-        if values is None or known is None:
+        if known is None or (values := _reusable(config, known)) is None:
             return await super().aget_tuple(config)
         async with self._cursor() as cursor:
             await cursor.execute(
