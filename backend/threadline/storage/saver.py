@@ -26,6 +26,8 @@ Changes to the library's saver, each measured (`python3 tasks.py bench checkpoin
   and, in the same single statement, reads the blobs only when the latest is another: a checkpoint's values
   never change, so while it is still the latest the held values are the same (lists and dicts copied, so a
   reducer that changes a value in place changes the reader's only). Pending writes are read either way.
+- It encodes every message of the conversation again at each step; `MessagesEncodedOnce` keeps each message's
+  bytes after its first write.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
+
+from threadline.storage.messages_encoded_once import MessagesEncodedOnce
 
 
 class WritesInFlight:
@@ -234,7 +238,7 @@ def _reusable(config: RunnableConfig, known: CheckpointTuple) -> dict[str, Any] 
 
 class PooledPostgresSaver(AsyncPostgresSaver):
     def __init__(self, pool: Pool) -> None:
-        super().__init__(pool)
+        super().__init__(pool, serde=MessagesEncodedOnce())
         self.lock = asyncio.Semaphore(pool.max_size)  # type: ignore[assignment]  # the library types it a Lock
         self.in_flight = WritesInFlight()
         self.batches = BatchedWrites(self)

@@ -46,6 +46,7 @@ from threadline.storage.memory.feedback import MemoryFeedback
 from threadline.storage.memory.file_store import MemoryFiles
 from threadline.storage.memory.shares import MemoryShares
 from threadline.storage.memory.traces import MemoryTraces
+from threadline.storage.messages_encoded_once import MessagesEncodedOnce
 from threadline.storage.migrations import migrate
 from threadline.storage.postgres.claims import PostgresClaims
 from threadline.storage.postgres.comparisons import PostgresComparisons
@@ -125,7 +126,8 @@ async def open_storage(settings: StorageSettings, after_history: MergeStates) ->
     fallback."""
     limits = StorageLimits(settings.max_turns_per_conversation, settings.max_conversations_per_visitor)
     if settings.memory_backend == "memory":
-        stores = (InMemorySaver(), MemoryConversations(limits), MemoryTraces(), MemoryFeedback(), MemoryComparisons())
+        saver = InMemorySaver(serde=MessagesEncodedOnce())
+        stores = (saver, MemoryConversations(limits), MemoryTraces(), MemoryFeedback(), MemoryComparisons())
         files, shares = MemoryFiles(settings.file_quota_bytes), MemoryShares()
         claims = MemoryClaims(*stores, files, shares, settings.file_quota_bytes)
         yield Storage(*stores, claims, files, shares, "memory (lost when the server stops)", InMemoryStore())
