@@ -31,6 +31,7 @@ from threadline import events as ev
 from threadline import mount_path
 from threadline.conversations.approvals import Question, Waiting, is_denied, is_not_run, waiting_of
 from threadline.conversations.browser_calls import BrowserCall, browser_output
+from threadline.storage.encoded_once import KeptRecord
 
 if TYPE_CHECKING:
     from threadline.conversations.versions import Fork
@@ -107,8 +108,11 @@ def record_of(stored: dict[str, Any]) -> AnswerRecord:
 def merge_records(left: dict[str, AnswerRecord], right: dict[str, AnswerRecord | None]) -> dict[str, AnswerRecord]:
     """The state's reducer for records: later updates add fields to an answer's record, a new answer to
     the same question (a regenerated one) starts a record of its own, and None takes a record out (its
-    answer was set aside as a version: conversations/versions.py)."""
-    merged = dict(left or {})
+    answer was set aside as a version: conversations/versions.py). Each record is a `KeptRecord`, replaced,
+    never edited, so a checkpoint write reuses the bytes of those that did not change (storage/encoded_once.py)."""
+    merged: dict[str, Any] = {
+        key: record if type(record) is KeptRecord else KeptRecord(record) for key, record in (left or {}).items()
+    }
     for key, update in (right or {}).items():
         if update is None:
             merged.pop(key, None)
@@ -116,7 +120,7 @@ def merge_records(left: dict[str, AnswerRecord], right: dict[str, AnswerRecord |
         record = record_of(dict(merged.get(key, {})))
         if update.get("assistant_id", record.get("assistant_id")) != record.get("assistant_id"):
             record = AnswerRecord(user_created_at=record["user_created_at"]) if "user_created_at" in record else {}
-        merged[key] = record | update
+        merged[key] = KeptRecord(record | update)
     return merged
 
 

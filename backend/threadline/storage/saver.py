@@ -26,7 +26,7 @@ Changes to the library's saver, each measured (`python3 tasks.py bench checkpoin
   and, in the same single statement, reads the blobs only when the latest is another: a checkpoint's values
   never change, so while it is still the latest the held values are the same (lists and dicts copied, so a
   reducer that changes a value in place changes the reader's only). Pending writes are read either way.
-- It encodes every message of the conversation again at each step; `MessagesEncodedOnce` keeps each message's
+- It encodes every message of the conversation again at each step; `EncodedOnce` keeps each message's
   bytes after its first write.
 """
 
@@ -53,7 +53,7 @@ from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from threadline.storage.messages_encoded_once import MessagesEncodedOnce
+from threadline.storage.encoded_once import EncodedOnce
 
 
 class WritesInFlight:
@@ -238,7 +238,7 @@ def _reusable(config: RunnableConfig, known: CheckpointTuple) -> dict[str, Any] 
 
 class PooledPostgresSaver(AsyncPostgresSaver):
     def __init__(self, pool: Pool) -> None:
-        super().__init__(pool, serde=MessagesEncodedOnce())
+        super().__init__(pool, serde=EncodedOnce())
         self.lock = asyncio.Semaphore(pool.max_size)  # type: ignore[assignment]  # the library types it a Lock
         self.in_flight = WritesInFlight()
         self.batches = BatchedWrites(self)

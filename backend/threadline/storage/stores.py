@@ -30,6 +30,7 @@ from threadline.storage.claims import Claims
 from threadline.storage.comparisons import ComparisonStore
 from threadline.storage.conversation_list import Conversations, StorageLimits
 from threadline.storage.embedded import embedded_database
+from threadline.storage.encoded_once import EncodedOnce
 from threadline.storage.fallback import (
     CONNECTION_ERRORS,
     DatabaseHealth,
@@ -46,7 +47,6 @@ from threadline.storage.memory.feedback import MemoryFeedback
 from threadline.storage.memory.file_store import MemoryFiles
 from threadline.storage.memory.shares import MemoryShares
 from threadline.storage.memory.traces import MemoryTraces
-from threadline.storage.messages_encoded_once import MessagesEncodedOnce
 from threadline.storage.migrations import migrate
 from threadline.storage.postgres.claims import PostgresClaims
 from threadline.storage.postgres.comparisons import PostgresComparisons
@@ -126,7 +126,7 @@ async def open_storage(settings: StorageSettings, after_history: MergeStates) ->
     fallback."""
     limits = StorageLimits(settings.max_turns_per_conversation, settings.max_conversations_per_visitor)
     if settings.memory_backend == "memory":
-        saver = InMemorySaver(serde=MessagesEncodedOnce())
+        saver = InMemorySaver(serde=EncodedOnce())
         stores = (saver, MemoryConversations(limits), MemoryTraces(), MemoryFeedback(), MemoryComparisons())
         files, shares = MemoryFiles(settings.file_quota_bytes), MemoryShares()
         claims = MemoryClaims(*stores, files, shares, settings.file_quota_bytes)

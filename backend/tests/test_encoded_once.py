@@ -1,6 +1,6 @@
-"""A conversation's messages are written with LangGraph's own bytes, each message encoded once
-(storage/messages_encoded_once.py): the same bytes as LangGraph's serializer, first time and every time after, a
-message whose fields were assigned encoded again, and nothing kept once the messages are gone."""
+"""A conversation's messages and answers' records are written with LangGraph's own bytes, each encoded once
+(storage/encoded_once.py): the same bytes as LangGraph's serializer, first time and every time after, one whose
+fields were assigned encoded again, and nothing kept once they are gone."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from threadline.storage.messages_encoded_once import MessagesEncodedOnce, array_header
+from threadline.conversations.state import merge_records
+from threadline.storage.encoded_once import EncodedOnce, KeptRecord, array_header, map_header
 
 LANGGRAPH = JsonPlusSerializer()
 
@@ -38,15 +39,35 @@ message = st.one_of(
 @settings(max_examples=60, deadline=None)
 @given(st.lists(message, min_size=1, max_size=20))
 def test_the_bytes_are_langgraphs_first_time_and_after(messages: list[BaseMessage]) -> None:
-    serializer = MessagesEncodedOnce()
+    serializer = EncodedOnce()
     expected = LANGGRAPH.dumps_typed(messages)
     assert serializer.dumps_typed(messages) == expected
     assert serializer.dumps_typed(list(messages)) == expected  # every message's bytes held now
     assert LANGGRAPH.loads_typed(expected) == messages
 
 
+usage = st.fixed_dictionaries({"input_tokens": st.integers(0, 10**6), "output_tokens": st.integers(0, 10**6)})
+record = st.fixed_dictionaries(
+    {"assistant_id": st.uuids().map(str), "finish_reason": st.sampled_from(["stop", "error"])},
+    optional={"usage": usage, "model": text, "suggestions": st.dictionaries(text, st.lists(text, max_size=2))},
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.uuids().map(str), record, min_size=1, max_size=20), record)
+def test_records_are_written_as_langgraph_writes_them_first_time_and_after(records, another) -> None:
+    serializer = EncodedOnce()
+    kept = merge_records({}, records)  # the reducer's records are the ones kept
+    assert all(type(value) is KeptRecord for value in kept.values())
+    assert serializer.dumps_typed(kept) == LANGGRAPH.dumps_typed(records)
+    assert serializer.dumps_typed(dict(kept)) == LANGGRAPH.dumps_typed(records)
+    after = merge_records(kept, {"another answer": another})
+    assert serializer.dumps_typed(after) == LANGGRAPH.dumps_typed(records | {"another answer": another})
+    assert LANGGRAPH.loads_typed(serializer.dumps_typed(after)) == after
+
+
 def test_a_message_whose_fields_were_assigned_is_encoded_again() -> None:
-    serializer = MessagesEncodedOnce()
+    serializer = EncodedOnce()
     said, answer = HumanMessage("hello"), AIMessage("hi")
     serializer.dumps_typed([said, answer])
     answer.id = "an id a reducer gave it"
@@ -55,14 +76,15 @@ def test_a_message_whose_fields_were_assigned_is_encoded_again() -> None:
 
 
 def test_other_values_are_written_as_langgraph_writes_them() -> None:
-    serializer = MessagesEncodedOnce()
-    for value in ([], [HumanMessage("a"), "not a message"], {"messages": [HumanMessage("a")]}, None, b"raw", 7):
+    serializer = EncodedOnce()
+    values = ([], [HumanMessage("a"), "x"], {"messages": [HumanMessage("a")]}, {"a": {"plain": "dict"}}, None, b"x", 7)
+    for value in values:
         assert serializer.dumps_typed(value) == LANGGRAPH.dumps_typed(value)
     assert not serializer.encoded
 
 
 def test_nothing_is_kept_once_the_messages_are_gone() -> None:
-    serializer = MessagesEncodedOnce()
+    serializer = EncodedOnce()
     messages = [HumanMessage(f"question {turn}") for turn in range(50)]
     serializer.dumps_typed(messages)
     assert len(serializer.encoded) == 50
@@ -71,6 +93,8 @@ def test_nothing_is_kept_once_the_messages_are_gone() -> None:
     assert not serializer.encoded
 
 
-def test_array_headers_are_msgpacks() -> None:
+def test_headers_are_msgpacks() -> None:
     for length in (0, 1, 15, 16, 255, 65535, 65536, 70000):
         assert array_header(length) == ormsgpack.packb([None] * length)[: -length or None]
+        pairs = {str(key).zfill(5): None for key in range(length)}  # 7 bytes a pair: a 5-letter key and nil
+        assert map_header(length) == ormsgpack.packb(pairs)[: -7 * length or None]
