@@ -8,12 +8,11 @@ by id, and `merge_records` a record by key; neither edits one), so each one's by
 first write, for as long as it lives, and a list of messages or a dict of records is written as msgpack writes any
 array or map: its header, then its items' bytes. The bytes are the ones LangGraph's serializer writes
 (`backend/tests/test_encoded_once.py` checks it), so reading stays LangGraph's own. One whose fields were assigned
-since (a reducer giving a message its id) is encoded again.
+other values since (a reducer giving a message its id) is encoded again.
 """
 
 from __future__ import annotations
 
-import operator
 import struct
 import weakref
 from typing import Any
@@ -47,7 +46,7 @@ def map_header(length: int) -> bytes:
 
 
 class Encoded:
-    """A value's bytes, with what its fields were when they were made (by identity)."""
+    """A value's bytes, with the values its fields held when they were made."""
 
     __slots__ = ("data", "fields", "value")
 
@@ -72,17 +71,12 @@ class EncodedOnce(JsonPlusSerializer):
 
     def _bytes_of(self, value: BaseMessage | KeptRecord) -> bytes:
         key = id(value)
-        fields = value.values() if isinstance(value, KeptRecord) else value.__dict__.values()
+        fields = tuple(value.values() if isinstance(value, KeptRecord) else value.__dict__.values())
         held = self.encoded.get(key)
-        if (
-            held is not None
-            and held.value() is value
-            and len(held.fields) == len(fields)
-            and all(map(operator.is_, held.fields, fields))
-        ):
+        if held is not None and held.value() is value and held.fields == fields:  # the same values, or equal ones
             return held.data
         data = _msgpack_enc(value)
-        self.encoded[key] = Encoded(weakref.ref(value, self._forget(key)), tuple(fields), data)
+        self.encoded[key] = Encoded(weakref.ref(value, self._forget(key)), fields, data)
         return data
 
     def _forget(self, key: int) -> Any:
