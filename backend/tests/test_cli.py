@@ -146,6 +146,24 @@ def test_workers_serve_on_one_port_and_stop_together(database_url, tmp_path):
         assert server.wait(timeout=60) == 0
 
 
+LEFT_OUT = """
+import sys
+from threadline import cli
+cli.leave_out_unused_extras(reload=sys.argv[1] == "reload")
+import httpx, uvicorn.supervisors
+from threadline.http.app import create_app
+print("rich.console" in sys.modules, "watchfiles" in sys.modules, uvicorn.supervisors.ChangeReload.__name__)
+"""
+
+
+def test_a_server_leaves_out_the_optional_parts_of_libraries_it_never_uses():
+    def imported(mode: str) -> str:
+        return subprocess.run([sys.executable, "-c", LEFT_OUT, mode], capture_output=True, text=True, check=True).stdout
+
+    assert imported("serve").split() == ["False", "False", "StatReload"]
+    assert imported("reload").split() == ["False", "True", "WatchFilesReload"]  # --reload watches with watchfiles
+
+
 def test_workers_need_postgresql():
     refused = threadline("serve", "--workers", "2", CHAT_MEMORY_BACKEND="memory")
     assert refused.returncode == 2 and "--workers needs PostgreSQL" in refused.stderr
