@@ -2,7 +2,10 @@
 server on PostgreSQL, each conversation holding ~200 words of text like a few turns of chat. A benchmark, never
 a test: run it by hand
 
-    python3 tasks.py bench search [--conversations 10000] [--rounds 5] [--requests 100]
+    python3 tasks.py bench search [--conversations 10000] [--visitors 1] [--rounds 5] [--requests 100]
+
+With `--visitors V` the conversations are spread over V visitors, the one asking holding 1/V of them: the
+database holds them all (every word in V visitors' conversations), the list and search are one visitor's.
 
 The kinds of request (a word of one conversation, of 33, the rarest and the commonest of the vocabulary, two
 word beginnings, the first page, a later page) are interleaved round by round. Prints each kind's p50 and p95
@@ -27,16 +30,19 @@ from threadline_testing.ports import free_port
 WORDS = [f"{a}{b}{c}" for a in "bcdfgklmnprst" for b in "aeiou" for c in ("n", "r", "st", "l", "m", "ck", "sh", "x")]
 
 
-def fill(database_url: str, client_id: str, count: int) -> None:
-    """`count` conversations of `client_id`, each with a title and ~200 words said (Zipf-like: a few words are in
-    most conversations, most words in few), activity spread over a year."""
+def fill(database_url: str, client_id: str, count: int, visitors: int) -> None:
+    """`count` conversations, every `visitors`-th of `client_id` and the others of other visitors, each with a title
+    and ~200 words said (Zipf-like: a few words are in most conversations, most words in few), activity spread over
+    a year."""
     rng = random.Random(7)
     weights = [1 / (rank + 1) for rank in range(len(WORDS))]
     rows = []
     for n in range(count):
-        # and a word of its own (one match) and one of 300 topics (33 matches)
-        text = " ".join(rng.choices(WORDS, weights, k=200)) + f" ticket{n} topic{n % 300}"
-        rows.append((client_id, f"bench-{n}", " ".join(text.split()[:5]).capitalize(), text, n * 3000))
+        visitor, mine = n % visitors, n // visitors  # a visitor's own numbering of its conversations
+        # and a word of its own among the visitor's (one match) and one of 300 topics (33 matches)
+        text = " ".join(rng.choices(WORDS, weights, k=200)) + f" ticket{mine} topic{mine % 300}"
+        owner = client_id if visitor == 0 else f"bench-visitor-{visitor}"
+        rows.append((owner, f"bench-{n}", " ".join(text.split()[:5]).capitalize(), text, n * 3000))
     with psycopg.connect(database_url, autocommit=True) as conn:
         with conn.cursor() as cursor:
             cursor.executemany(
@@ -65,6 +71,7 @@ def percentile(values: list[float], share: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--conversations", type=int, default=10_000)
+    parser.add_argument("--visitors", type=int, default=1, help="the conversations' owners, the one asking among them")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--requests", type=int, default=100, help="requests per kind and round")
     args = parser.parse_args()
@@ -85,11 +92,15 @@ def main() -> None:
                 with psycopg.connect(database_url) as conn:
                     client_id = conn.execute("SELECT client_id FROM conversations WHERE id = 'seed'").fetchone()[0]
                 started = time.perf_counter()
-                fill(database_url, client_id, args.conversations)
-                print(f"{args.conversations:,} conversations stored in {time.perf_counter() - started:.1f} s")
+                fill(database_url, client_id, args.conversations, args.visitors)
+                mine = args.conversations // args.visitors
+                print(
+                    f"{args.conversations:,} conversations of {args.visitors:,} visitors stored in "
+                    f"{time.perf_counter() - started:.1f} s; the one asking holds {mine:,}"
+                )
                 second_page = client.get("/api/conversations", params={"limit": 50}).headers["link"][1:].split(">")[0]
                 kinds = {
-                    "one match": {"q": "ticket4242", "limit": 50},
+                    "one match": {"q": f"ticket{mine * 42 // 100}", "limit": 50},
                     "33 matches": {"q": "topic17", "limit": 50},
                     "rarest word": {"q": WORDS[-1], "limit": 50},
                     "common word": {"q": WORDS[0], "limit": 50},
