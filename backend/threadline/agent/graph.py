@@ -290,7 +290,7 @@ class TurnRecordAndSuggestions(TurnRecord):
         self.suggester = suggester
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any]:
-        return await closing_update(state["messages"], [], self.suggester)
+        return await closing_update(state["messages"], self.suggester)
 
 
 CLOSING = f"{TURN}.after_agent"  # the node a turn is closed as (conversations/state.py: TURN_ENDS)
@@ -299,7 +299,7 @@ CLOSING = f"{TURN}.after_agent"  # the node a turn is closed as (conversations/s
 async def closing_step(state: ChatState) -> dict[str, Any]:
     """The node of a graph without suggestions that a stop, a rollback or a recovery closes a turn as, and where a
     conversation an earlier version saved between its last model call and this step goes on."""
-    return await closing_update(state["messages"], [], None)
+    return await closing_update(state["messages"], None)
 
 
 class ToolErrors(AgentMiddleware[Any, Any]):
@@ -352,7 +352,7 @@ class ModelCall(AgentMiddleware[Any, Any]):
         if self.closes_turn and not next(m for m in reversed(result) if isinstance(m, AIMessage)).tool_calls:
             # the agent's loop ends here (create_agent's own test): the turn closes in this step
             messages = cast(list[AnyMessage], [*state["messages"], *result])
-            update["turns"] = (await closing_update(messages, [], None))["turns"]
+            update["turns"] = (await closing_update(messages, None))["turns"]
         command: Command[Any] = Command(update=update)
         return ExtendedModelResponse(model_response=ModelResponse(result=result), command=command)
 
@@ -434,14 +434,13 @@ async def legacy_approve(state: ChatState, *, asking: frozenset[str]) -> Command
     return Command(update={"messages": declined}, goto=goto)
 
 
-async def closing_update(
-    messages: Sequence[AnyMessage], update: list[AnyMessage], suggester: Suggester | None
-) -> dict[str, Any]:
-    """The turn's record, with its usage and, when the profile wants them, the suggestions for what comes next."""
+async def closing_update(messages: Sequence[AnyMessage], suggester: Suggester | None) -> dict[str, Any]:
+    """The turn's record, with its usage and, when the profile wants them, the suggestions for what comes next.
+    Not `messages`: a write of no messages is still a write, and each one writes the whole conversation again."""
     start = last_user_index(messages) or 0
     turn = AnswerRecord(finished_at=timestamp(), finish_reason="stop", usage=usage_since(messages, start))
     if suggester is not None:
-        suggestions = await suggester.suggest(messages[start].text, [*messages[start + 1 :], *update])
+        suggestions = await suggester.suggest(messages[start].text, messages[start + 1 :])
         if suggestions is not None and (suggestions.values or suggestions.actions):
             turn["suggestions"] = msgspec.to_builtins(suggestions)
-    return {"messages": update, "turns": {messages[start].id: turn}}
+    return {"turns": {messages[start].id: turn}}

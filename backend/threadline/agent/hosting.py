@@ -116,7 +116,7 @@ def host_graph(
         return update
 
     async def respond(state: HostedState) -> dict[str, Any]:
-        return _answer_record(await closing_update(state["messages"], [], suggester), state)
+        return _answer_record(await closing_update(state["messages"], suggester), state)
 
     builder = StateGraph(HostedState, context_schema=AgentContext)
     builder.add_node("input", take_input)
@@ -199,7 +199,7 @@ async def _closing_records(state: HostedState, update: dict[str, Any]) -> dict[s
     """The turn's record from the agent's run, as `respond` would write it after the run's update."""
     messages = cast(list[AnyMessage], add_messages(cast(list[Any], state["messages"]), update["messages"]))
     after = cast(HostedState, {"messages": messages, "agent_state": update["agent_state"]})
-    return cast(dict[str, AnswerRecord], _answer_record(await closing_update(messages, [], None), after)["turns"])
+    return cast(dict[str, AnswerRecord], _answer_record(await closing_update(messages, None), after)["turns"])
 
 
 def _answer_record(update: dict[str, Any], state: HostedState) -> dict[str, Any]:
