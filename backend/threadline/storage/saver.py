@@ -27,7 +27,7 @@ Changes to the library's saver, each measured (`python3 tasks.py bench checkpoin
   never change, so while it is still the latest the held values are the same (lists and dicts copied, so a
   reducer that changes a value in place changes the reader's only). Pending writes are read either way.
 - It encodes every message of the conversation again at each step; `EncodedOnce` keeps each message's
-  bytes after its first write.
+  and each answer record's bytes after its first write (storage/encoded_once.py).
 """
 
 from __future__ import annotations
