@@ -249,10 +249,11 @@ def test_a_long_conversation_paints_only_the_messages_near_the_screen(page: Page
     drawn is checked by axe as it is, in both themes."""
     chat = ChatPage.open(page, server)
     conversation_id = page.evaluate("crypto.randomUUID()")
-    for turn in range(12):
+    said = "Every message stays in the page, however far above the screen it is. " * 4
+    for turn in range(12):  # long questions, two-token answers: a tall thread, quickly made
         body = {
             "id": conversation_id,
-            "messages": [{"role": "user", "parts": [{"type": "text", "text": f"hello {turn}"}]}],
+            "messages": [{"role": "user", "parts": [{"type": "text", "text": f"hello {turn}. {said}count to 2"}]}],
         }
         assert page.request.post(f"{server}/api/chat", data=body).ok
     page.goto(f"{server}/?c={conversation_id}")
