@@ -442,8 +442,8 @@ async def test_seed_004s_limits_hold_per_user_across_two_processes_sharing_redis
                 if (await two.get(f"/api/chat/{conversation_id}/stream", headers=alice)).status_code == 204:
                     break
                 await asyncio.sleep(0.1)
-            statuses = [
-                (await (one, two)[n % 2].send(stream_request((one, two)[n % 2], "hello", alice))).status_code
+            statuses = [  # one-token answers: what is counted is the requests
+                (await (one, two)[n % 2].send(stream_request((one, two)[n % 2], "count to 1", alice))).status_code
                 for n in range(19)
             ]
     assert statuses == [200] * 18 + [429], "20 a minute for alice, the two rejected or running ones included"

@@ -97,7 +97,7 @@ def test_two_processes_behind_nginx(database_url, tmp_path):
 
             # The rate limit is shared through Redis: four answers per minute per address, on two processes.
             limited = client_at(proxy)
-            statuses = [limited.post("/api/chat", json=chat_body(None, "hi")).status_code for _ in range(5)]
+            statuses = [limited.post("/api/chat", json=chat_body(None, "count to 1")).status_code for _ in range(5)]
             assert statuses == [200, 200, 200, 200, 429]
 
             # A process killed mid-answer: the other serves the conversation at once, nothing stays locked.
