@@ -1,7 +1,7 @@
 """What a running answer holds: threadline and the equal-work LangGraph + PostgreSQL peer, counted inside each
 process while 1000 streams are open.
 
-    python3 tasks.py bench census [--streams 1000] [--after 6]
+    python3 tasks.py bench census [--streams 1000] [--after 6] [--delay 50]
 
 Each server runs under bench/census_hook.py, pinned to core 0 as in `bench compare` (threadline as `compare`
 runs it: the demo model, no suggestions, no title call). After a warm-up it counts once idle, then opens the
@@ -73,6 +73,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--streams", type=int, default=1000)
     parser.add_argument("--after", type=float, default=6.0, help="seconds into the streams to count at")
+    parser.add_argument("--delay", type=float, default=50, help="ms between tokens (1000: both servers keep up)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
         threadline = threadline_settings(data_dir)
@@ -80,7 +81,7 @@ def main() -> None:
         found = {}
         for peer in chosen:
             out = Path(data_dir) / f"census-{len(found)}.jsonl"
-            process, port = start(under_hook(peer), 40, 50, {"CENSUS_OUT": str(out)})
+            process, port = start(under_hook(peer), 40, args.delay, {"CENSUS_OUT": str(out)})
             try:
                 idle, busy, errors = asyncio.run(counted(process.pid, out, port, args.streams, args.after))
             finally:
