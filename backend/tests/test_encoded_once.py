@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from threadline.conversations.state import merge_records
-from threadline.storage.encoded_once import EncodedOnce, KeptRecord, array_header, map_header
+from threadline.storage.encoded_once import LONG, EncodedOnce, KeptRecord, array_header, map_header
 
 LANGGRAPH = JsonPlusSerializer()
 
@@ -66,6 +66,47 @@ def test_records_are_written_as_langgraph_writes_them_first_time_and_after(recor
     assert LANGGRAPH.loads_typed(serializer.dumps_typed(after)) == after
 
 
+edit = st.one_of(
+    st.tuples(st.just("add"), message),
+    st.tuples(st.just("replace"), st.integers(0, 10**6), message),
+    st.tuples(st.just("drop"), st.integers(0, 10**6)),
+    st.tuples(st.just("assign"), st.integers(0, 10**6), text),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(message, min_size=LONG, max_size=LONG + 10), st.lists(edit, max_size=12))
+def test_a_long_conversation_is_written_as_langgraph_writes_it_after_each_edit(messages, edits) -> None:
+    """A long list's items are also kept joined: each write after an added, replaced or dropped message, or a
+    message's content assigned another value, is still LangGraph's bytes."""
+    serializer = EncodedOnce()
+    for edit in [None, *edits]:
+        if edit is not None and edit[0] == "add":
+            messages = [*messages, edit[1]]
+        elif edit is not None and edit[0] == "replace":
+            messages = [*messages]
+            messages[edit[1] % len(messages)] = edit[2]
+        elif edit is not None and edit[0] == "drop" and len(messages) > 1:
+            messages = messages[:-1] if edit[1] % 2 else messages[1:]
+        elif edit is not None and edit[0] == "assign":
+            messages[edit[1] % len(messages)].content = edit[2]
+        assert serializer.dumps_typed(messages) == LANGGRAPH.dumps_typed(messages)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.uuids().map(str), record), min_size=LONG, max_size=LONG + 5), st.lists(record, max_size=4))
+def test_a_long_map_of_records_is_written_as_langgraph_writes_it_as_answers_start_and_end(answers, ends) -> None:
+    """Each answer's record enters the map when it starts and is replaced when it ends, the map kept joined."""
+    serializer = EncodedOnce()
+    records: dict = {}
+    for key, started in answers:
+        records = merge_records(records, {key: started})
+        assert serializer.dumps_typed(records) == LANGGRAPH.dumps_typed(dict(records))
+    for ended in ends:
+        records = merge_records(records, {answers[-1][0]: ended})
+        assert serializer.dumps_typed(records) == LANGGRAPH.dumps_typed(dict(records))
+
+
 def test_a_message_whose_fields_were_assigned_is_encoded_again() -> None:
     serializer = EncodedOnce()
     said, answer = HumanMessage("hello"), AIMessage("hi")
@@ -86,11 +127,17 @@ def test_other_values_are_written_as_langgraph_writes_them() -> None:
 def test_nothing_is_kept_once_the_messages_are_gone() -> None:
     serializer = EncodedOnce()
     messages = [HumanMessage(f"question {turn}") for turn in range(50)]
+    records = merge_records({}, {str(turn): {"assistant_id": str(turn)} for turn in range(50)})
     serializer.dumps_typed(messages)
-    assert len(serializer.encoded) == 50
-    del messages
+    messages = [*messages, AIMessage("an answer")]
+    serializer.dumps_typed(messages)
+    serializer.dumps_typed(records)
+    assert len(serializer.encoded) == 101
+    assert len(serializer.joined) == 2  # the long list and map, joined
+    del messages, records
     gc.collect()
     assert not serializer.encoded
+    assert not serializer.joined
 
 
 def test_headers_are_msgpacks() -> None:
