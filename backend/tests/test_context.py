@@ -6,7 +6,10 @@ from __future__ import annotations
 import itertools
 
 from helpers import chat, new_conversation_id, running, text_of
-from threadline.agent.compression import SUMMARIZE, THRESHOLD
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import AIMessage, HumanMessage
+from threadline.agent.compression import KEEP, SUMMARIZE, THRESHOLD, Compressor, tokens
 from threadline.agent.graph import SUMMARIZING
 from threadline.settings.profiles import Profile
 from threadline_testing import standins
@@ -70,3 +73,29 @@ async def test_a_hundred_and_twenty_turns_fit_a_4000_token_context_and_keep_ever
     assert any(a == b and "Summary of the earlier conversation" in a for a, b in itertools.pairwise(systems))
     assert len(history) == 2 * TURNS, "compression changes what the model sees, never the history"
     assert history[0]["parts"][0]["text"].startswith("turn 1: ")
+
+
+def tail_start(messages: list, start: int) -> int:
+    """The cut as seed 003 defines it: the oldest turn start whose whole tail fits in KEEP, the newest turn always."""
+    starts = [index for index in range(start, len(messages)) if isinstance(messages[index], HumanMessage)]
+    fitting = [index for index in starts[:-1] if tokens(messages[index:]) <= KEEP * LIMIT]
+    cut = starts[-1] if starts else start
+    while fitting and fitting[-1] == starts[starts.index(cut) - 1]:
+        cut = fitting.pop()
+    return cut
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3000), st.lists(st.integers(0, 3000), max_size=3)), min_size=1, max_size=30),
+    st.integers(0, 5),
+)
+def test_the_verbatim_tail_starts_at_the_oldest_turn_that_fits(turns, start) -> None:
+    """The cut, its tail counted turn by turn, is where counting each tail whole puts it."""
+    said = [
+        [HumanMessage("q" * question), *(AIMessage("a" * answer) for answer in answers)] for question, answers in turns
+    ]
+    messages = [message for turn in said for message in turn]
+    start = min(start, len(messages) - 1)
+    compressor = Compressor(model=None, limit=LIMIT)  # type: ignore[arg-type]
+    assert compressor._cut(messages, start) == tail_start(messages, start)

@@ -127,8 +127,10 @@ class Compressor:
         if not turn_starts:
             return start
         cut = turn_starts[-1]
-        for index in reversed(turn_starts[:-1]):
-            if tokens(messages[index:]) > KEEP * self.limit:
+        tail = tokens(messages[cut:])  # the estimate adds up message by message: each turn is counted once
+        for index, end in zip(reversed(turn_starts[:-1]), reversed(turn_starts[1:]), strict=True):
+            tail += tokens(messages[index:end])
+            if tail > KEEP * self.limit:
                 break
             cut = index
         return cut
