@@ -16,7 +16,7 @@ from langgraph.types import interrupt
 from threadline import events as ev
 from threadline.agent.actions import ActionRegistry
 from threadline.agent.demo_model import DemoChatModel
-from threadline.agent.graph import ChatState, GraphOptions, build_graph
+from threadline.agent.graph import ChatState, GraphOptions, _fresh_id, build_graph
 from threadline.agent.suggestions import Suggester
 from threadline.answers.runner import MessagesAsTheyCome, run_graph
 from threadline.answers.translator import TurnTranslator
@@ -85,6 +85,14 @@ async def test_a_regenerated_answer_starts_a_record_of_its_own():
         "the earlier answer's finish and usage are not carried over"
     )
     assert record_of({"finishReason": "stop"}) == {"finish_reason": "stop"}
+
+
+def test_a_question_whose_id_was_used_before_gets_one_of_its_own():
+    said = [HumanMessage("hello", id="q1"), AIMessage("hi", id="a1")]
+    records = merge_records({}, {"q1": {"assistant_id": "a1"}, "q0": {"assistant_id": "a0"}})
+    assert _fresh_id("q2", said, records) == "q2"
+    for used in ("q1", "a1", "a0"):  # a question's, an answer's, an answer no longer in the messages
+        assert _fresh_id(used, said, records).startswith(f"{used}-")
 
 
 @pytest.mark.parametrize("suggests", [False, True])

@@ -15,9 +15,11 @@ read every agent alike.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import repeat
+from operator import attrgetter
 from typing import Annotated, Any, NotRequired, cast
 
 import msgspec
@@ -264,8 +266,9 @@ def _decline_waiting(
 def _fresh_id(user_id: str, messages: Sequence[AnyMessage], turns: dict[str, AnswerRecord]) -> str:
     """add_messages would overwrite an earlier message with this id, and an answer's id would be shown twice:
     a reused id gets a suffix of its own."""
-    answers = (record.get("assistant_id") for record in turns.values())
-    if any(message.id == user_id for message in messages) or user_id in answers:
+    ids = map(attrgetter("id"), messages)  # compared in C: a long conversation has hundreds
+    answers = map(dict.get, cast(Iterable[dict[str, Any]], turns.values()), repeat("assistant_id"))
+    if user_id in ids or user_id in answers:
         return f"{user_id}-{uuid.uuid4().hex[:8]}"
     return user_id
 
