@@ -99,3 +99,19 @@ def test_the_verbatim_tail_starts_at_the_oldest_turn_that_fits(turns, start) -> 
     start = min(start, len(messages) - 1)
     compressor = Compressor(model=None, limit=LIMIT)  # type: ignore[arg-type]
     assert compressor._cut(messages, start) == tail_start(messages, start)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=200),
+            st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=200)}), max_size=3),
+        ),
+        max_size=10,
+    )
+)
+def test_the_estimate_counts_what_the_model_is_sent(contents) -> None:
+    """Four characters a token of each message's text (its text blocks, when it has blocks), four a message."""
+    messages = [(HumanMessage if index % 2 else AIMessage)(content) for index, content in enumerate(contents)]
+    assert tokens(messages) == sum(4 + len(message.text) // 4 for message in messages)

@@ -55,11 +55,16 @@ class ContextState(TypedDict):
 
 
 def tokens(messages: Sequence[BaseMessage]) -> int:
-    """The estimate: four characters a token, four tokens a message (tool calls count by their arguments)."""
+    """The estimate: four characters a token, four tokens a message (tool calls count by their arguments).
+    Every model call counts its whole prompt (hundreds of messages in a long conversation), so a message whose
+    content is a string is measured as it is, without the `.text` LangChain would build from it."""
     total = 0
     for message in messages:
-        total += 4 + len(message.text) // 4 + sum(file_tokens(file) for file in files_of(message))
-        if isinstance(message, AIMessage):
+        content = message.content
+        total += 4 + (len(content) if type(content) is str else len(message.text)) // 4
+        if files := files_of(message):
+            total += sum(map(file_tokens, files))
+        if isinstance(message, AIMessage) and message.tool_calls:
             total += sum(len(str(call["args"])) // 4 + 4 for call in message.tool_calls)
     return total
 
