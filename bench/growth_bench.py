@@ -7,6 +7,11 @@ delay, PostgreSQL checkpoints, one answer at a time. A benchmark, never a test: 
 
 Each figure is over `window` answers ending at the turn named (turn 1: the first `window`); each variant runs
 `rounds` conversations, one after another on one server; the median and range over the rounds are printed.
+
+`--paired` measures the ratio so that the machine's speed, which can move by a third within minutes here, cancels
+out: each answer of a window is followed by the first answer of a new conversation, and each one's server CPU is
+taken alone (the scheduler's nanoseconds over the server's threads, from before the request until the server is
+idle again, its writes after the stream included). The ratio is the window's median over the first answers'.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 import statistics
 import tempfile
 import time
+from pathlib import Path
 
 import httpx
 import psycopg
@@ -76,6 +82,79 @@ def conversation(client: httpx.Client, pid: int, text: str, turns: int, window: 
     return measured, conversation_id
 
 
+def cpu_ns(pid: int) -> int:
+    """The server's CPU time so far, in nanoseconds: the scheduler's own count, over all its threads."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+    return total
+
+
+def settled_cpu_ns(pid: int) -> int:
+    """The server's CPU time once it is idle: what an answer leaves to do after its stream is done."""
+    last = cpu_ns(pid)
+    while True:
+        time.sleep(0.01)
+        now = cpu_ns(pid)
+        if now - last < 20_000:  # under 20 µs in 10 ms: nothing running but its timers
+            return now
+        last = now
+
+
+def answer_cpu_ms(client: httpx.Client, pid: int, conversation_id: str, text: str) -> float:
+    begun = settled_cpu_ns(pid)
+    ask(client, conversation_id, text)
+    return (settled_cpu_ns(pid) - begun) / 1e6
+
+
+def paired(client: httpx.Client, pid: int, text: str, turns: int, window: int) -> dict[int, tuple[float, float]]:
+    """One conversation of `turns` answers; at each point, the median server CPU (ms) of its window's answers and
+    of as many first answers of new conversations, each asked right after one of them."""
+    conversation_id = f"growth-{time.monotonic_ns()}"
+    spans = {point: (1, window) if point == 1 else (max(1, point - window + 1), point) for point in points(turns)}
+    grown: dict[int, list[float]] = {point: [] for point in spans}
+    first: dict[int, list[float]] = {point: [] for point in spans}
+    for turn in range(1, turns + 1):
+        if not any(begin <= turn <= end for begin, end in spans.values()):
+            ask(client, conversation_id, text)
+            continue
+        cpu = answer_cpu_ms(client, pid, conversation_id, text)
+        beside = answer_cpu_ms(client, pid, f"growth-first-{time.monotonic_ns()}", text)
+        for point, (begin, end) in spans.items():
+            if begin <= turn <= end:
+                grown[point].append(cpu)
+                first[point].append(beside)
+    return {point: (statistics.median(grown[point]), statistics.median(first[point])) for point in spans}
+
+
+def run_paired(name: str, turns: int, rounds: int, window: int) -> dict[int, list[tuple[float, float]]]:
+    text, extra = VARIANTS[name]
+    port = free_port()
+    with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
+        server = start_server(port, data_dir, CHAT_MAX_TURNS=str(4 * turns), **extra)
+        figures: dict[int, list[tuple[float, float]]] = {point: [] for point in points(turns)}
+        try:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+                conversation(client, server.pid, text, window, window)  # warm-up: the first answers of a server
+                for _ in range(rounds):
+                    for point, pair in paired(client, server.pid, text, turns, window).items():
+                        figures[point].append(pair)
+        finally:
+            server.terminate()
+            server.wait(30)
+    return figures
+
+
+def print_paired(name: str, figures: dict[int, list[tuple[float, float]]]) -> None:
+    for point, pairs in figures.items():
+        grown, first = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
+        ratios = [pair[0] / pair[1] for pair in pairs]
+        print(f"| {name} | {point} | {spread(grown, 'ms')} | {spread(first, 'ms')} | {spread(ratios, '', 2)} |")
+
+
 def footprint(database_url: str, client_id: str, conversation_id: str) -> int:
     _, size = asyncio.run(thread_footprint(database_url, f"{client_id}:{conversation_id}"))
     return size
@@ -107,8 +186,9 @@ def run_variant(name: str, turns: int, rounds: int, window: int) -> dict[int, li
     return figures
 
 
-def spread(values: list[float], unit: str) -> str:
-    return f"{statistics.median(values):.1f} ({min(values):.1f}–{max(values):.1f}) {unit}"
+def spread(values: list[float], unit: str, digits: int = 1) -> str:
+    low, middle, high = (f"{value:.{digits}f}" for value in (min(values), statistics.median(values), max(values)))
+    return f"{middle} ({low}–{high}){' ' + unit if unit else ''}"
 
 
 def main() -> None:
@@ -117,7 +197,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--window", type=int, default=10, help="answers each figure is taken over")
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of: {', '.join(VARIANTS)}")
+    parser.add_argument("--paired", action="store_true", help="each answer beside a new conversation's first")
     args = parser.parse_args()
+    if args.paired:
+        print("| variant | turn | server CPU per answer | a first answer beside it | CPU × a first answer |")
+        print("|---|---|---|---|---|")
+        for name in args.variants.split(","):
+            print_paired(name, run_paired(name, args.turns, args.rounds, args.window))
+        return
     print("| variant | turn | server CPU per answer | first text-delta | CPU × turn 1 | checkpoint at the end |")
     print("|---|---|---|---|---|---|")
     for name in args.variants.split(","):
