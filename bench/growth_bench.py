@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -47,6 +49,11 @@ def points(turns: int) -> list[int]:
     return sorted({1, min(50, turns), turns})
 
 
+def windows(turns: int, window: int) -> dict[int, tuple[int, int]]:
+    """Each point's first and last turn: the `window` answers ending at it (turn 1: the first `window`)."""
+    return {point: (1, window) if point == 1 else (max(1, point - window + 1), point) for point in points(turns)}
+
+
 def ask(client: httpx.Client, conversation_id: str, text: str) -> float:
     """One answer, whole; the seconds to its first text-delta."""
     body = {"id": conversation_id, "messages": [{"role": "user", "parts": [{"type": "text", "text": text}]}]}
@@ -66,7 +73,7 @@ def conversation(client: httpx.Client, pid: int, text: str, turns: int, window: 
     """One conversation of `turns` answers; at each point, (server CPU ms per answer, median first text-delta ms)
     over its window of answers, and the conversation's id."""
     conversation_id = f"growth-{time.monotonic_ns()}"
-    spans = {point: (1, window) if point == 1 else (max(1, point - window + 1), point) for point in points(turns)}
+    spans = windows(turns, window)
     cpu_at: dict[int, float] = {}
     firsts: dict[int, list[float]] = {point: [] for point in spans}
     measured: dict[int, tuple] = {}
@@ -114,7 +121,7 @@ def paired(client: httpx.Client, pid: int, text: str, turns: int, window: int) -
     """One conversation of `turns` answers; at each point, the median server CPU (ms) of its window's answers and
     of as many first answers of new conversations, each asked right after one of them."""
     conversation_id = f"growth-{time.monotonic_ns()}"
-    spans = {point: (1, window) if point == 1 else (max(1, point - window + 1), point) for point in points(turns)}
+    spans = windows(turns, window)
     grown: dict[int, list[float]] = {point: [] for point in spans}
     first: dict[int, list[float]] = {point: [] for point in spans}
     for turn in range(1, turns + 1):
@@ -131,20 +138,12 @@ def paired(client: httpx.Client, pid: int, text: str, turns: int, window: int) -
 
 
 def run_paired(name: str, turns: int, rounds: int, window: int) -> dict[int, list[tuple[float, float]]]:
-    text, extra = VARIANTS[name]
-    port = free_port()
-    with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
-        server = start_server(port, data_dir, CHAT_MAX_TURNS=str(4 * turns), **extra)
-        figures: dict[int, list[tuple[float, float]]] = {point: [] for point in points(turns)}
-        try:
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-                conversation(client, server.pid, text, window, window)  # warm-up: the first answers of a server
-                for _ in range(rounds):
-                    for point, pair in paired(client, server.pid, text, turns, window).items():
-                        figures[point].append(pair)
-        finally:
-            server.terminate()
-            server.wait(30)
+    text, _ = VARIANTS[name]
+    figures: dict[int, list[tuple[float, float]]] = {point: [] for point in points(turns)}
+    with warmed_server(name, turns, window) as (client, pid, _):
+        for _ in range(rounds):
+            for point, pair in paired(client, pid, text, turns, window).items():
+                figures[point].append(pair)
     return figures
 
 
@@ -160,29 +159,36 @@ def footprint(database_url: str, client_id: str, conversation_id: str) -> int:
     return size
 
 
-def run_variant(name: str, turns: int, rounds: int, window: int) -> dict[int, list[tuple[float, float, int]]]:
+@contextlib.contextmanager
+def warmed_server(name: str, turns: int, window: int) -> Iterator[tuple[httpx.Client, int, str]]:
+    """A server for the variant on a database of its own, past its first answers: a client, its pid, the database."""
     text, extra = VARIANTS[name]
     port = free_port()
     with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
-        database_url = os.environ["DATABASE_URL"]
         server = start_server(port, data_dir, CHAT_MAX_TURNS=str(4 * turns), **extra)
-        figures: dict[int, list[tuple[float, float, int]]] = {point: [] for point in points(turns)}
         try:
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
                 conversation(client, server.pid, text, window, window)  # warm-up: the first answers of a server
-                for _ in range(rounds):
-                    measured, conversation_id = conversation(client, server.pid, text, turns, window)
-                    for point, (cpu_ms, first_ms) in measured.items():
-                        figures[point].append((cpu_ms, first_ms, 0))
-                    with psycopg.connect(database_url) as conn:
-                        row = conn.execute("SELECT client_id FROM conversations WHERE id = %s", (conversation_id,))
-                        client_id = row.fetchone()[0]  # type: ignore[index]
-                    # the checkpoint's bytes once the conversation has all its turns (the latest only is kept)
-                    last = figures[turns][-1]
-                    figures[turns][-1] = (last[0], last[1], footprint(database_url, client_id, conversation_id))
+                yield client, server.pid, os.environ["DATABASE_URL"]
         finally:
             server.terminate()
             server.wait(30)
+
+
+def run_variant(name: str, turns: int, rounds: int, window: int) -> dict[int, list[tuple[float, float, int]]]:
+    text, _ = VARIANTS[name]
+    figures: dict[int, list[tuple[float, float, int]]] = {point: [] for point in points(turns)}
+    with warmed_server(name, turns, window) as (client, pid, database_url):
+        for _ in range(rounds):
+            measured, conversation_id = conversation(client, pid, text, turns, window)
+            for point, (cpu_ms, first_ms) in measured.items():
+                figures[point].append((cpu_ms, first_ms, 0))
+            with psycopg.connect(database_url) as conn:
+                row = conn.execute("SELECT client_id FROM conversations WHERE id = %s", (conversation_id,))
+                client_id = row.fetchone()[0]  # type: ignore[index]
+            # the checkpoint's bytes once the conversation has all its turns (the latest only is kept)
+            last = figures[turns][-1]
+            figures[turns][-1] = (last[0], last[1], footprint(database_url, client_id, conversation_id))
     return figures
 
 
