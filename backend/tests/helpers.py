@@ -16,7 +16,6 @@ from threadline.http.app import create_app
 from threadline.http.connection_limits import server_config
 from threadline.settings import Settings, load_settings
 from threadline_testing import standins
-from threadline_testing.ports import free_port
 from threadline_testing.sse import aevents_of, parse_sse
 
 
@@ -67,12 +66,15 @@ def new_conversation_id() -> str:
 @contextmanager
 def serving(settings: Settings) -> Iterator[str]:
     """The app behind a real uvicorn on a loopback port, in a thread; yields its base URL."""
+    import socket
     import threading
     import time
 
     import uvicorn
 
-    port = free_port()
+    listener = socket.socket()  # bound here and handed over, so no other process can take the port in between
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
     server = uvicorn.Server(
         server_config(
             create_app(settings),
@@ -83,7 +85,7 @@ def serving(settings: Settings) -> Iterator[str]:
             header_timeout=settings.limits.header_timeout,
         )
     )
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
@@ -94,6 +96,7 @@ def serving(settings: Settings) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+        listener.close()
 
 
 async def sse_chunks(response) -> AsyncIterator[dict]:
