@@ -17,18 +17,21 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any, Protocol
 from uuid import UUID
 
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
+    BaseMessage,
     ToolMessage,
 )
 from langchain_core.outputs import ChatGenerationChunk, LLMResult
 from langchain_core.runnables import RunnableConfig
-from langgraph.pregel._messages import StreamMessagesHandler
+from langgraph.constants import TAG_HIDDEN
+from langgraph.pregel._messages import StreamMessagesHandler, _state_values, graph_namespace
 from langgraph.types import Command, StreamMode
 
 from threadline import events as ev
@@ -47,6 +50,7 @@ STREAM_MODES: list[StreamMode] = ["updates", "custom"]  # and `messages`, read b
 # Model calls internal to an agent (LangChain's middleware marks them, INTERNAL_CALL; `nostream` tags): never the
 # answer's text.
 HIDDEN_TAGS = frozenset({"nostream", "langsmith:nostream"})
+ID = attrgetter("id")  # a message's id, read in C
 HOSTED_AGENT = "agent:"  # the checkpoint namespace of a hosted agent's run (agent/hosting.py's `agent` node)
 
 
@@ -58,6 +62,22 @@ class Tracing(Protocol):
 
 
 MessagesItem = tuple[tuple[str, ...], str, tuple[Any, dict[str, Any]]]  # (namespace, "messages", (message, metadata))
+
+
+def mark_seen(seen: set[str], value: Any) -> None:
+    """What LangGraph's `on_chain_start` does with one of a node's input values: a message's id, or the ids of the
+    messages a list holds, go into `seen` (so that a node returning them does not stream them again)."""
+    if isinstance(value, BaseMessage):
+        if value.id is not None:
+            seen.add(value.id)
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        if all(issubclass(kind, BaseMessage) for kind in set(map(type, value))):  # (pydantic's isinstance is slow)
+            seen.update(map(ID, value))  # in C; a message without an id adds None, taken out after
+            seen.discard(None)  # type: ignore[arg-type]
+            return
+        for item in value:
+            if isinstance(item, BaseMessage) and item.id is not None:
+                seen.add(item.id)
 
 
 class CallsAsTheyEnd(StreamMessagesHandler):
@@ -78,13 +98,30 @@ class CallsAsTheyEnd(StreamMessagesHandler):
             self.hidden_runs[run_id] = INTERNAL_CALL in about
         return super().on_chat_model_start(serialized, messages, run_id=run_id, **kwargs)
 
-    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID, **kwargs: Any) -> Any:
-        about = kwargs.get("metadata") or {}
+    def on_chain_start(
+        self,
+        serialized: Any,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """LangGraph's own, inlined, with the ids of the messages a node is given marked as seen in C: a node's
+        input is the whole conversation, and marking them one by one was a long conversation's dearest step."""
+        about = metadata or {}
         if (node := about.get("langgraph_node")) and kwargs.get("name") == node:
             namespace = about.get("langgraph_checkpoint_ns", "")
             if namespace.count("|") == 1 and namespace.startswith(HOSTED_AGENT):  # a hosted agent's own node
                 self.stream(((), MARKS, (NodeStarted(node), {})))
-        return super().on_chain_start(serialized, inputs, run_id=run_id, **kwargs)
+        if metadata and kwargs.get("name") == metadata.get("langgraph_node") and (not tags or TAG_HIDDEN not in tags):
+            ns = graph_namespace(metadata)
+            if not self.subgraphs and len(ns) > 0 and ns != self.parent_ns:
+                return
+            self.metadata[run_id] = (ns, metadata)
+            for value in _state_values(inputs):
+                mark_seen(self.seen, value)
 
     def on_llm_new_token(self, token: Any, *, run_id: UUID, chunk: Any = None, **kwargs: Any) -> None:
         """LangGraph's own, inlined (the path of every token), noting each call's message ids."""
