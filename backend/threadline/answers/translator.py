@@ -83,6 +83,48 @@ class TurnTranslator:
     cleaned (`clean_text`): no end markers or control characters ever reach a wire.
     """
 
+    # Slots, not a dict: past 30 attributes an instance's dict holds keys of its own (1.5 KB an answer).
+    __slots__ = (
+        "began_after",
+        "browser_tools",
+        "call_reasoning",
+        "call_text",
+        "calls_done",
+        "data_parts",
+        "declined",
+        "early_results",
+        "early_said",
+        "events_mode",
+        "finish",
+        "finished_calls",
+        "hidden",
+        "input_errors",
+        "interactive",
+        "last_calls",
+        "last_work",
+        "own_tools",
+        "parts",
+        "pending_tools",
+        "provider_busy",
+        "reasoning_id",
+        "settled",
+        "shown",
+        "speaking",
+        "step_open",
+        "stopped",
+        "streamed",
+        "subgraph_shown",
+        "subgraphs",
+        "text_id",
+        "tool_calls",
+        "tools",
+        "unsaid",
+        "unsaid_calls",
+        "usage",
+        "waiting",
+        "working_on",
+    )
+
     def __init__(
         self,
         events_mode: bool,

@@ -95,6 +95,43 @@ class TurnSetup:
 
 
 class Turn:
+    # Slots, not a dict: past 30 attributes an instance's dict holds keys of its own (1.5 KB an answer).
+    __slots__ = (
+        "_interruptible",
+        "_last_event",
+        "_loop",
+        "_output_seen",
+        "_running",
+        "_started",
+        "_timers",
+        "_warned",
+        "client_id",
+        "context",
+        "continue_on_disconnect",
+        "conversation_id",
+        "declined",
+        "graph",
+        "keep_failed_answer",
+        "models_called",
+        "names_models_called",
+        "naming",
+        "observability",
+        "queue",
+        "recorder",
+        "recording",
+        "request",
+        "resuming",
+        "said",
+        "stop_reason",
+        "task",
+        "thread_id",
+        "timeouts",
+        "trace",
+        "translator",
+        "usage_by_call",
+        "watch",
+    )
+
     def __init__(
         self, graph: Graph, thread_id: str, conversation_id: str, client_id: str, request: TurnRequest, setup: TurnSetup
     ) -> None:
