@@ -64,7 +64,7 @@ class Tracing(Protocol):
 MessagesItem = tuple[tuple[str, ...], str, tuple[Any, dict[str, Any]]]  # (namespace, "messages", (message, metadata))
 
 
-def mark_seen(seen: set[str], value: Any) -> None:
+def mark_seen(seen: set[Any], value: Any) -> None:
     """What LangGraph's `on_chain_start` does with one of a node's input values: a message's id, or the ids of the
     messages a list holds, go into `seen` (so that a node returning them does not stream them again)."""
     if isinstance(value, BaseMessage):
@@ -73,7 +73,7 @@ def mark_seen(seen: set[str], value: Any) -> None:
     elif isinstance(value, Sequence) and not isinstance(value, str):
         if all(issubclass(kind, BaseMessage) for kind in set(map(type, value))):  # (pydantic's isinstance is slow)
             seen.update(map(ID, value))  # in C; a message without an id adds None, taken out after
-            seen.discard(None)  # type: ignore[arg-type]
+            seen.discard(None)
             return
         for item in value:
             if isinstance(item, BaseMessage) and item.id is not None:
