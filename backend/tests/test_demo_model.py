@@ -5,6 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from threadline.agent.demo_model import _TOKEN, DemoChatModel, _token_count
 
 # Letters, digits and every kind of space Python knows, the rare ones included.
@@ -25,3 +27,19 @@ def test_the_usage_counts_the_whole_prompt():
     assert usage is not None
     assert usage["input_tokens"] == 3 + 3 + 3
     assert usage["output_tokens"] == len(_TOKEN.findall(model.invoke(history[-1:]).text))
+
+
+def test_tools_are_bound_by_the_names_a_provider_is_told():
+    @tool
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return query
+
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    page_tool = {"type": "function", "function": {"name": "read_page", "description": "The page.", "parameters": {}}}
+    tools = [lookup, add, page_tool]
+    bound = DemoChatModel().bind_tools(tools)
+    assert bound.kwargs["tool_names"] == [convert_to_openai_tool(t)["function"]["name"] for t in tools]  # type: ignore[attr-defined]

@@ -27,6 +27,7 @@ from langchain_core.messages import (
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from threadline.agent.actions import SUMMARIZE_REQUEST
@@ -157,7 +158,12 @@ class DemoChatModel(BaseChatModel):
         return "threadline-demo"
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, Any]:
-        names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
+        # A LangChain tool's name is its own: converting the whole tool on every call only to read it cost more
+        # than the rest of the demo model's call.
+        names = [
+            tool.name if isinstance(tool, BaseTool) else convert_to_openai_tool(tool)["function"]["name"]
+            for tool in tools
+        ]
         return self.bind(tool_names=names, **kwargs)
 
     def _plan(self, messages: list[BaseMessage], tool_names: Sequence[str]) -> AIMessage:
