@@ -267,7 +267,7 @@ async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_w
 
         running_turn.start(finished)
         await done.wait()
-        return [running_turn.queue.get_nowait() for _ in range(running_turn.queue.qsize())]
+        return await running_turn.outbox.take()
 
     cut = turn("calculate 2+2")
     collecting = asyncio.create_task(events(cut))

@@ -2,7 +2,7 @@
 
 A closed tab, a stop request from anywhere, a timeout or a model failure all end the answer the same
 way: open parts are closed, unfinished tool calls get an error result, and what was already shown is
-saved to the conversation, marked as interrupted. The response only reads the events from a queue.
+saved to the conversation, marked as interrupted. The response only reads the events from its outbox.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.hosting import BUILT_IN_HOSTING, Hosting
 from threadline.agent.tool_inputs import ToolInfo
 from threadline.answers.failures import RATE_LIMITED, TIMEOUT, Failure, classify
+from threadline.answers.outbox import Outbox
 from threadline.answers.runner import run_graph
 from threadline.answers.translator import TurnTranslator
 from threadline.conversations.closing import STOPPED, Said, close_turn, forget_turn, keep_data_parts, keep_shown
@@ -116,7 +117,7 @@ class Turn:
         "names_models_called",
         "naming",
         "observability",
-        "queue",
+        "outbox",
         "recorder",
         "recording",
         "request",
@@ -144,7 +145,7 @@ class Turn:
         self.translator = TurnTranslator(setup.stream_mode == "events", setup.tools, setup.hosting)
         self.names_models_called = setup.hosting.names_models_called
         self.translator.began_after = request.user_message_id  # an answer that goes on: where it paused (service)
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.outbox = Outbox()
         self.stop_reason: Stop | None = None
         self.task: asyncio.Task[None] | None = None
         self._interruptible = True
@@ -202,7 +203,7 @@ class Turn:
         self._send(event)
 
     def _send(self, event: ev.Event) -> None:
-        self.queue.put_nowait(event)
+        self.outbox.put(event)
         if self.recording is not None:
             self.recording.add(event)
 
@@ -210,26 +211,26 @@ class Turn:
         """Events up to the first one a user would see; an Error among them means nothing was streamed yet."""
         opening: list[ev.Event] = []
         while True:
-            event = await self.queue.get()
-            if event is _END:
-                return opening
-            opening.append(event)
-            if not isinstance(event, _STRUCTURE):
-                return opening
+            events = await self.outbox.take()
+            for index, event in enumerate(events):
+                if event is _END:
+                    return opening
+                opening.append(event)
+                if not isinstance(event, _STRUCTURE):
+                    self.outbox.put_back(events[index + 1 :])
+                    return opening
 
     async def events(self, opening: list[ev.Event]) -> AsyncIterator[list[ev.Event]]:
         """The rest of the answer for the response, in batches of what is ready: under load the response
         then makes one write for many events. A response that goes away takes the answer with it, unless
         the answer is to continue on a disconnect (CHAT_ON_DISCONNECT=continue)."""
         ended = False
-        queue = self.queue
+        outbox = self.outbox
         try:
             if opening:
                 yield opening
             while not ended:
-                batch = [await queue.get()]
-                while not queue.empty():
-                    batch.append(queue.get_nowait())
+                batch = await outbox.take()
                 if _END in batch:  # the last thing the answer's task puts
                     batch = batch[: batch.index(_END)]
                     ended = True
@@ -282,7 +283,7 @@ class Turn:
             try:  # the answer lets go of its conversation (in every process) before its stream closes, so a
                 await on_done(self)  # message sent the moment it closes is never refused as busy
             finally:
-                self.queue.put_nowait(_END)
+                self.outbox.put(_END)
             await self.observability.ended(self.watch)
             await self._keep_latest_checkpoint()
             # The task's context lets go of the answer, which holds the task: no cycle is left for the garbage
