@@ -54,20 +54,23 @@ class Recording:
         self.events: list[ev.Event] = []
         self.ended = False
         self.shared = False  # a reader in another process asked for it: written to the table
-        self._changed = asyncio.Event()
+        # What readers following it in this process wait on, made when one waits: an `asyncio.Event` and its deque
+        # were 0.8 KB that every running answer held, read or not.
+        self._more: asyncio.Future[None] | None = None
         self.written = 0  # how many events are in the table
 
     def add(self, event: ev.Event) -> None:
         if not self.events:  # the answer started: readers can find it now
             self.recordings.running[self.thread_id] = self
         self.events.append(event)
-        self._changed.set()
+        if self._more is not None:
+            self._changed()
         if self.shared:
             self.recordings.changed(self)
 
     def end(self) -> None:
         self.ended = True
-        self._changed.set()
+        self._changed()
         if self.recordings.running.get(self.thread_id) is self:
             del self.recordings.running[self.thread_id]
         if self.shared:
@@ -84,8 +87,14 @@ class Recording:
             elif ended:
                 return
             else:
-                self._changed.clear()
-                await self._changed.wait()
+                if self._more is None:
+                    self._more = asyncio.get_running_loop().create_future()
+                await asyncio.shield(self._more)  # another reader's going away leaves it to the others
+
+    def _changed(self) -> None:
+        more, self._more = self._more, None
+        if more is not None and not more.done():
+            more.set_result(None)
 
 
 class Recordings:
