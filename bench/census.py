@@ -1,14 +1,15 @@
 """What a running answer holds: threadline and the equal-work LangGraph + PostgreSQL peer, counted inside each
 process while 1000 streams are open.
 
-    python3 tasks.py bench census [--streams 1000] [--after 6] [--delay 50]
+    python3 tasks.py bench census [--streams 1000] [--after 6] [--delay 50] [--by-code]
 
 Each server runs under bench/census_hook.py, pinned to core 0 as in `bench compare` (threadline as `compare`
 runs it: the demo model, no suggestions, no title call). After a warm-up it counts once idle, then opens the
 streams (40 tokens 50 ms apart, as `compare`'s open streams) and counts again `--after` seconds later, while
 they run. Printed per running answer (the HTTP requests open at that moment): RSS growth, blocks of Python's
 allocator, objects the cycle collector tracks and what a full collection found unreachable; then the kinds of
-object threadline holds more of than the peer, by size.
+object threadline holds more of than the peer, by size (with `--by-code`, each coroutine and function by the code it
+runs, which says whose it is).
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=1000)
     parser.add_argument("--after", type=float, default=6.0, help="seconds into the streams to count at")
     parser.add_argument("--delay", type=float, default=50, help="ms between tokens (1000: both servers keep up)")
+    parser.add_argument("--by-code", action="store_true", help="coroutines and functions by the code they run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
         threadline = threadline_settings(data_dir)
@@ -81,7 +83,8 @@ def main() -> None:
         found = {}
         for peer in chosen:
             out = Path(data_dir) / f"census-{len(found)}.jsonl"
-            process, port = start(under_hook(peer), 40, args.delay, {"CENSUS_OUT": str(out)})
+            hook = {"CENSUS_OUT": str(out), "CENSUS_BY_CODE": "1" if args.by_code else ""}
+            process, port = start(under_hook(peer), 40, args.delay, hook)
             try:
                 idle, busy, errors = asyncio.run(counted(process.pid, out, port, args.streams, args.after))
             finally:

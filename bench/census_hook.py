@@ -19,6 +19,7 @@ import signal
 import sys
 from collections import Counter
 from pathlib import Path
+from types import CoroutineType, FunctionType
 
 
 def rss_mb() -> float:
@@ -28,12 +29,26 @@ def rss_mb() -> float:
     return float("nan")
 
 
+def kind_by_code(item: object) -> str:
+    """A coroutine or a function by the code it runs (its module and qualified name), anything else by its type."""
+    kind = type(item)
+    if kind is CoroutineType:
+        code = item.cr_code  # type: ignore[attr-defined]
+    elif kind is FunctionType:
+        code = item.__code__  # type: ignore[attr-defined]
+    else:
+        return kind.__qualname__
+    module = Path(code.co_filename).with_suffix("").parts[-2:]
+    return f"{kind.__qualname__} {'/'.join(module)}:{code.co_qualname}"
+
+
 def census(*_: object) -> None:
     objects = gc.get_objects()
     counts: Counter[str] = Counter()
     sizes: Counter[str] = Counter()
+    by_code = bool(os.environ.get("CENSUS_BY_CODE"))
     for item in objects:
-        kind = type(item).__qualname__
+        kind = kind_by_code(item) if by_code else type(item).__qualname__
         counts[kind] += 1
         sizes[kind] += sys.getsizeof(item)
     tracked = len(objects)
