@@ -151,7 +151,9 @@ import sys
 from threadline import cli
 cli.leave_out_unused_extras(reload=sys.argv[1] == "reload")
 import httpx, uvicorn.supervisors
+from mcp.server.fastmcp import FastMCP
 from threadline.http.app import create_app
+FastMCP("logs")  # sets up its logging, with rich's handler when it can import rich
 print("rich.console" in sys.modules, "watchfiles" in sys.modules, uvicorn.supervisors.ChangeReload.__name__)
 """
 
