@@ -1,20 +1,27 @@
 """Where an answer's CPU goes: each layer of the token path measured on its own, in one process.
 
-    python3 tasks.py bench layers [--answers 200]
+    python3 tasks.py bench layers [--answers 200] [--rounds 5]
 
 Every row adds one layer to the previous one, for a 200-token answer from the demo model at zero delay
 with the in-memory checkpointer (no HTTP, no PostgreSQL), so the differences price the layers:
 the model's own chunks, LangChain's streaming wrapper, a LangGraph run of the conversation graph,
 LangGraph's `messages` + `updates` stream modes as a hand-written server reads them, and threadline's own
 run (the `messages` handler attached directly: runner.py), translator and SSE encoder.
+
+The process is tuned as `threadline serve` tunes its own (`threadline.serving.tune_process`). Each round runs
+every layer, in an order rotated from round to round, on a graph with a checkpointer of its own: run one after
+the other in a fixed order, the last rows paid for the checkpoints the first ones left (a third more for the last
+row, once). Each figure is the median (min–max) over the rounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -22,13 +29,19 @@ from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, TurnRequest, build_graph
 from threadline.answers.runner import run_graph
 from threadline.answers.translator import TurnTranslator
-from threadline.serving.gc_tuning import tune_for_serving
+from threadline.serving import tune_process
 from threadline.wires.ui_message_stream import encode_event
 from threadline_testing.turns import turn_request
 
 PROMPT = "count to 200"
 model = DemoChatModel(token_delay=0)
 graph = build_graph(model, [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=2))
+
+
+def fresh_graph() -> None:
+    """The graph again, with an empty checkpointer: what a round's answers leave is not the next round's cost."""
+    global graph
+    graph = build_graph(model, [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=2))
 
 
 def request() -> TurnRequest:
@@ -73,7 +86,10 @@ LAYERS = [
 ]
 
 
-async def cpu_ms(layer, answers: int) -> float:
+Layer = Callable[[], Awaitable[None]]
+
+
+async def cpu_ms(layer: Layer, answers: int) -> float:
     for _ in range(10):
         await layer()
     started = time.process_time()
@@ -82,16 +98,24 @@ async def cpu_ms(layer, answers: int) -> float:
     return (time.process_time() - started) / answers * 1000
 
 
-async def main(answers: int) -> None:
-    tune_for_serving()  # as `threadline serve` does
+async def main(answers: int, rounds: int) -> None:
+    tune_process()  # as `threadline serve` does
+    measured: dict[str, list[float]] = {name: [] for name, _ in LAYERS}
+    for round_number in range(rounds):
+        fresh_graph()
+        turn = round_number % len(LAYERS)
+        for name, layer in LAYERS[turn:] + LAYERS[:turn]:
+            measured[name].append(await cpu_ms(layer, answers))
     print("| layer | CPU per 200-token answer | per token |")
     print("|---|---|---|")
-    for name, layer in LAYERS:
-        ms = await cpu_ms(layer, answers)
-        print(f"| {name} | {ms:.2f} ms | {ms * 1000 / 200:.1f} µs |")
+    for name, figures in measured.items():
+        ms = statistics.median(figures)
+        print(f"| {name} | {ms:.2f} ms ({min(figures):.2f}–{max(figures):.2f}) | {ms * 1000 / 200:.1f} µs |")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--answers", type=int, default=200)
-    asyncio.run(main(parser.parse_args().answers))
+    parser.add_argument("--rounds", type=int, default=5)
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.answers, arguments.rounds))
