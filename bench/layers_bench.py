@@ -1,12 +1,14 @@
 """Where an answer's CPU goes: each layer of the token path measured on its own, in one process.
 
-    python3 tasks.py bench layers [--answers 200] [--rounds 5]
+    python3 tasks.py bench layers [--answers 200] [--rounds 5] [--tokens 200]
 
 Every row adds one layer to the previous one, for a 200-token answer from the demo model at zero delay
 with the in-memory checkpointer (no HTTP, no PostgreSQL), so the differences price the layers:
 the model's own chunks, LangChain's streaming wrapper, a LangGraph run of the conversation graph,
 LangGraph's `messages` + `updates` stream modes as a hand-written server reads them, and threadline's own
-run (the `messages` handler attached directly: runner.py), translator and SSE encoder.
+run (the `messages` handler attached directly: runner.py), translator and SSE encoder. Under the ladder, the
+equal-work peer's graph (bench/peers/langgraph_postgres.py: one node calling the model, its `messages` stream) on
+the same checkpointer: with `--tokens 2`, what a run of each graph costs besides its tokens.
 
 The process is tuned as `threadline serve` tunes its own (`threadline.serving.tune_process`). Each round runs
 every layer, in an order rotated from round to round, on a graph with a checkpointer of its own: run one after
@@ -25,6 +27,8 @@ from collections.abc import Awaitable, Callable
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from peers.langgraph_postgres import respond
 from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, TurnRequest, build_graph
 from threadline.answers.runner import run_graph
@@ -36,12 +40,14 @@ from threadline_testing.turns import turn_request
 PROMPT = "count to 200"
 model = DemoChatModel(token_delay=0)
 graph = build_graph(model, [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=2))
+peer_graph = StateGraph(MessagesState).add_node(respond).add_edge(START, "respond").compile(InMemorySaver())
 
 
-def fresh_graph() -> None:
-    """The graph again, with an empty checkpointer: what a round's answers leave is not the next round's cost."""
-    global graph
+def fresh_graphs() -> None:
+    """Both graphs again, with empty checkpointers: what a round's answers leave is not the next round's cost."""
+    global graph, peer_graph
     graph = build_graph(model, [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=2))
+    peer_graph = StateGraph(MessagesState).add_node(respond).add_edge(START, "respond").compile(InMemorySaver())
 
 
 def request() -> TurnRequest:
@@ -77,12 +83,18 @@ async def threadline_events() -> None:
     await run_graph(graph, uuid.uuid4().hex, request(), TurnTranslator(events_mode=False), encode_event)
 
 
+async def peer_stream() -> None:
+    async for _ in peer_graph.astream({"messages": [HumanMessage(PROMPT)]}, thread(), stream_mode="messages"):
+        pass
+
+
 LAYERS = [
     ("the demo model's own chunks", model_chunks),
     ("LangChain astream around them", langchain_stream),
     ("a LangGraph run of the graph (no streaming)", graph_run),
     ("LangGraph messages + updates streams", graph_stream),
     ("threadline's run: messages as they come, translator, SSE encoder", threadline_events),
+    ("the equal-work peer's one-node graph, its messages stream", peer_stream),
 ]
 
 
@@ -98,24 +110,27 @@ async def cpu_ms(layer: Layer, answers: int) -> float:
     return (time.process_time() - started) / answers * 1000
 
 
-async def main(answers: int, rounds: int) -> None:
+async def main(answers: int, rounds: int, tokens: int) -> None:
+    global PROMPT
+    PROMPT = f"count to {tokens}"
     tune_process()  # as `threadline serve` does
     measured: dict[str, list[float]] = {name: [] for name, _ in LAYERS}
     for round_number in range(rounds):
-        fresh_graph()
+        fresh_graphs()
         turn = round_number % len(LAYERS)
         for name, layer in LAYERS[turn:] + LAYERS[:turn]:
             measured[name].append(await cpu_ms(layer, answers))
-    print("| layer | CPU per 200-token answer | per token |")
+    print(f"| layer | CPU per {tokens}-token answer | per token |")
     print("|---|---|---|")
     for name, figures in measured.items():
         ms = statistics.median(figures)
-        print(f"| {name} | {ms:.2f} ms ({min(figures):.2f}–{max(figures):.2f}) | {ms * 1000 / 200:.1f} µs |")
+        print(f"| {name} | {ms:.2f} ms ({min(figures):.2f}–{max(figures):.2f}) | {ms * 1000 / tokens:.1f} µs |")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--answers", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tokens", type=int, default=200, help="the answer's length (the demo model counts)")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.answers, arguments.rounds))
+    asyncio.run(main(arguments.answers, arguments.rounds, arguments.tokens))
