@@ -12,8 +12,8 @@ the same checkpointer: with `--tokens 2`, what a run of each graph costs besides
 
 The process is tuned as `threadline serve` tunes its own (`threadline.serving.tune_process`). Each round runs
 every layer, in an order rotated from round to round, on a graph with a checkpointer of its own: run one after
-the other in a fixed order, the last rows paid for the checkpoints the first ones left (a third more for the last
-row, once). Each figure is the median (min–max) over the rounds.
+the other in a fixed order, the last rows paid for the checkpoints the first ones left. Each figure is the median
+(min–max) over the rounds.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from peers.langgraph_postgres import respond
 from threadline.agent.demo_model import DemoChatModel
-from threadline.agent.graph import GraphOptions, TurnRequest, build_graph
+from threadline.agent.graph import Graph, GraphOptions, TurnRequest, build_graph
 from threadline.answers.runner import run_graph
 from threadline.answers.translator import TurnTranslator
 from threadline.serving import tune_process
@@ -39,15 +39,23 @@ from threadline_testing.turns import turn_request
 
 PROMPT = "count to 200"
 model = DemoChatModel(token_delay=0)
-graph = build_graph(model, [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=2))
-peer_graph = StateGraph(MessagesState).add_node(respond).add_edge(START, "respond").compile(InMemorySaver())
+
+
+def threadline_graph() -> Graph:
+    return build_graph(model, [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=2))
+
+
+def one_node_graph() -> Graph:
+    return StateGraph(MessagesState).add_node(respond).add_edge(START, "respond").compile(InMemorySaver())
+
+
+graph, peer_graph = threadline_graph(), one_node_graph()
 
 
 def fresh_graphs() -> None:
     """Both graphs again, with empty checkpointers: what a round's answers leave is not the next round's cost."""
     global graph, peer_graph
-    graph = build_graph(model, [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=2))
-    peer_graph = StateGraph(MessagesState).add_node(respond).add_edge(START, "respond").compile(InMemorySaver())
+    graph, peer_graph = threadline_graph(), one_node_graph()
 
 
 def request() -> TurnRequest:
