@@ -1,7 +1,7 @@
 """What a running answer holds: threadline and the equal-work LangGraph + PostgreSQL peer, counted inside each
 process while 1000 streams are open.
 
-    python3 tasks.py bench census [--streams 1000] [--after 6] [--delay 50] [--by-code]
+    python3 tasks.py bench census [--streams 1000] [--after 6] [--delay 50] [--by-code] [--by-owner]
 
 Each server runs under bench/census_hook.py, pinned to core 0 as in `bench compare` (threadline as `compare`
 runs it: the demo model, no suggestions, no title call). After a warm-up it counts once idle, then opens the
@@ -9,7 +9,7 @@ streams (40 tokens 50 ms apart, as `compare`'s open streams) and counts again `-
 they run. Printed per running answer (the HTTP requests open at that moment): RSS growth, blocks of Python's
 allocator, objects the cycle collector tracks and what a full collection found unreachable; then the kinds of
 object threadline holds more of than the peer, by size (with `--by-code`, each coroutine and function by the code it
-runs, which says whose it is).
+runs, which says whose it is; with `--by-owner`, each dict, list, set and tuple by what holds it).
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ def main() -> None:
     parser.add_argument("--after", type=float, default=6.0, help="seconds into the streams to count at")
     parser.add_argument("--delay", type=float, default=50, help="ms between tokens (1000: both servers keep up)")
     parser.add_argument("--by-code", action="store_true", help="coroutines and functions by the code they run")
+    parser.add_argument("--by-owner", action="store_true", help="dicts, lists, sets and tuples by what holds them")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
         threadline = threadline_settings(data_dir)
@@ -83,7 +84,11 @@ def main() -> None:
         found = {}
         for peer in chosen:
             out = Path(data_dir) / f"census-{len(found)}.jsonl"
-            hook = {"CENSUS_OUT": str(out), "CENSUS_BY_CODE": "1" if args.by_code else ""}
+            hook = {
+                "CENSUS_OUT": str(out),
+                "CENSUS_BY_CODE": "1" if args.by_code else "",
+                "CENSUS_BY_OWNER": "1" if args.by_owner else "",
+            }
             process, port = start(under_hook(peer), 40, args.delay, hook)
             try:
                 idle, busy, errors = asyncio.run(counted(process.pid, out, port, args.streams, args.after))

@@ -7,6 +7,10 @@ On each SIGUSR1 it appends one JSON line to the file CENSUS_OUT names: the proce
 allocator, the objects the cycle collector tracks (counted and sized by type) and how many of them a full
 collection finds unreachable. Counting walks every object, so the census pauses the server for a moment (well
 under the first-token timeout at 1000 streams).
+
+CENSUS_BY_CODE names each coroutine and function by the code it runs; CENSUS_BY_OWNER names each dict, list, set and
+tuple by what holds it (the first other object found referring to it, or its holder's holder): `dict of
+AsyncPregelLoop` is a loop's attributes, `set of TurnTranslator` a translator's sets.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import runpy
 import signal
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from types import CoroutineType, FunctionType
 
@@ -42,20 +47,45 @@ def kind_by_code(item: object) -> str:
     return f"{kind.__qualname__} {'/'.join(module)}:{code.co_qualname}"
 
 
+CONTAINERS = (dict, list, set, tuple)
+
+
+def owners_of_containers(objects: list[object], name: Callable[[object], str]) -> dict[int, str]:
+    """For each container (by id), the name of what holds it: another object referring to it, or, for a container
+    held by containers only, what holds those (three levels down)."""
+    owners: dict[int, str] = {}
+    for item in objects:
+        if type(item) not in CONTAINERS:
+            for held in gc.get_referents(item):
+                if type(held) in CONTAINERS:
+                    owners.setdefault(id(held), name(item))
+    for _ in range(3):
+        for item in objects:
+            if type(item) in CONTAINERS and (owner := owners.get(id(item))) is not None:
+                for held in gc.get_referents(item):
+                    if type(held) in CONTAINERS:
+                        owners.setdefault(id(held), owner)
+    return owners
+
+
 def census(*_: object) -> None:
+    rss, blocks = rss_mb(), sys.getallocatedblocks()  # before the census allocates its own
     objects = gc.get_objects()
     counts: Counter[str] = Counter()
     sizes: Counter[str] = Counter()
-    by_code = bool(os.environ.get("CENSUS_BY_CODE"))
+    name = kind_by_code if os.environ.get("CENSUS_BY_CODE") else lambda item: type(item).__qualname__
+    owners = owners_of_containers(objects, name) if os.environ.get("CENSUS_BY_OWNER") else {}
     for item in objects:
-        kind = kind_by_code(item) if by_code else type(item).__qualname__
+        kind = name(item)
+        if id(item) in owners:
+            kind = f"{kind} of {owners[id(item)]}"
         counts[kind] += 1
         sizes[kind] += sys.getsizeof(item)
     tracked = len(objects)
-    del objects
+    del objects, owners
     line = {
-        "rss_mb": rss_mb(),
-        "blocks": sys.getallocatedblocks(),
+        "rss_mb": rss,
+        "blocks": blocks,
         "tracked": tracked,
         "counts": dict(counts),
         "bytes": dict(sizes),
