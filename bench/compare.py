@@ -13,7 +13,9 @@ ratios against the AI SDK peer, and drawn to docs/bench-compare.png.
 - answers: 200-token answers at zero model delay, at concurrency 1 and 64;
 - paced: one at a time, 20 tokens 20 ms apart: the first token then waits for the model, not for a
   whole answer already made, so the difference to the bare floor is what a peer adds before it;
-- open streams: 1000 streams at once, 40 tokens 50 ms apart (ideal 2.0 s each).
+- open streams: 1000 streams at once, 40 tokens 50 ms apart (ideal 2.0 s each);
+- starts (only with `--scenarios starts`): two-token answers at concurrency 64, so that a server's CPU per answer is
+  what starting and ending one costs it.
 
 Peers: the AI SDK 7 Node server (streamText + MockLanguageModelV4 from `ai/test` +
 pipeUIMessageStreamToResponse, bench/peers/aisdk_server.mjs), on the Node 22 that bench/package.json pins
@@ -152,6 +154,7 @@ def quantile(values: list[float], q: int) -> float:
 
 
 SCENARIOS = ("c1", "c64", "paced", "open")  # what a run measures, each peer in each round
+CONCURRENCY = {"c1": "1", "c64": "64", "starts": "64, 2 tokens"}  # as the answers table names each
 
 
 def measure(
@@ -167,6 +170,7 @@ def measure(
         "c64": (200, 0, 64, c64_answers),
         "paced": (20, 20, 1, 60),
         "open": (40, 50, 1000, 1000),
+        "starts": (2, 0, 64, 4 * c64_answers),
         "long": (200, 0, 16, 3000),  # a server that has answered for a while: what it still holds
         "list": (0, 0, 16, 8000),  # a light request: a visitor's first page of conversations, 8000 times
     }[scenario]
@@ -249,7 +253,7 @@ def draw(results: dict, names: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)
+    parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=(*SCENARIOS, "starts"))
     parser.add_argument(
         "--new-connections", action="store_true", help="a connection per answer, not one kept per client"
     )
@@ -298,12 +302,13 @@ def report(results: dict) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, scenarios in results.items():
-        for scenario in ("c1", "c64"):
+        for scenario in ("c1", "c64", "starts"):
             if scenario not in scenarios:
                 continue
             r = scenarios[scenario]
             print(
-                f"| {name} | {scenario[1:]} | {r['first_byte_p50']:.1f} ms | {spread(r, 'first_delta_p50')} ms | "
+                f"| {name} | {CONCURRENCY[scenario]} | {r['first_byte_p50']:.1f} ms | "
+                f"{spread(r, 'first_delta_p50')} ms | "
                 f"{r['total_p50']:.1f} ms | {spread(r, 'answers_per_s')} | "
                 f"{r['answers_per_s'] / sdk[scenario]['answers_per_s']:.2f} | {r['chunks_per_s']:,.0f} | "
                 f"{spread(r, 'cpu_per_answer_ms')} ms | {r['cpu_per_token_us']:.1f} µs | {r['peak_rss_mb']:.0f} MB | "

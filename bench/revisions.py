@@ -55,7 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("revisions", nargs="+", metavar="REV")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--scenario", default="c64", choices=("c1", "c64", "paced", "open", "long", "list"))
+    parser.add_argument("--scenario", default="c64", choices=("c1", "c64", "paced", "open", "long", "list", "starts"))
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
         os.sched_setaffinity(0, {1})
