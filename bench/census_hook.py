@@ -52,19 +52,21 @@ CONTAINERS = (dict, list, set, tuple)
 
 def owners_of_containers(objects: list[object], name: Callable[[object], str]) -> dict[int, str]:
     """For each container (by id), the name of what holds it: another object referring to it, or, for a container
-    held by containers only, what holds those (three levels down)."""
+    held by containers only, what holds those."""
     owners: dict[int, str] = {}
+    owned: list[object] = []  # containers named, whose own containers are named after the same holder
     for item in objects:
         if type(item) not in CONTAINERS:
             for held in gc.get_referents(item):
-                if type(held) in CONTAINERS:
-                    owners.setdefault(id(held), name(item))
-    for _ in range(3):
-        for item in objects:
-            if type(item) in CONTAINERS and (owner := owners.get(id(item))) is not None:
-                for held in gc.get_referents(item):
-                    if type(held) in CONTAINERS:
-                        owners.setdefault(id(held), owner)
+                if type(held) in CONTAINERS and id(held) not in owners:
+                    owners[id(held)] = name(item)
+                    owned.append(held)
+    while owned:
+        container = owned.pop()
+        for held in gc.get_referents(container):
+            if type(held) in CONTAINERS and id(held) not in owners:
+                owners[id(held)] = owners[id(container)]
+                owned.append(held)
     return owners
 
 
