@@ -49,11 +49,12 @@ def one_node_graph() -> Graph:
     return StateGraph(MessagesState).add_node(respond).add_edge(START, "respond").compile(InMemorySaver())
 
 
-graph, peer_graph = threadline_graph(), one_node_graph()
+graph: Graph  # both built for each round (fresh_graphs)
+peer_graph: Graph
 
 
 def fresh_graphs() -> None:
-    """Both graphs again, with empty checkpointers: what a round's answers leave is not the next round's cost."""
+    """Both graphs, with empty checkpointers: what a round's answers leave is not the next round's cost."""
     global graph, peer_graph
     graph, peer_graph = threadline_graph(), one_node_graph()
 
