@@ -147,23 +147,46 @@ def test_workers_serve_on_one_port_and_stop_together(database_url, tmp_path):
 
 
 LEFT_OUT = """
-import sys
+import os, sys
 from threadline import cli
-cli.leave_out_unused_extras(reload=sys.argv[1] == "reload")
-import httpx, uvicorn.supervisors
-from mcp.server.fastmcp import FastMCP
-from threadline.http.app import create_app
-FastMCP("logs")  # sets up its logging, with rich's handler when it can import rich
-print("rich.console" in sys.modules, "watchfiles" in sys.modules, uvicorn.supervisors.ChangeReload.__name__)
+from threadline.settings import load_settings
+unused = cli.unused_extras(load_settings(), reload=sys.argv[1] == "reload")
+with cli.unimportable(unused):
+    import httpx, langsmith.client, uvicorn.supervisors
+    from mcp.server.fastmcp import FastMCP
+    from threadline.http.app import create_app
+    FastMCP("logs")  # sets up its logging, with rich's handler when it can import rich
+    import requests
+imported = ("rich.console", "watchfiles", "httpx2", "charset_normalizer", "opentelemetry.sdk.trace")
+print(*(module in sys.modules for module in imported), uvicorn.supervisors.ChangeReload.__name__)
+import rich.console, httpx2, charset_normalizer, opentelemetry.sdk.trace  # a team's agent imports them after
 """
 
 
 def test_a_server_leaves_out_the_optional_parts_of_libraries_it_never_uses():
-    def imported(mode: str) -> str:
-        return subprocess.run([sys.executable, "-c", LEFT_OUT, mode], capture_output=True, text=True, check=True).stdout
-
-    assert imported("serve").split() == ["False", "False", "StatReload"]
-    assert imported("reload").split() == ["False", "True", "WatchFilesReload"]  # --reload watches with watchfiles
+    clean = {key: value for key, value in os.environ.items() if not key.startswith(("OTEL_", "LANG"))}
+    runs = {  # at once: each imports the whole server
+        (mode, *env.items()): subprocess.Popen(
+            [sys.executable, "-c", LEFT_OUT, mode],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=clean | env,
+        )
+        for mode, env in [
+            ("serve", {}),
+            ("reload", {}),
+            ("serve", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}),
+            ("serve", {"LANGSMITH_OTEL_ENABLED": "true"}),
+        ]
+    }
+    said = [process.communicate(timeout=120) for process in runs.values()]
+    assert all(process.returncode == 0 for process in runs.values()), said
+    assert "Warning" not in said[0][1]  # requests' warning that it has no character detection is not shown
+    printed = [out.split() for out, _ in said]
+    assert printed[0] == ["False", "False", "False", "False", "False", "StatReload"]
+    assert printed[1] == ["False", "True", "False", "False", "False", "WatchFilesReload"]  # --reload uses watchfiles
+    assert printed[2] == printed[3] == ["False", "False", "False", "False", "True", "StatReload"]  # traced: the SDK
 
 
 def test_workers_need_postgresql():

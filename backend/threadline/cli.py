@@ -8,10 +8,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import os
 import socket
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from types import FrameType
@@ -82,9 +84,11 @@ def loaded_agents(settings: Settings) -> tuple[Any, ...] | None:
 
 
 def serve(options: dict[str, str], workers: int = 1, reload: bool = False) -> int:
-    leave_out_unused_extras(reload)
     if (settings := settings_from(options)) is None:
         return 2
+    unused = unused_extras(settings, reload)
+    with unimportable(unused):
+        importlib.import_module("threadline.http.app")  # its libraries decide what they go without: before the agent
     # a team's own agent that cannot run stops start-up here, in one line, before anything is opened
     if (agents := loaded_agents(settings)) is None:
         return 2
@@ -95,7 +99,7 @@ def serve(options: dict[str, str], workers: int = 1, reload: bool = False) -> in
     # uvicorn shuts down on Ctrl+C and says so, then hands the signal back to Python: no traceback after that.
     with contextlib.suppress(KeyboardInterrupt):
         if workers == 1 and not reload:
-            stoppable_server()(uvicorn_config(settings, app_for(settings, agents))).run()
+            stoppable_server()(uvicorn_config(settings, app_for(settings, agents, unused))).run()
             return 0
         # Each process builds its own app from the same environment (the command line's options put into it).
         os.environ.update(options)
@@ -107,21 +111,56 @@ def serve(options: dict[str, str], workers: int = 1, reload: bool = False) -> in
     return 0
 
 
-def leave_out_unused_extras(reload: bool) -> None:
-    """Optional parts of libraries a server never uses, left unimported (about 5.5 MB of its idle memory): httpx's
-    command-line client (with rich, pygments and click), which httpx imports whenever they are installed; rich,
-    which the MCP SDK's FastMCP imports for a log handler it hands to `logging.basicConfig`, a no-op once `serve`
-    has configured logging (1.5 MB); and, unless `--reload`, uvicorn's file-watching reloader. Each library then
-    goes on as if the extra were not installed (its `except ImportError`)."""
-    for module in ("httpx._main", "rich", *(() if reload else ("uvicorn.supervisors.watchfilesreload",))):
-        sys.modules.setdefault(module, None)  # type: ignore[arg-type]  # None: Python's mark for "cannot import"
+def unused_extras(settings: Settings, reload: bool) -> tuple[str, ...]:
+    """Optional parts of libraries a server never uses, about 11 MB of its idle memory. Each library goes on as if
+    the part were not installed, as it documents:
+    - httpx's command-line client (with rich, pygments and click), which httpx imports whenever they are installed;
+    - rich, which the MCP SDK's FastMCP imports for a log handler it hands to `logging.basicConfig`, a no-op once
+      `serve` has configured logging (1.5 MB);
+    - httpx2, a fork of httpx that LangSmith's client prefers when installed, else it uses httpx (1.1 MB);
+    - requests' character detection, which guesses the encoding of a response that declares none, else UTF-8 is
+      taken (requests serves LangSmith's client; 3.1 MB);
+    - unless `--reload`, uvicorn's file-watching reloader;
+    - unless something traces (an OTLP endpoint, Langfuse, LangSmith's OpenTelemetry mode): OpenTelemetry's SDK,
+      which LangSmith's client imports for that mode, and Litestar's OpenTelemetry plugin, which Litestar's app
+      imports on every start only to look for the plugin's middleware (1.6 MB)."""
+    unused = ["httpx._main", "rich", "httpx2", "charset_normalizer", "chardet"]
+    if not reload:
+        unused.append("uvicorn.supervisors.watchfilesreload")
+    observability = settings.observability
+    langsmith_otel = {f"{prefix}_{name}" for prefix in ("LANGSMITH", "LANGCHAIN") for name in LANGSMITH_OTEL}
+    traced = observability.otlp_traces_endpoint or observability.langfuse_public_key or langsmith_otel & set(os.environ)
+    if not traced:
+        unused += ["opentelemetry.sdk", "litestar.plugins.opentelemetry"]
+    return tuple(unused)
 
 
-def app_for(settings: Settings, agents: tuple[Any, ...]) -> Any:
+LANGSMITH_OTEL = ("TRACING_MODE", "OTEL_ENABLED", "OTEL_ONLY")  # what can turn LangSmith's OpenTelemetry mode on
+
+
+@contextlib.contextmanager
+def unimportable(modules: tuple[str, ...]) -> Iterator[None]:
+    """`modules` cannot be imported meanwhile, so a library imported meanwhile goes on as if they were not installed
+    (its `except ImportError`); after, they can be again: a team's agent may use them."""
+    marked = [module for module in modules if module not in sys.modules]
+    for module in marked:
+        sys.modules[module] = None  # type: ignore[assignment]  # None: Python's mark for "cannot import"
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Unable to find acceptable character detection")  # requests, said once
+            yield
+    finally:
+        for module in marked:
+            if sys.modules.get(module, ...) is None:
+                del sys.modules[module]
+
+
+def app_for(settings: Settings, agents: tuple[Any, ...], unused: tuple[str, ...] = ()) -> Any:
     from threadline.http.app import create_app
     from threadline.serving import tune_process
 
-    app = create_app(settings, agents)
+    with unimportable(unused):  # the app's own start imports some (Litestar, FastMCP)
+        app = create_app(settings, agents)
     app.on_startup.append(tune_process)
     return app
 
@@ -129,10 +168,13 @@ def app_for(settings: Settings, agents: tuple[Any, ...]) -> Any:
 def app_from_environment() -> Any:
     """One process's app under `serve --workers` or `--reload`: the settings and agents read again here."""
     settings = load_settings()
+    unused = unused_extras(settings, reload=False)  # a worker never watches files: its supervisor does
+    with unimportable(unused):
+        importlib.import_module("threadline.http.app")  # as `serve` does
     from threadline.agent.graphs import load_agents
 
     configure_logging(settings.observability.log_level, settings.observability.log_format)
-    return app_for(settings, load_agents(settings))
+    return app_for(settings, load_agents(settings), unused)
 
 
 def uvicorn_config(settings: Settings, app: Any, **options: Any) -> Any:
