@@ -11,7 +11,7 @@
     python3 tasks.py bench [NAME]  install what is missing, then run a benchmark in bench/: stream (the
                              default), compare, breakdown, capacity, load, encode, mcp, layers,
                              checkpoint, storage, ab-storage, observability, context, resume,
-                             accounts, attachments, search, workers, shapes, census, frontends or revisions
+                             accounts, attachments, search, workers, shapes, census, idle, frontends or revisions
                              (a change's cost per answer: `bench revisions HEAD~1 .`)
 
 Dependencies come from the lock files (requirements.lock, which uv compiles from pyproject.toml with
@@ -348,6 +348,7 @@ BENCHMARKS = {
     "frontends": "frontends_bench.py",
     "growth": "growth_bench.py",
     "start-rows": "start_rows_bench.py",
+    "idle": "idle_bench.py",
 }
 
 
