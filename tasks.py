@@ -82,7 +82,7 @@ def ensure_python() -> None:
     if sys.version_info < (3, 11):
         sys.exit("tasks.py: threadline needs Python 3.11 or newer")
     stamp = VENV / ".installed"
-    wanted = _digest(ROOT / "requirements.lock", ROOT / "pyproject.toml")
+    wanted = _digest(ROOT / "requirements.lock", ROOT / "pyproject.toml") + "+bytecode"
     if PYTHON.exists() and stamp.exists() and stamp.read_text() == wanted:
         return
     env = dict(os.environ, UV_LINK_MODE="copy")  # the cache may be on another file system
@@ -90,7 +90,10 @@ def ensure_python() -> None:
         say("creating the virtual environment in .venv")
         run(uv(), "venv", "--quiet", "--seed", "--python", sys.executable, VENV, env=env)
     say("installing Python dependencies from requirements.lock")
-    run(uv(), "pip", "sync", "--quiet", "--python", PYTHON, "requirements.lock", env=env)
+    # Compiled as they are installed: each process a test or `serve` starts then reads the libraries' bytecode
+    # instead of compiling them (a server starts in 3 s instead of 4.5 s here), even where PYTHONDONTWRITEBYTECODE
+    # keeps Python from caching what it compiles.
+    run(uv(), "pip", "sync", "--quiet", "--compile-bytecode", "--python", PYTHON, "requirements.lock", env=env)
     run(uv(), "pip", "install", "--quiet", "--python", PYTHON, "--no-deps", "-e", ".", env=env)
     stamp.write_text(wanted)
 
@@ -234,6 +237,9 @@ def test(args: list[str]) -> int:
     # subprocesses, so the cores stay busy (on 2 cores, 3 processes took 7:43 where 2 took 9:23).
     # `-n 0` after it runs them in this one process.
     workers = (os.cpu_count() or 1) + 1
+    # threadline's own modules compiled once too (an editable install, which uv does not compile): the servers the
+    # tests start read them, where PYTHONDONTWRITEBYTECODE would have each one compile them again.
+    subprocess.call([str(PYTHON), "-m", "compileall", "-q", "-j", "0", str(ROOT / "backend")], cwd=ROOT)
     return subprocess.call([str(PYTHON), "-m", "pytest", "-n", str(workers), *args], cwd=ROOT)
 
 
