@@ -63,10 +63,17 @@ class Peer:
 
 
 def peers(data_dir: str) -> list[Peer]:
-    threadline_env = threadline_settings(data_dir)
     return [
         Peer("AI SDK 7 (Node)", [supported_node(), str(BENCH / "peers" / "aisdk_server.mjs")]),
         Peer("bare Litestar", [sys.executable, str(BENCH / "peers" / "bare_server.py")]),
+        *python_peers(data_dir),
+    ]
+
+
+def python_peers(data_dir: str) -> list[Peer]:
+    """threadline and, on its database, the equal-work LangGraph peer: the two that need no Node."""
+    threadline_env = threadline_settings(data_dir)
+    return [
         Peer("threadline", [sys.executable, "-m", "threadline", "serve"], threadline_env),
         *equal_work_peer(threadline_env.get("DATABASE_URL")),
     ]

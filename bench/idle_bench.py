@@ -14,16 +14,10 @@ import statistics
 import tempfile
 import time
 
-from compare import peers, start
-from stream_bench import bench_database
+from compare import python_peers, start
+from stream_bench import bench_database, status_mb
 
 SETTLE = 2.0  # seconds after /health: what start-up does last (the pool, the first checkpoint tables) is done
-
-
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        line = next(line for line in status if line.startswith("VmRSS:"))
-    return int(line.split()[1]) / 1024
 
 
 def main() -> None:
@@ -32,13 +26,13 @@ def main() -> None:
     args = parser.parse_args()
     measured: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
-        servers = [peer for peer in peers(data_dir) if peer.name in ("threadline", "LangGraph + Postgres")]
+        servers = python_peers(data_dir)
         for round_ in range(args.rounds):
             for peer in servers[round_ % 2 :] + servers[: round_ % 2]:
                 process, _port = start(peer, 2, 0)
                 try:
                     time.sleep(SETTLE)
-                    measured.setdefault(peer.name, []).append(rss_mb(process.pid))
+                    measured.setdefault(peer.name, []).append(status_mb(process.pid, "VmRSS"))
                 finally:
                     process.terminate()
                     process.wait(timeout=60)

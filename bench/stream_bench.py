@@ -59,8 +59,13 @@ def cpu_seconds(pid: int) -> float:
 
 
 def peak_rss_mb(pid: int) -> float:
+    return status_mb(pid, "VmHWM")
+
+
+def status_mb(pid: int, field: str) -> float:
+    """A memory figure of a process (`VmRSS`, `VmHWM`, ...) in MB, from /proc."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
