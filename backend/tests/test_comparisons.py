@@ -149,6 +149,15 @@ async def first_of(chunks, kind: str) -> dict:
     raise AssertionError(f"no {kind} arrived")
 
 
+async def text_until(chunks, words: str) -> str:
+    text = ""
+    async for chunk in chunks:
+        text += chunk.get("delta", "") if chunk["type"] == "text-delta" else ""
+        if words in text:
+            return text
+    raise AssertionError(f"the stream ended before {words!r}: {text!r}")
+
+
 async def test_stopping_the_conversation_stops_both_answers(ab_settings):
     conversation_id = new_conversation_id()
     with serving(ab_settings(demo_token_delay_ms=30.0)) as base_url:
@@ -159,7 +168,7 @@ async def test_stopping_the_conversation_stops_both_answers(ab_settings):
                 comparison_id = (await first_of(chunks, "start"))["messageMetadata"]["comparisonId"]
                 await first_of(chunks, "text-delta")
                 async with client.stream("GET", f"/api/comparisons/{comparison_id}/stream") as second:
-                    await first_of(sse_chunks(second), "text-delta")
+                    await text_until(sse_chunks(second), "word4")  # B has stalled: only the stop can end it
                     stopped = await client.delete(f"/api/chat/{conversation_id}/stream")
             assert stopped.status_code == 200 and stopped.json()["cancelled"] is True
             comparison = await finished_comparison(client, comparison_id)
