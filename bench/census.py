@@ -77,6 +77,7 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=50, help="ms between tokens (1000: both servers keep up)")
     parser.add_argument("--by-code", action="store_true", help="coroutines and functions by the code they run")
     parser.add_argument("--by-owner", action="store_true", help="dicts, lists, sets and tuples by what holds them")
+    parser.add_argument("--rows", type=int, default=15, help="kinds listed, those threadline holds most more of first")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data_dir, bench_database(data_dir):
         threadline = threadline_settings(data_dir)
@@ -97,10 +98,10 @@ def main() -> None:
                 process.wait(timeout=60)
             found[peer.name] = per_answer(idle, busy) | {"errors": errors}
             time.sleep(1)
-    report(found)
+    report(found, args.rows)
 
 
-def report(found: dict[str, dict]) -> None:
+def report(found: dict[str, dict], rows: int) -> None:
     print("| server | running answers | failed | idle RSS | RSS per answer | allocator blocks | tracked objects |")
     print("|---|---|---|---|---|---|---|")
     for name, f in found.items():
@@ -111,7 +112,7 @@ def report(found: dict[str, dict]) -> None:
     if len(found) < 2:
         return
     ours, peer = found["threadline"], found["LangGraph + Postgres"]
-    extra = sorted(ours["bytes"], key=lambda k: peer["bytes"].get(k, 0) - ours["bytes"][k])[:15]
+    extra = sorted(ours["bytes"], key=lambda k: peer["bytes"].get(k, 0) - ours["bytes"][k])[:rows]
     print("\nWhat threadline holds more of, per running answer (by `sys.getsizeof`):\n")
     print("| kind | threadline | peer | more |")
     print("|---|---|---|---|")
