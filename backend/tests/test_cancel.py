@@ -161,6 +161,32 @@ async def test_a_stop_request_reaches_an_answer_running_in_another_process(two_s
     assert answer["metadata"]["interrupted"] == "cancelled" and last_text(answer).startswith(shown)
 
 
+async def test_a_message_another_process_refuses_counts_no_turn_and_starts_no_conversation(two_servers, database_url):
+    """The conversation's turn goes to PostgreSQL with the answer's row, in one round trip, and is written only
+    with it: a message refused there (its conversation busy, or the visitor's three answers running) leaves the
+    conversations as they were."""
+    streaming = [new_conversation_id() for _ in range(3)]  # CHAT_ANSWERS_PER_VISITOR's default
+    refused_id = new_conversation_id()
+    async with one_visitor_on(*two_servers) as (a, b):
+        running = [await stream_some(a, streaming[0], deltas=1)]
+        busy = await b.post("/api/chat", json=chat_body(streaming[0], "and this?"))
+        running += [await stream_some(a, conversation_id, deltas=1) for conversation_id in streaming[1:]]
+        too_many = await b.post("/api/chat", json=chat_body(refused_id, "hello"))
+        client_id = b.headers["x-threadline-client"].split(".")[0]
+        async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+            rows = await (
+                await conn.execute(
+                    "SELECT id, turns FROM threadline.conversations WHERE client_id = %s ORDER BY id", (client_id,)
+                )
+            ).fetchall()
+        for conversation_id, (response, _chunks, _) in zip(streaming, running, strict=True):
+            await b.delete(f"/api/chat/{conversation_id}/stream")
+            await response.aclose()
+    assert busy.status_code == 409 and busy.json()["error"]["code"] == "CONFLICT"
+    assert too_many.status_code == 409 and too_many.json()["error"]["code"] == "TOO_MANY_ANSWERS"
+    assert rows == sorted((conversation_id, 1) for conversation_id in streaming), "one turn each, nothing else"
+
+
 async def no_answer_runs(database_url: str, thread_id: str, seconds: float = 10.0) -> None:
     """Until no process holds a running answer in the thread (an answer lets go once its writes are done)."""
     deadline = time.monotonic() + seconds

@@ -20,6 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
+from typing import Any
 
 import psycopg
 from psycopg.rows import DictRow
@@ -28,6 +29,7 @@ from threadline.answers.turn import Stop, Turn
 from threadline.refusals import Refused, busy, too_many_answers
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth
 from threadline.storage.postgres import running_answers as rows
+from threadline.storage.postgres.conversation_list import TurnAlong
 from threadline.storage.saver import Pool
 from threadline.storage.threads import branches_of
 
@@ -68,12 +70,14 @@ class ActiveTurns:
         self.by_thread[turn.thread_id] = turn
         running.append(turn)
 
-    async def record(self, turn: Turn, most: int) -> None:
+    async def record(self, turn: Turn, most: int, along: TurnAlong | None = None) -> bool | None:
         """Write the claimed answer's row, which every process sees (refused when another process runs one in
         the conversation, or `most` for the client); while the database is down, the claim in this process is
-        all there is."""
+        all there is. `along`, the conversation's turn, goes in the same round trip and is written only with the
+        row: whether it created the conversation, or None when it did not go (then `touch` it)."""
         if self.pool is not None and not self.health.down:
-            await self._record(turn, most)
+            return await self._record(turn, most, along)
+        return None
 
     def launch(self, turn: Turn) -> None:
         """Start the claimed answer's task; it releases its claim when it ends."""
@@ -91,32 +95,51 @@ class ActiveTurns:
         if self.tasks.get(thread_id) is task:
             del self.tasks[thread_id]
 
-    async def _record(self, turn: Turn, most: int) -> None:
+    async def _record(self, turn: Turn, most: int, along: TurnAlong | None) -> bool | None:
         assert self.pool is not None, "recorded only with a database"
         try:
-            await self._insert(turn, most)
+            return await self._insert(turn, most, along)
         except psycopg.errors.UniqueViolation:
             raise busy() from None
         except CONNECTION_ERRORS as exc:  # PoolTimeout is an OperationalError
             self.health.failed("recording a running answer", exc, conversation_id=turn.conversation_id)
+            return None
 
-    async def _insert(self, turn: Turn, most: int) -> None:
+    async def _insert(self, turn: Turn, most: int, along: TurnAlong | None) -> bool | None:
         assert self.pool is not None
         key = (turn.thread_id, turn.client_id, self.session, turn.request.assistant_message_id, most)
         async with self.pool.connection() as conn:
-            try:
-                started_at = await rows.record(conn, *key)
-            except psycopg.errors.UniqueViolation:
-                started_at = None
+            sent = None
+            if along is None:
+                started_at = await self._first_try(conn, key)
+            else:
+                started_at, sent = await self._first_try_along(conn, key, along)
             if started_at is None:
                 # Only now look for rows left behind: one statement less per answer. Then insert again
                 # whatever they found: the ended answer's own removal may have taken its row meanwhile,
                 # and a row that is really there refuses the second insert too.
                 await self._clear_ended_here(conn, turn) or await self.clear_stale(conn)
-                started_at = await rows.record(conn, *key)
+                started_at, sent = await rows.record(conn, *key), None
             if started_at is None:
                 raise busy() if most == 1 else too_many_answers(most)
             self.recorded[turn] = started_at
+            return None if along is None or sent is None else await along.written(conn, sent)
+
+    @staticmethod
+    async def _first_try(conn: psycopg.AsyncConnection[DictRow], key: tuple[Any, ...]) -> datetime | None:
+        try:
+            return await rows.record(conn, *key)
+        except psycopg.errors.UniqueViolation:
+            return None
+
+    @staticmethod
+    async def _first_try_along(
+        conn: psycopg.AsyncConnection[DictRow], key: tuple[Any, ...], along: TurnAlong
+    ) -> tuple[datetime | None, psycopg.AsyncCursor[DictRow]]:
+        try:
+            return await rows.record_along(conn, *key, along=along)
+        except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as exc:  # the turn's values; no row either
+            raise along.refused(exc) from None
 
     async def _clear_ended_here(self, conn: psycopg.AsyncConnection[DictRow], turn: Turn) -> int:
         """Remove this client's rows of answers this process ran and has ended, whose own removal is still on

@@ -443,11 +443,15 @@ class AnswerService:
         counted = new_turn or turn.request.regenerate or turn.request.edit
         created = False
         try:
-            await self.active.record(turn, at_once)
             profile_id, agent_id = ids
-            created = await conversations.touch(
-                turn.conversation_id, turn.client_id, title, new_turn=counted, profile_id=profile_id, agent_id=agent_id
-            )
+            conversation = (turn.conversation_id, turn.client_id, title)
+            along = conversations.along(*conversation, new_turn=counted, profile_id=profile_id, agent_id=agent_id)
+            written = await self.active.record(turn, at_once, along)  # the turn goes with the row, in one round trip
+            if written is None:  # ... unless it could not go
+                written = await conversations.touch(
+                    *conversation, new_turn=counted, profile_id=profile_id, agent_id=agent_id
+                )
+            created = written
             if new_turn and not created and not self.graphs.hosting_of(agent_id).input_declines_waiting:
                 # What a hosted agent left waiting is declined by the new message, and saved (a new
                 # conversation has nothing waiting: no read).

@@ -7,12 +7,15 @@ import logging
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
 from threadline.refusals import Refused
 from threadline.storage.fallback import SaveRetries
+
+if TYPE_CHECKING:
+    from threadline.storage.postgres.conversation_list import TurnAlong
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +121,18 @@ class Conversations(Protocol):
         profile_id: str | None = None,
         agent_id: str | None = None,
     ) -> bool: ...
+
+    def along(
+        self,
+        conversation_id: str,
+        client_id: str,
+        first_message: str,
+        *,
+        new_turn: bool = True,
+        profile_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> TurnAlong | None:
+        """`touch` to send in the running answer's round trip, or None: then `touch`."""
 
     async def get(self, conversation_id: str, client_id: str) -> ConversationSummary | None: ...
 

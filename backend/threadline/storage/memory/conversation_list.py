@@ -69,6 +69,9 @@ class MemoryConversations:
         )
         return known is None
 
+    def along(self, *_: object, **__: object) -> None:
+        """Nothing goes in a round trip: memory has none."""
+
     async def get(self, conversation_id: str, client_id: str) -> ConversationSummary | None:
         return self.rows.get((client_id, conversation_id), (0, None))[1]
 

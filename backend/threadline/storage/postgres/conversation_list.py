@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import psycopg
+from psycopg.rows import DictRow
 
 from threadline.refusals import Refused
 from threadline.storage.conversation_list import (
@@ -27,29 +28,42 @@ from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, SaveR
 from threadline.storage.saver import UNFLUSHED, Pool
 from threadline.storage.threads import thread_of
 
+Connection = psycopg.AsyncConnection[DictRow]
+
+
 # One statement: continue the visitor's conversation if it has room for a turn, else create it if the
 # visitor has room for a conversation. No row back means one of the two limits was reached. It does not wait
 # for PostgreSQL to flush it to disk: the answer's checkpoints, written after it and flushed, flush it too (the
 # write-ahead log is one sequence, flushed in order), so a crash cannot keep a conversation's checkpoint and
 # lose its row; and the answer's first token no longer waits for a flush of its own.
-TOUCH = f"""
+def touch_sql(guard: str) -> str:
+    """The statement, its writes made only where `guard` holds."""
+    return f"""
 WITH {UNFLUSHED}, continued AS (
     UPDATE conversations
     SET last_message_at = now(), turns = turns + %(turns)s, profile_id = coalesce(%(profile_id)s, profile_id)
     WHERE client_id = %(client_id)s AND id = %(id)s AND turns + %(turns)s <= %(max_turns)s
       AND (agent_id IS NULL OR %(agent_id)s::text IS NULL OR agent_id = %(agent_id)s)
-      AND EXISTS (SELECT FROM unflushed)
+      AND EXISTS (SELECT FROM unflushed) AND {guard}
     RETURNING false AS created
 ), started AS (
     INSERT INTO conversations (client_id, id, title, turns, profile_id, agent_id, words)
     SELECT %(client_id)s, %(id)s, %(title)s, %(turns)s, %(profile_id)s, %(agent_id)s, to_tsvector('simple', %(title)s)
     WHERE NOT EXISTS (SELECT 1 FROM conversations WHERE client_id = %(client_id)s AND id = %(id)s)
-      AND (SELECT count(*) FROM conversations WHERE client_id = %(client_id)s) < %(max_conversations)s
+      AND (SELECT count(*) FROM conversations WHERE client_id = %(client_id)s) < %(max_conversations)s AND {guard}
     ON CONFLICT DO NOTHING
     RETURNING true AS created
 )
 SELECT created FROM continued UNION ALL SELECT created FROM started
 """
+
+
+TOUCH = touch_sql("true")
+# Sent after the running answer's row in one round trip (answers/active.py): a pipeline's statements are one
+# transaction, in which the turn is written only if the answer's row was.
+TOUCH_WITH_THE_ANSWER = touch_sql(
+    "EXISTS (SELECT FROM active_turns WHERE thread_id = %(thread)s AND answer_id = %(answer)s)"
+)
 
 
 class PostgresConversations:
@@ -93,10 +107,27 @@ class PostgresConversations:
         self.pending.setdefault(thread_of(client_id, conversation_id), (client_id, conversation_id, title, agent_id))
         return False
 
-    async def _touch(
+    def along(
+        self,
+        conversation_id: str,
+        client_id: str,
+        first_message: str,
+        *,
+        new_turn: bool = True,
+        profile_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> TurnAlong | None:
+        """`touch`, to be sent in the running answer's round trip (answers/active.py); None while the database is
+        down: `touch` keeps the conversation for later then."""
+        if self.health.down:
+            return None
+        ids = {"profile_id": profile_id, "agent_id": agent_id}
+        return TurnAlong(self, self._params(conversation_id, client_id, title_from(first_message), int(new_turn), ids))
+
+    def _params(
         self, conversation_id: str, client_id: str, title: str, turns: int, ids: dict[str, str | None]
-    ) -> bool:
-        params = {
+    ) -> dict[str, object]:
+        return {
             **ids,
             "client_id": client_id,
             "id": conversation_id,
@@ -105,16 +136,25 @@ class PostgresConversations:
             "max_turns": self.limits.turns_per_conversation,
             "max_conversations": self.limits.conversations_per_visitor,
         }
+
+    async def _touch(
+        self, conversation_id: str, client_id: str, title: str, turns: int, ids: dict[str, str | None]
+    ) -> bool:
+        params = self._params(conversation_id, client_id, title, turns, ids)
         async with self.pool.connection() as conn:
-            row = await (await conn.execute(TOUCH, params)).fetchone()
-            if row is not None:
-                return bool(row["created"])
-            exists = await (
-                await conn.execute(
-                    "SELECT agent_id FROM conversations WHERE client_id = %s AND id = %s", (client_id, conversation_id)
-                )
-            ).fetchone()
-        if exists and exists["agent_id"] not in (None, ids.get("agent_id")) and ids.get("agent_id") is not None:
+            return await self.touched(conn, await (await conn.execute(TOUCH, params)).fetchone(), params)
+
+    async def touched(self, conn: Connection, row: DictRow | None, params: dict[str, object]) -> bool:
+        """Whether the turn's statement created the conversation; refused when it wrote nothing."""
+        if row is not None:
+            return bool(row["created"])
+        exists = await (
+            await conn.execute(
+                "SELECT agent_id FROM conversations WHERE client_id = %(client_id)s AND id = %(id)s", params
+            )
+        ).fetchone()
+        agent_id = params["agent_id"]
+        if exists and exists["agent_id"] not in (None, agent_id) and agent_id is not None:
             raise Refused(  # a redeploy dropped the agent it was started with: no other answers in its place
                 "CONFLICT",
                 f"This conversation's agent {exists['agent_id']!r} is no longer served here: start a new conversation.",
@@ -218,3 +258,26 @@ class PostgresConversations:
                 "DELETE FROM conversations WHERE client_id = %s AND id = %s", (client_id, conversation_id)
             )
             return cursor.rowcount > 0
+
+
+class TurnAlong:
+    """A conversation's turn sent after the running answer's row, in its round trip: one round trip before the
+    answer's first token instead of two (each one costs every answer starting at that moment its wait). It is
+    written only if the answer's row is; refused as `touch` refuses."""
+
+    def __init__(self, conversations: PostgresConversations, params: dict[str, object]) -> None:
+        self.conversations = conversations
+        self.params = params
+
+    async def send(self, conn: Connection, thread_id: str, answer_id: str) -> psycopg.AsyncCursor[DictRow]:
+        """Queue the statement in `conn`'s pipeline, after the answer's row."""
+        return await conn.execute(TOUCH_WITH_THE_ANSWER, self.params | {"thread": thread_id, "answer": answer_id})
+
+    async def written(self, conn: Connection, sent: psycopg.AsyncCursor[DictRow]) -> bool:
+        """Once the answer's row is written: whether this created the conversation; refused when it wrote nothing."""
+        return await self.conversations.touched(conn, await sent.fetchone(), self.params)
+
+    @staticmethod
+    def refused(exc: psycopg.Error) -> Refused:
+        """What a refusal of the round trip's values by PostgreSQL answers (the answer's row went with it)."""
+        return unstorable(exc)

@@ -18,6 +18,7 @@ import psycopg
 from psycopg.rows import DictRow
 
 from threadline.storage.claims import VISITOR_LOCK
+from threadline.storage.postgres.conversation_list import TurnAlong
 from threadline.storage.saver import UNFLUSHED
 
 Connection = psycopg.AsyncConnection[DictRow]
@@ -30,6 +31,9 @@ RECORD = (
     "SELECT %(thread)s, %(client)s, %(session)s, %(answer)s FROM locked, unflushed "
     "WHERE (SELECT count(*) FROM active_turns WHERE client_id = %(client)s) < %(most)s RETURNING started_at"
 )
+# The same, first in a round trip with the conversation's turn (answers/active.py): a conversation whose answer runs
+# makes no row rather than fail the round trip, whose turn is then not written either.
+RECORD_FIRST = RECORD.replace(" RETURNING", " ON CONFLICT DO NOTHING RETURNING")
 FORGET = (
     f"WITH {UNFLUSHED} DELETE FROM active_turns WHERE thread_id = %s AND started_at = %s "
     "AND EXISTS (SELECT FROM unflushed)"
@@ -50,9 +54,24 @@ async def record(
 ) -> datetime | None:
     """The answer's row, when the client has fewer than `most` running; UniqueViolation when the conversation has
     one already. When it was written (its key for `forget`), else None."""
-    params = {"thread": thread, "client": client, "session": session, "answer": answer, "most": most}
-    row = await (await conn.execute(RECORD, params)).fetchone()
+    row = await (await conn.execute(RECORD, params(thread, client, session, answer, most))).fetchone()
     return None if row is None else row["started_at"]
+
+
+async def record_along(
+    conn: Connection, thread: str, client: str, session: str | None, answer: str, most: int, *, along: TurnAlong
+) -> tuple[datetime | None, psycopg.AsyncCursor[DictRow]]:
+    """`record` with the conversation's turn in one round trip, one transaction (a pipeline, sent as it ends): when
+    it makes no row, the turn is not written either. When the row was written, and the turn's statement."""
+    async with conn.pipeline():
+        recorded = await conn.execute(RECORD_FIRST, params(thread, client, session, answer, most))
+        sent = await along.send(conn, thread, answer)
+    row = await recorded.fetchone()
+    return (None if row is None else row["started_at"]), sent
+
+
+def params(thread: str, client: str, session: str | None, answer: str, most: int) -> dict[str, Any]:
+    return {"thread": thread, "client": client, "session": session, "answer": answer, "most": most}
 
 
 async def forget(conn: Connection, thread: str, started_at: datetime) -> None:
