@@ -105,10 +105,10 @@ async def sse_chunks(response) -> AsyncIterator[dict]:
         yield chunk
 
 
-async def stream_some(client: httpx.AsyncClient, conversation_id: str, deltas: int):
+async def stream_some(client: httpx.AsyncClient, conversation_id: str, deltas: int, tokens: int = 300):
     """Start a long answer; return the open response, its chunk iterator and the text of the first deltas. Keep the
     iterator while the answer should stay open: once it is dropped, its finalizer closes the response."""
-    request = client.build_request("POST", "/api/chat", json=chat_body(conversation_id, "count to 300"))
+    request = client.build_request("POST", "/api/chat", json=chat_body(conversation_id, f"count to {tokens}"))
     response = await client.send(request, stream=True)
     assert response.status_code == 200
     text, chunks = await first_deltas(response, deltas)

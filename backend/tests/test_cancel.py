@@ -168,9 +168,10 @@ async def test_a_message_another_process_refuses_counts_no_turn_and_starts_no_co
     streaming = [new_conversation_id() for _ in range(3)]  # CHAT_ANSWERS_PER_VISITOR's default
     refused_id = new_conversation_id()
     async with one_visitor_on(*two_servers) as (a, b):
-        running = [await stream_some(a, streaming[0], deltas=1)]
+        # Answers of 40 s, stopped at the end: on a busy machine they still run when the refusals are asked for.
+        running = [await stream_some(a, streaming[0], deltas=1, tokens=2000)]
         busy = await b.post("/api/chat", json=chat_body(streaming[0], "and this?"))
-        running += [await stream_some(a, conversation_id, deltas=1) for conversation_id in streaming[1:]]
+        running += [await stream_some(a, conversation_id, deltas=1, tokens=2000) for conversation_id in streaming[1:]]
         too_many = await b.post("/api/chat", json=chat_body(refused_id, "hello"))
         client_id = b.headers["x-threadline-client"].split(".")[0]
         async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
