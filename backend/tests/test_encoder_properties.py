@@ -11,10 +11,13 @@ from threadline.wires.ui_message_stream import DONE, encode_event
 from threadline_testing.ai_sdk import read_with_ai
 
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=200)  # any Unicode but lone surrogates
+# The client's JSON parser refuses an object with a `__proto__` key, or a `constructor` key holding `prototype`
+# (`secureJsonParse`, against prototype pollution): a chunk holding one is rejected whoever sends it. Left out.
+keys = texts.filter(lambda key: key not in ("__proto__", "constructor"))
 json_values = st.recursive(
     # Numbers JavaScript holds exactly, as the client parses them.
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(-(2**53), 2**53, allow_nan=False) | texts,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4),
     max_leaves=12,
 )
 
