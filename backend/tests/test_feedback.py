@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import psycopg
 from helpers import chat, new_conversation_id, running, saved_answer
 from threadline.http.identity import COOKIE
@@ -98,6 +100,17 @@ async def test_a_nul_in_a_comment_is_a_400_not_a_database_outage(make_settings, 
     assert not [record for record in caplog.records if record.levelname == "ERROR"]
 
 
+async def trace_stored(database_url: str, trace_id: str) -> None:
+    """Until the answer's trace is in its row: until then the trace is served live, and stored after a drop."""
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        for _ in range(200):
+            stored = "SELECT FROM traces WHERE trace_id = %s AND trace IS NOT NULL"
+            if await (await conn.execute(stored, (trace_id,))).fetchone() is not None:
+                return
+            await asyncio.sleep(0.05)
+    raise AssertionError("the answer's trace was never stored")
+
+
 async def test_an_answer_is_found_through_its_trace_row_alone_and_the_row_outlives_retention(
     make_settings, database_url
 ):
@@ -109,10 +122,12 @@ async def test_an_answer_is_found_through_its_trace_row_alone_and_the_row_outliv
             await chat(client, new_conversation_id(), f"other {n}")
         await chat(client, conversation_id, "hello")
         answer = await saved_answer(client, conversation_id)
+        trace_url = f"/api/trace/{answer['metadata']['traceId']}"
+        await trace_stored(database_url, answer["metadata"]["traceId"])  # after the answer's last byte
         services = client.app.state.services
         assert await services.observability.traces.drop_older_than(0.0) >= 4
         after_retention = await client.put(f"/api/messages/{answer['id']}/feedback", json={"rating": "up"})
-        trace = await client.get(f"/api/trace/{answer['metadata']['traceId']}")
+        trace = await client.get(trace_url)
         with psycopg.connect(database_url) as conn:
             conn.execute("DELETE FROM traces WHERE message_id = %s", (answer["id"],))
         without_row = await client.put(f"/api/messages/{answer['id']}/feedback", json={"rating": "down"})
