@@ -12,7 +12,7 @@ from threadline_testing.ai_sdk import read_with_ai
 
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=200)  # any Unicode but lone surrogates
 # The client's JSON parser refuses an object with a `__proto__` key, or a `constructor` key holding `prototype`
-# (`secureJsonParse`, against prototype pollution): a chunk holding one is rejected whoever sends it. Left out.
+# (`secureJsonParse`, against prototype pollution): such a value reaches it as JSON text, tested on its own below.
 keys = texts.filter(lambda key: key not in ("__proto__", "constructor"))
 json_values = st.recursive(
     # Numbers JavaScript holds exactly, as the client parses them.
@@ -73,3 +73,24 @@ def test_the_real_ai_client_reassembles_any_answer(deltas, tool_input):
     tool = next(part for part in message["parts"] if part["type"] == "tool-calculator")
     assert text["text"] == "".join(deltas)
     assert tool["input"] == tool_input and tool["state"] == "output-available"
+
+
+def test_a_value_the_client_would_refuse_reaches_it_as_its_json_text():
+    """A tool's input or output, or an agent's data, with an object the client's parser refuses: the chunk would be
+    refused whole and `useChat` throw; that object is sent as its JSON text, the rest as it is."""
+    polluting, constructed = {"__proto__": {"admin": True}}, {"constructor": {"prototype": {"x": 1}}}
+    answer = [
+        ev.Start(message_id="m1", conversation_id="c1", model="demo:demo", created_at="2026-01-01T00:00:00.000Z"),
+        ev.StepStart(),
+        ev.ToolInputAvailable(tool_call_id="call-1", tool_name="calculator", input={"q": polluting, "n": 1}),
+        ev.ToolOutput(tool_call_id="call-1", output=[constructed, {"constructor": "plain"}]),
+        ev.Data(name="found", data=polluting),
+        ev.StepFinish(),
+        ev.Finish(finish_reason="stop", finished_at="2026-01-01T00:00:01.000Z"),
+    ]
+    read = read_with_ai(b"".join(encode_event(event) for event in answer) + DONE)
+    tool = next(part for part in read["message"]["parts"] if part["type"] == "tool-calculator")
+    data = next(part for part in read["message"]["parts"] if part["type"] == "data-found")
+    assert tool["input"] == {"q": '{"__proto__":{"admin":true}}', "n": 1}
+    assert tool["output"] == ['{"constructor":{"prototype":{"x":1}}}', {"constructor": "plain"}]
+    assert data["data"] == '{"__proto__":{"admin":true}}'

@@ -155,7 +155,28 @@ def chunk_json(event: ev.Event) -> bytes:
 
 
 def encode_event(event: ev.Event) -> bytes:
-    return b"data: " + chunk_json(event) + b"\n\n"
+    data = chunk_json(event)
+    if type(event) in _FREE_VALUES and (b'"__proto__"' in data or b'"prototype"' in data):
+        data = _encode(accepted(msgspec.json.decode(data)))  # seldom: perhaps a value the client's parser refuses
+    return b"data: " + data + b"\n\n"
+
+
+# The events whose values are a tool's or an agent's own (a text delta is a string: nothing to look at per token).
+_FREE_VALUES = frozenset({ev.ToolInputAvailable, ev.ToolInputError, ev.ToolOutput, ev.Data})
+
+
+def accepted(value: Any) -> Any:
+    """`value` with each object the AI SDK client's parser refuses (one with a `__proto__` key, or a `constructor`
+    holding `prototype`: `secureJsonParse`, against prototype pollution) as its JSON text instead. A tool's input or
+    output, or an agent's data, holding one would make the client refuse the whole chunk, and `useChat` throw."""
+    if isinstance(value, dict):
+        constructor = value.get("constructor")
+        if "__proto__" in value or (isinstance(constructor, dict) and "prototype" in constructor):
+            return _encode(value).decode()
+        return {key: accepted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [accepted(item) for item in value]
+    return value
 
 
 async def encode(batches: AsyncIterable[list[ev.Event]]) -> AsyncIterator[bytes]:
