@@ -26,7 +26,7 @@ from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers.runner import run_graph
 from threadline.answers.translator import TurnTranslator
-from threadline.conversations.state import after_history
+from threadline.conversations.state import after_history, config_of
 from threadline.serving.gc_tuning import tune_for_serving
 from threadline.settings import Settings, replaced
 from threadline.storage.stores import open_storage
@@ -50,7 +50,7 @@ class WriteCounter:
 
 async def answer(graph) -> float:
     started = time.perf_counter()
-    await run_graph(graph, uuid.uuid4().hex, request(), TurnTranslator(events_mode=False), lambda _: None)
+    await run_graph(graph, config_of(uuid.uuid4().hex), request(), TurnTranslator(events_mode=False), lambda _: None)
     return time.perf_counter() - started
 
 

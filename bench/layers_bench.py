@@ -33,6 +33,7 @@ from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import Graph, GraphOptions, TurnRequest, build_graph
 from threadline.answers.runner import run_graph
 from threadline.answers.translator import TurnTranslator
+from threadline.conversations.state import config_of
 from threadline.serving import tune_process
 from threadline.wires.ui_message_stream import encode_event
 from threadline_testing.turns import turn_request
@@ -89,7 +90,7 @@ async def graph_stream() -> None:
 
 
 async def threadline_events() -> None:
-    await run_graph(graph, uuid.uuid4().hex, request(), TurnTranslator(events_mode=False), encode_event)
+    await run_graph(graph, config_of(uuid.uuid4().hex), request(), TurnTranslator(events_mode=False), encode_event)
 
 
 async def peer_stream() -> None:

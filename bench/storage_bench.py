@@ -25,7 +25,7 @@ from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers.runner import run_graph
 from threadline.answers.translator import TurnTranslator
-from threadline.conversations.state import after_history
+from threadline.conversations.state import after_history, config_of
 from threadline.settings import Settings, replaced
 from threadline.storage.stores import open_storage
 from threadline_testing.database import fresh_database, thread_footprint
@@ -52,7 +52,7 @@ async def grow(url: str, turns: int, chars: int, prune: bool) -> dict[int, int]:
             for turn in range(1, turns + 1):
                 text = "".join(words.choices(ALPHABET, k=chars))  # text compresses about as much as prose
                 request = turn_request(text)
-                await run_graph(graph, thread_id, request, TurnTranslator(events_mode=False), lambda _: None)
+                await run_graph(graph, config_of(thread_id), request, TurnTranslator(events_mode=False), lambda _: None)
                 if prune:
                     await storage.checkpointer.aprune([thread_id])
                 if turn in MARKS:

@@ -24,6 +24,7 @@ from threadline.agent.demo_model import DemoChatModel
 from threadline.agent.graph import GraphOptions, build_graph
 from threadline.answers.runner import run_graph
 from threadline.answers.translator import TurnTranslator
+from threadline.conversations.state import config_of
 from threadline.serving.langsmith_inline import run_langsmith_bookkeeping_inline
 from threadline_testing.ports import free_port
 from threadline_testing.turns import turn_request
@@ -259,7 +260,8 @@ def test_a_served_agents_middleware_hooks_start_no_thread_while_nothing_is_trace
         handed = Counting()
         asyncio.get_running_loop().set_default_executor(handed)  # this loop's own, whatever other tests left running
         graph = build_graph(DemoChatModel(token_delay=0), [calculator], InMemorySaver(), GraphOptions("", 3))
-        await run_graph(graph, "t", turn_request("calculate 6*7"), TurnTranslator(events_mode=False), lambda _: None)
+        request = turn_request("calculate 6*7")
+        await run_graph(graph, config_of("t"), request, TurnTranslator(events_mode=False), lambda _: None)
         return handed.count
 
     assert asyncio.run(calls_handed_to_threads()) > 0, "LangSmith's own threads"

@@ -55,9 +55,8 @@ async def test_a_checkpoint_written_with_the_earlier_record_keys_still_loads_and
     }
     await graph.aupdate_state(config_of("t"), old, as_node=closing_node(graph))
     before = ui_messages(await load(graph, "t"), "c")
-    await run_graph(
-        graph, "t", turn_request("again", created_at="now"), TurnTranslator(events_mode=False), lambda _: None
-    )
+    request = turn_request("again", created_at="now")
+    await run_graph(graph, config_of("t"), request, TurnTranslator(events_mode=False), lambda _: None)
     after = await load(graph, "t")
     assert before[1]["id"] == "a1"
     assert before[1]["metadata"] == {
@@ -75,9 +74,8 @@ async def test_a_regenerated_answer_starts_a_record_of_its_own():
     graph = build_graph(
         DemoChatModel(token_delay=0), [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=1)
     )
-    await run_graph(
-        graph, "t", turn_request("hello", created_at="now"), TurnTranslator(events_mode=False), lambda _: None
-    )
+    request = turn_request("hello", created_at="now")
+    await run_graph(graph, config_of("t"), request, TurnTranslator(events_mode=False), lambda _: None)
     first = await load(graph, "t")
     question = first.last_question()
     merged = merge_records(first.records, {question.id: {"assistant_id": "new", "created_at": "later"}})
@@ -112,7 +110,7 @@ async def test_the_last_model_call_closes_the_turn_unless_suggestions_follow_in_
     graph = build_graph(model, [calculator], InMemorySaver(), options)
     shown: list[ev.Event] = []
     translator = TurnTranslator(events_mode=False)
-    await run_graph(graph, "t", turn_request("calculate 6*7", created_at="now"), translator, shown.append)
+    await run_graph(graph, config_of("t"), turn_request("calculate 6*7", created_at="now"), translator, shown.append)
     conversation = await load(graph, "t")
     question = conversation.last_question()
     assert question is not None
@@ -315,7 +313,7 @@ async def test_an_approval_an_earlier_version_left_waiting_in_its_approve_node_r
     waiting = await graph.aget_state(config_of("t"))
     assert waiting.next == ("approve",) and waiting.interrupts, "read as the earlier graph saved it"
     resume = msgspec.structs.replace(request, resume={waiting.interrupts[0].id: {"call1": {"approved": True}}})
-    await run_graph(graph, "t", resume, TurnTranslator(events_mode=False), lambda _: None)
+    await run_graph(graph, config_of("t"), resume, TurnTranslator(events_mode=False), lambda _: None)
     after = await load(graph, "t")
     assert [message.text for message in after.messages if isinstance(message, ToolMessage)] == ["Sunny in Oslo"]
     assert isinstance(after.messages[-1], AIMessage) and after.messages[-1].text

@@ -41,9 +41,6 @@ from threadline.agent.graph import Graph, TurnRequest
 from threadline.agent.model_calls import INTERNAL_CALL, ModelCalls
 from threadline.answers.translator import INPUT, MARKS, HiddenCall, NodeStarted, SameCall, TurnTranslator
 from threadline.conversations.approvals import NOT_INTERACTIVE, ApprovalResponse, check
-from threadline.conversations.state import (
-    config_of,
-)
 from threadline.turn_context import current_turn
 
 STREAM_MODES: list[StreamMode] = ["updates", "custom"]  # and `messages`, read by MessagesAsTheyCome
@@ -265,20 +262,20 @@ def _take_in(request: TurnRequest, translator: TurnTranslator, config: RunnableC
 
 async def run_graph(
     graph: Graph,
-    thread_id: str,
+    conversation: RunnableConfig,
     request: TurnRequest,
     translator: TurnTranslator,
     show: Callable[[ev.Event], None],
     tracing: Tracing | None = None,
     context: AgentContext | None = None,
 ) -> None:
-    """Run the graph for one turn and hand what the answer shows to `show`, between `start` and `finish`;
-    `tracing`'s callbacks and metadata go to LangChain's run config (to Langfuse, say), `context` to every node as
-    LangGraph runtime context. A wire that cannot ask the person declines what a hosted agent asks them to
-    approve, and the agent goes on."""
+    """Run the graph for one turn in the conversation `conversation` names (its thread's config) and hand what the
+    answer shows to `show`, between `start` and `finish`; `tracing`'s callbacks and metadata go to LangChain's run
+    config (to Langfuse, say), `context` to every node as LangGraph runtime context. A wire that cannot ask the
+    person declines what a hosted agent asks them to approve, and the agent goes on."""
     calls = ModelCalls(current_turn.get())
     messages = MessagesAsTheyCome(translator, show)
-    config = config_of(thread_id) | {
+    config = conversation | {
         "callbacks": [*(tracing.callbacks if tracing else ()), calls, messages.handler()],
         "metadata": tracing.metadata if tracing else {},
     }

@@ -32,6 +32,7 @@ from threadline.conversations.closing import STOPPED, Said, close_turn, forget_t
 from threadline.conversations.state import (
     AnswerRecord,
     Usage,
+    config_of,
 )
 from threadline.observability.answers import Observability
 from threadline.settings.answers import AnswerSettings, StreamMode
@@ -322,7 +323,8 @@ class Turn:
 
     async def _stream(self) -> None:
         """The graph run, each event it makes passed on as it comes."""
-        await run_graph(self.graph, self.thread_id, self.request, self.translator, self._show, self.watch, self.context)
+        conversation = config_of(self.thread_id)
+        await run_graph(self.graph, conversation, self.request, self.translator, self._show, self.watch, self.context)
 
     def _show(self, event: ev.Event) -> None:
         """One event of the graph run, watched and passed on: the path every token takes."""
