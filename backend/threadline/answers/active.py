@@ -30,7 +30,7 @@ from threadline.refusals import Refused, busy, too_many_answers
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth
 from threadline.storage.postgres import running_answers as rows
 from threadline.storage.postgres.conversation_list import TurnAlong
-from threadline.storage.saver import Pool
+from threadline.storage.saver import Pool, ReadAhead
 from threadline.storage.threads import branches_of
 
 log = logging.getLogger(__name__)
@@ -70,13 +70,16 @@ class ActiveTurns:
         self.by_thread[turn.thread_id] = turn
         running.append(turn)
 
-    async def record(self, turn: Turn, most: int, along: TurnAlong | None = None) -> bool | None:
+    async def record(
+        self, turn: Turn, most: int, along: TurnAlong | None = None, ahead: ReadAhead | None = None
+    ) -> bool | None:
         """Write the claimed answer's row, which every process sees (refused when another process runs one in
         the conversation, or `most` for the client); while the database is down, the claim in this process is
         all there is. `along`, the conversation's turn, goes in the same round trip and is written only with the
-        row: whether it created the conversation, or None when it did not go (then `touch` it)."""
+        row: whether it created the conversation, or None when it did not go (then `touch` it). `ahead`, the
+        conversation's latest checkpoint, is read in that round trip for the run (`turn.read_ahead`)."""
         if self.pool is not None and not self.health.down:
-            return await self._record(turn, most, along)
+            return await self._record(turn, most, along, ahead)
         return None
 
     def launch(self, turn: Turn) -> None:
@@ -95,17 +98,17 @@ class ActiveTurns:
         if self.tasks.get(thread_id) is task:
             del self.tasks[thread_id]
 
-    async def _record(self, turn: Turn, most: int, along: TurnAlong | None) -> bool | None:
+    async def _record(self, turn: Turn, most: int, along: TurnAlong | None, ahead: ReadAhead | None) -> bool | None:
         assert self.pool is not None, "recorded only with a database"
         try:
-            return await self._insert(turn, most, along)
+            return await self._insert(turn, most, along, ahead)
         except psycopg.errors.UniqueViolation:
             raise busy() from None
         except CONNECTION_ERRORS as exc:  # PoolTimeout is an OperationalError
             self.health.failed("recording a running answer", exc, conversation_id=turn.conversation_id)
             return None
 
-    async def _insert(self, turn: Turn, most: int, along: TurnAlong | None) -> bool | None:
+    async def _insert(self, turn: Turn, most: int, along: TurnAlong | None, ahead: ReadAhead | None) -> bool | None:
         assert self.pool is not None
         key = (turn.thread_id, turn.client_id, self.session, turn.request.assistant_message_id, most)
         async with self.pool.connection() as conn:
@@ -113,7 +116,7 @@ class ActiveTurns:
             if along is None:
                 started_at = await self._first_try(conn, key)
             else:
-                started_at, sent = await self._first_try_along(conn, key, along)
+                started_at, sent = await self._first_try_along(conn, key, along, ahead)
             if started_at is None:
                 # Only now look for rows left behind: one statement less per answer. Then insert again
                 # whatever they found: the ended answer's own removal may have taken its row meanwhile,
@@ -134,10 +137,10 @@ class ActiveTurns:
 
     @staticmethod
     async def _first_try_along(
-        conn: psycopg.AsyncConnection[DictRow], key: tuple[Any, ...], along: TurnAlong
+        conn: psycopg.AsyncConnection[DictRow], key: rows.RowKey, along: TurnAlong, ahead: ReadAhead | None
     ) -> tuple[datetime | None, psycopg.AsyncCursor[DictRow]]:
         try:
-            return await rows.record_along(conn, *key, along=along)
+            return await rows.record_along(conn, key, along=along, ahead=ahead)
         except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as exc:  # the turn's values; no row either
             raise along.refused(exc) from None
 

@@ -446,7 +446,8 @@ class AnswerService:
             profile_id, agent_id = ids
             conversation = (turn.conversation_id, turn.client_id, title)
             along = conversations.along(*conversation, new_turn=counted, profile_id=profile_id, agent_id=agent_id)
-            written = await self.active.record(turn, at_once, along)  # the turn goes with the row, in one round trip
+            turn.read_ahead = self.storage.read_ahead(turn.thread_id)  # read with the rows, for the run
+            written = await self.active.record(turn, at_once, along, turn.read_ahead)  # one round trip
             if written is None:  # ... unless it could not go
                 written = await conversations.touch(
                     *conversation, new_turn=counted, profile_id=profile_id, agent_id=agent_id
@@ -454,7 +455,8 @@ class AnswerService:
             created = written
             if new_turn and not created and not self.graphs.hosting_of(agent_id).input_declines_waiting:
                 # What a hosted agent left waiting is declined by the new message, and saved (a new
-                # conversation has nothing waiting: no read).
+                # conversation has nothing waiting: no read). The run reads what that saved.
+                turn.read_ahead = None
                 await decline_waiting(turn.graph, turn.thread_id, SUPERSEDED)
             await self._store(turn.client_id, new_files)
         except BaseException:

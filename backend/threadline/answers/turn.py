@@ -36,6 +36,7 @@ from threadline.conversations.state import (
 )
 from threadline.observability.answers import Observability
 from threadline.settings.answers import AnswerSettings, StreamMode
+from threadline.storage.saver import READ_AHEAD, ReadAhead
 from threadline.storage.trace_document import Status
 from threadline.turn_context import current_turn
 
@@ -119,6 +120,7 @@ class Turn:
         "naming",
         "observability",
         "outbox",
+        "read_ahead",
         "recorder",
         "recording",
         "request",
@@ -149,6 +151,7 @@ class Turn:
         self.outbox = Outbox()
         self.stop_reason: Stop | None = None
         self.task: asyncio.Task[None] | None = None
+        self.read_ahead: ReadAhead | None = None  # its conversation's latest checkpoint, read as it was recorded
         self._interruptible = True
         self._running = False
         self._output_seen = False
@@ -324,6 +327,8 @@ class Turn:
     async def _stream(self) -> None:
         """The graph run, each event it makes passed on as it comes."""
         conversation = config_of(self.thread_id)
+        if self.read_ahead is not None:  # the run's first read of the conversation's checkpoint takes it
+            conversation["configurable"][READ_AHEAD] = self.read_ahead
         await run_graph(self.graph, conversation, self.request, self.translator, self._show, self.watch, self.context)
 
     def _show(self, event: ev.Event) -> None:

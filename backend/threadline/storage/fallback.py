@@ -39,7 +39,7 @@ from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.memory import InMemorySaver
 from psycopg_pool import AsyncConnectionPool
 
-from threadline.storage.saver import PooledPostgresSaver
+from threadline.storage.saver import READ_AHEAD, PooledPostgresSaver, ReadAhead
 from threadline.turn_context import current_turn
 
 log = logging.getLogger(__name__)
@@ -217,8 +217,22 @@ class FallbackCheckpointer(BaseCheckpointSaver[Any]):
                 item.parent_config or _root(item.config), checkpoint, item.metadata, checkpoint["channel_versions"]
             )
 
+    def read_ahead(self, thread_id: str) -> ReadAhead | None:
+        """A read of the conversation's latest checkpoint to send in the round trip that records its answer; None
+        where the run reads for itself (a conversation kept in memory, the database down)."""
+        if isinstance(self.primary, PooledPostgresSaver) and self._uses_primary(thread_id):
+            return ReadAhead(self.primary, thread_id, self.latest.get(thread_id))
+        return None
+
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id = _thread(config)
+        ahead: ReadAhead | None = config["configurable"].get(READ_AHEAD)  # the run's first read: made already
+        if ahead is not None and self._uses_primary(thread_id):
+            taken, found = ahead.take(config)
+            if taken:
+                if found is not None:
+                    self._keep(thread_id, found)
+                return found
         if self._uses_primary(thread_id):
             try:
                 if isinstance(self.primary, PooledPostgresSaver):  # what this process holds need not be read again

@@ -26,6 +26,10 @@ Changes to the library's saver, each measured (`python3 tasks.py bench checkpoin
   and, in the same single statement, reads the blobs only when the latest is another: a checkpoint's values
   never change, so while it is still the latest the held values are the same (lists and dicts copied, so a
   reducer that changes a value in place changes the reader's only). Pending writes are read either way.
+- Its read of the conversation's latest checkpoint is a round trip of its own at the start of each run, after the
+  round trip that records the answer (answers/active.py). `ReadAhead` sends the same read in that round trip, and
+  the run's first read takes what it found (storage/fallback.py): one round trip fewer before the first token,
+  each of which costs every answer starting at that moment a turn of the event loop's queue.
 - It encodes every message of the conversation again at each step; `EncodedOnce` keeps each message's
   and each answer record's bytes after its first write (storage/encoded_once.py).
 """
@@ -234,6 +238,62 @@ def _reusable(config: RunnableConfig, known: CheckpointTuple) -> dict[str, Any] 
     if any(isinstance(value, _DeltaSnapshot) for value in values.values()):
         return None
     return {key: value.copy() if isinstance(value, list | dict | set) else value for key, value in values.items()}
+
+
+READ_AHEAD = "__threadline_read_ahead"  # the run config's key for a ReadAhead ("__": never in a checkpoint's metadata)
+
+
+class ReadAhead:
+    """A conversation's latest checkpoint, read in the round trip of another statement (the one that records the
+    answer) instead of in one of its own when the run starts. The run's first read of the conversation's latest
+    checkpoint takes it, once; a read ahead that found nothing it can hand over leaves that read to the run."""
+
+    __slots__ = ("found", "known", "saver", "sent", "thread_id", "usable")
+
+    def __init__(self, saver: PooledPostgresSaver, thread_id: str, known: CheckpointTuple | None) -> None:
+        self.saver = saver
+        self.thread_id = thread_id
+        root: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        self.known = None if known is None or (values := _reusable(root, known)) is None else (known, values)
+        self.sent: psycopg.AsyncCursor[DictRow] | None = None
+        self.found: CheckpointTuple | None = None
+        self.usable = False
+
+    async def send(self, conn: AsyncConnection[DictRow]) -> None:
+        """Queue the read in `conn`'s pipeline; not while a write of the conversation is on its way (a read must
+        see it, and waits for it when the run reads)."""
+        if self.thread_id in self.saver.in_flight.count:
+            return
+        known_id = self.known[0].config["configurable"]["checkpoint_id"] if self.known else None
+        latest = LATEST_UNLESS_KNOWN + "WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1"
+        self.sent = await conn.execute(latest, (known_id, self.thread_id), binary=True)
+
+    async def receive(self) -> None:
+        """Once the round trip is back: decode what it found, as `aget_tuple` would."""
+        if self.sent is None or self.thread_id in self.saver.in_flight.count:
+            return
+        row = await self.sent.fetchone()
+        self.sent = None
+        if row is not None and row["checkpoint"]["v"] < 4:  # pending sends to move first: LangGraph's own read
+            return
+        if row is None:
+            self.found = None
+        elif self.known is not None and row["checkpoint_id"] == self.known[0].config["configurable"]["checkpoint_id"]:
+            self.found = await self.saver._load_checkpoint_tuple(row, self.known[1])
+        else:
+            self.found = await self.saver._load_checkpoint_tuple(row)
+        self.usable = True
+
+    def take(self, config: RunnableConfig) -> tuple[bool, CheckpointTuple | None]:
+        """For the run's first read of this conversation's latest checkpoint: whether it was read ahead, and what
+        was found; any other read, and a second one, reads for itself."""
+        configurable = config["configurable"]
+        if not self.usable or configurable["thread_id"] != self.thread_id or configurable.get("checkpoint_ns", ""):
+            return False, None
+        if configurable.get("checkpoint_id"):
+            return False, None
+        self.usable = False
+        return True, self.found
 
 
 class PooledPostgresSaver(AsyncPostgresSaver):

@@ -55,7 +55,7 @@ from threadline.storage.postgres.feedback import PostgresFeedback
 from threadline.storage.postgres.file_store import PostgresFiles, s3_blobs
 from threadline.storage.postgres.shares import PostgresShares
 from threadline.storage.postgres.traces import PostgresTraces
-from threadline.storage.saver import Pool, PooledPostgresSaver
+from threadline.storage.saver import Pool, PooledPostgresSaver, ReadAhead
 from threadline.storage.schema import Schema
 from threadline.storage.shares import ShareStore
 from threadline.storage.traces import TraceStore
@@ -78,6 +78,10 @@ class Storage:
     pool: Pool | None = None
     database_url: str | None = None
     health: DatabaseHealth = field(default_factory=DatabaseHealth)
+
+    def read_ahead(self, thread_id: str) -> ReadAhead | None:
+        """The conversation's latest checkpoint, read in the round trip that records its answer (storage/saver.py)."""
+        return self.checkpointer.read_ahead(thread_id) if isinstance(self.checkpointer, FallbackCheckpointer) else None
 
     def waiting_to_be_saved(self) -> int:
         """Conversations kept only in memory (or not yet listed) until the database is back."""

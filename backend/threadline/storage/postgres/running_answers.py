@@ -19,12 +19,13 @@ from psycopg.rows import DictRow
 
 from threadline.storage.claims import VISITOR_LOCK
 from threadline.storage.postgres.conversation_list import TurnAlong
-from threadline.storage.saver import UNFLUSHED
+from threadline.storage.saver import UNFLUSHED, ReadAhead
 
 Connection = psycopg.AsyncConnection[DictRow]
 STOP_CHANNEL = "threadline_cancel"  # NOTIFY: stop this thread's running answer
 RESUME_CHANNEL = "threadline_resume"  # NOTIFY: please write out this thread's running answer
 SESSION = "pid::text || '@' || extract(epoch FROM backend_start)::text"  # a session, even when its pid is reused
+RowKey = tuple[str, str, str | None, str, int]  # a running answer's row: thread, client, session, answer, most
 RECORD = (
     f"WITH locked AS (SELECT pg_advisory_xact_lock_shared({VISITOR_LOCK})), {UNFLUSHED} "
     "INSERT INTO active_turns (thread_id, client_id, session, answer_id) "
@@ -59,15 +60,24 @@ async def record(
 
 
 async def record_along(
-    conn: Connection, thread: str, client: str, session: str | None, answer: str, most: int, *, along: TurnAlong
+    conn: Connection, key: RowKey, *, along: TurnAlong, ahead: ReadAhead | None = None
 ) -> tuple[datetime | None, psycopg.AsyncCursor[DictRow]]:
-    """`record` with the conversation's turn in one round trip, one transaction (a pipeline, sent as it ends): when
-    it makes no row, the turn is not written either. When the row was written, and the turn's statement."""
+    """`record` (its arguments in `key`) with the conversation's turn in one round trip, one transaction (a
+    pipeline, sent as it ends): when it makes no row, the turn is not written either. `ahead`, the conversation's
+    latest checkpoint, is read in it too, and received once the row is written. When the row was written, and the
+    turn's statement."""
+    thread, _, _, answer, _ = key
     async with conn.pipeline():
-        recorded = await conn.execute(RECORD_FIRST, params(thread, client, session, answer, most))
+        recorded = await conn.execute(RECORD_FIRST, params(*key))
         sent = await along.send(conn, thread, answer)
+        if ahead is not None:
+            await ahead.send(conn)
     row = await recorded.fetchone()
-    return (None if row is None else row["started_at"]), sent
+    if row is None:
+        return None, sent
+    if ahead is not None:
+        await ahead.receive()
+    return row["started_at"], sent
 
 
 def params(thread: str, client: str, session: str | None, answer: str, most: int) -> dict[str, Any]:
