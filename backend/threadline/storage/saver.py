@@ -248,13 +248,16 @@ class ReadAhead:
     answer) instead of in one of its own when the run starts. The run's first read of the conversation's latest
     checkpoint takes it, once; a read ahead that found nothing it can hand over leaves that read to the run."""
 
-    __slots__ = ("found", "known", "saver", "sent", "thread_id", "usable")
+    __slots__ = ("found", "known_id", "known_values", "saver", "sent", "thread_id", "usable")
 
     def __init__(self, saver: PooledPostgresSaver, thread_id: str, known: CheckpointTuple | None) -> None:
         self.saver = saver
         self.thread_id = thread_id
         root: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-        self.known = None if known is None or (values := _reusable(root, known)) is None else (known, values)
+        self.known_values = None if known is None else _reusable(root, known)
+        self.known_id = (
+            None if known is None or self.known_values is None else known.config["configurable"]["checkpoint_id"]
+        )
         self.sent: psycopg.AsyncCursor[DictRow] | None = None
         self.found: CheckpointTuple | None = None
         self.usable = False
@@ -264,9 +267,8 @@ class ReadAhead:
         see it, and waits for it when the run reads)."""
         if self.thread_id in self.saver.in_flight.count:
             return
-        known_id = self.known[0].config["configurable"]["checkpoint_id"] if self.known else None
         latest = LATEST_UNLESS_KNOWN + "WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1"
-        self.sent = await conn.execute(latest, (known_id, self.thread_id), binary=True)
+        self.sent = await conn.execute(latest, (self.known_id, self.thread_id), binary=True)
 
     async def receive(self) -> None:
         """Once the round trip is back: decode what it found, as `aget_tuple` would."""
@@ -276,12 +278,15 @@ class ReadAhead:
         self.sent = None
         if row is not None and row["checkpoint"]["v"] < 4:  # pending sends to move first: LangGraph's own read
             return
-        if row is None:
-            self.found = None
-        elif self.known is not None and row["checkpoint_id"] == self.known[0].config["configurable"]["checkpoint_id"]:
-            self.found = await self.saver._load_checkpoint_tuple(row, self.known[1])
-        else:
-            self.found = await self.saver._load_checkpoint_tuple(row)
+        try:
+            if row is None:
+                self.found = None
+            elif row["checkpoint_id"] == self.known_id:
+                self.found = await self.saver._load_checkpoint_tuple(row, self.known_values)
+            else:
+                self.found = await self.saver._load_checkpoint_tuple(row)
+        except Exception:  # noqa: BLE001 - the answer is recorded all the same; the run's own read says what failed
+            return
         self.usable = True
 
     def take(self, config: RunnableConfig) -> tuple[bool, CheckpointTuple | None]:
