@@ -85,8 +85,11 @@ class WritesInFlight:
 
 
 # Turns of the event loop a batch waits for what else is being written: LangGraph queues a step's checkpoint two
-# turns after the step's writes. One answer at a time, 7 batches per answer became 5.
-GATHERING_TURNS = 2
+# turns after the step's writes (one answer at a time, 7 batches per answer became 5 with two turns). Ten: sending a
+# batch is work on the same event loop, and answers that are starting reach their model call first (LangGraph writes
+# in the background; the run's end still waits for its writes). Two-token answers at c=64: first text-delta p50
+# 103 -> 42 ms at the same CPU per answer (docs/performance.md).
+GATHERING_TURNS = 10
 
 Statement = tuple[str, list[Any]]  # a query and the rows of parameters it runs for
 Write = tuple[str, list[Statement], "asyncio.Future[None]"]  # a conversation's thread, its statements, its writer
@@ -95,8 +98,8 @@ Write = tuple[str, list[Statement], "asyncio.Future[None]"]  # a conversation's 
 class BatchedWrites:
     """Every conversation's checkpoint writes, sent in batches: one batch in flight at a time, and what LangGraph
     writes meanwhile, for any conversation, goes out together in the next, as one pipeline (one round trip and
-    one commit). Under load a batch carries the steps of many answers at once; alone, a write waits two turns of
-    the event loop, for the checkpoint LangGraph writes after it.
+    one commit). Under load a batch carries the steps of many answers at once; alone, a write waits a few turns of
+    the event loop, for the checkpoint LangGraph writes after it and for the answers starting meanwhile.
     A conversation's writes land in the order they were made. A batch the database refuses is rolled back
     whole (one pipeline, one transaction) and sent again a conversation at a time, so only the writes of the
     conversation that failed fail; reads wait until every write of theirs has landed."""
