@@ -275,17 +275,17 @@ class ReadAhead:
 
     async def receive(self) -> None:
         """Once the round trip is back: decode what it found, as `aget_tuple` would."""
-        if self.sent is None or self.thread_id in self.saver.in_flight.count:
+        sent, known_values, self.sent, self.known_values = self.sent, self.known_values, None, None
+        if sent is None or self.thread_id in self.saver.in_flight.count:
             return
-        row = await self.sent.fetchone()
-        self.sent = None
+        row = await sent.fetchone()
         if row is not None and row["checkpoint"]["v"] < 4:  # pending sends to move first: LangGraph's own read
             return
         try:
             if row is None:
                 self.found = None
             elif row["checkpoint_id"] == self.known_id:
-                self.found = await self.saver._load_checkpoint_tuple(row, self.known_values)
+                self.found = await self.saver._load_checkpoint_tuple(row, known_values)
             else:
                 self.found = await self.saver._load_checkpoint_tuple(row)
         except Exception:  # noqa: BLE001 - the answer is recorded all the same; the run's own read says what failed
@@ -294,14 +294,15 @@ class ReadAhead:
 
     def take(self, config: RunnableConfig) -> tuple[bool, CheckpointTuple | None]:
         """For the run's first read of this conversation's latest checkpoint: whether it was read ahead, and what
-        was found; any other read, and a second one, reads for itself."""
+        was found (then let go of: the answer holds its read ahead to its end); any other read, and a second one,
+        reads for itself."""
         configurable = config["configurable"]
         if not self.usable or configurable["thread_id"] != self.thread_id or configurable.get("checkpoint_ns", ""):
             return False, None
         if configurable.get("checkpoint_id"):
             return False, None
-        self.usable = False
-        return True, self.found
+        found, self.found, self.usable = self.found, None, False
+        return True, found
 
 
 class PooledPostgresSaver(AsyncPostgresSaver):
