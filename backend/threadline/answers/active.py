@@ -70,16 +70,14 @@ class ActiveTurns:
         self.by_thread[turn.thread_id] = turn
         running.append(turn)
 
-    async def record(
-        self, turn: Turn, most: int, along: TurnAlong | None = None, ahead: ReadAhead | None = None
-    ) -> bool | None:
+    async def record(self, turn: Turn, most: int, along: TurnAlong | None = None) -> bool | None:
         """Write the claimed answer's row, which every process sees (refused when another process runs one in
         the conversation, or `most` for the client); while the database is down, the claim in this process is
         all there is. `along`, the conversation's turn, goes in the same round trip and is written only with the
-        row: whether it created the conversation, or None when it did not go (then `touch` it). `ahead`, the
-        conversation's latest checkpoint, is read in that round trip for the run (`turn.read_ahead`)."""
+        row: whether it created the conversation, or None when it did not go (then `touch` it). The turn's
+        `read_ahead`, its conversation's latest checkpoint, is read in that round trip too, for its run."""
         if self.pool is not None and not self.health.down:
-            return await self._record(turn, most, along, ahead)
+            return await self._record(turn, most, along)
         return None
 
     def launch(self, turn: Turn) -> None:
@@ -98,17 +96,17 @@ class ActiveTurns:
         if self.tasks.get(thread_id) is task:
             del self.tasks[thread_id]
 
-    async def _record(self, turn: Turn, most: int, along: TurnAlong | None, ahead: ReadAhead | None) -> bool | None:
+    async def _record(self, turn: Turn, most: int, along: TurnAlong | None) -> bool | None:
         assert self.pool is not None, "recorded only with a database"
         try:
-            return await self._insert(turn, most, along, ahead)
+            return await self._insert(turn, most, along)
         except psycopg.errors.UniqueViolation:
             raise busy() from None
         except CONNECTION_ERRORS as exc:  # PoolTimeout is an OperationalError
             self.health.failed("recording a running answer", exc, conversation_id=turn.conversation_id)
             return None
 
-    async def _insert(self, turn: Turn, most: int, along: TurnAlong | None, ahead: ReadAhead | None) -> bool | None:
+    async def _insert(self, turn: Turn, most: int, along: TurnAlong | None) -> bool | None:
         assert self.pool is not None
         key = (turn.thread_id, turn.client_id, self.session, turn.request.assistant_message_id, most)
         async with self.pool.connection() as conn:
@@ -116,7 +114,7 @@ class ActiveTurns:
             if along is None:
                 started_at = await self._first_try(conn, key)
             else:
-                started_at, sent = await self._first_try_along(conn, key, along, ahead)
+                started_at, sent = await self._first_try_along(conn, key, along, turn.read_ahead)
             if started_at is None:
                 # Only now look for rows left behind: one statement less per answer. Then insert again
                 # whatever they found: the ended answer's own removal may have taken its row meanwhile,

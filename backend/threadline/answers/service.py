@@ -447,7 +447,7 @@ class AnswerService:
             conversation = (turn.conversation_id, turn.client_id, title)
             along = conversations.along(*conversation, new_turn=counted, profile_id=profile_id, agent_id=agent_id)
             turn.read_ahead = self.storage.read_ahead(turn.thread_id)  # read with the rows, for the run
-            written = await self.active.record(turn, at_once, along, turn.read_ahead)  # one round trip
+            written = await self.active.record(turn, at_once, along)  # one round trip
             if written is None:  # ... unless it could not go
                 written = await conversations.touch(
                     *conversation, new_turn=counted, profile_id=profile_id, agent_id=agent_id
