@@ -95,16 +95,16 @@ class PostgresConversations:
         Refused when a storage limit is reached or PostgreSQL refuses the record's values. `agent_id` is kept
         from the first turn on.
         """
-        title = title_from(first_message)
         if not self.health.down:
             try:
-                ids = {"profile_id": profile_id, "agent_id": agent_id}
-                return await self._touch(conversation_id, client_id, title, 1 if new_turn else 0, ids)
+                params = self._params(conversation_id, client_id, first_message, new_turn, profile_id, agent_id)
+                return await self._touch(params)
             except CONNECTION_ERRORS as exc:
                 self.health.failed("recording a conversation", exc, conversation_id=conversation_id)
             except psycopg.Error as exc:
                 raise unstorable(exc) from None
-        self.pending.setdefault(thread_of(client_id, conversation_id), (client_id, conversation_id, title, agent_id))
+        pending = (client_id, conversation_id, title_from(first_message), agent_id)
+        self.pending.setdefault(thread_of(client_id, conversation_id), pending)
         return False
 
     def along(
@@ -121,26 +121,30 @@ class PostgresConversations:
         down: `touch` keeps the conversation for later then."""
         if self.health.down:
             return None
-        ids = {"profile_id": profile_id, "agent_id": agent_id}
-        return TurnAlong(self, self._params(conversation_id, client_id, title_from(first_message), int(new_turn), ids))
+        return TurnAlong(self, self._params(conversation_id, client_id, first_message, new_turn, profile_id, agent_id))
 
     def _params(
-        self, conversation_id: str, client_id: str, title: str, turns: int, ids: dict[str, str | None]
+        self,
+        conversation_id: str,
+        client_id: str,
+        first_message: str,
+        new_turn: bool,
+        profile_id: str | None,
+        agent_id: str | None,
     ) -> dict[str, object]:
+        """`touch`'s arguments as its statement takes them."""
         return {
-            **ids,
+            "profile_id": profile_id,
+            "agent_id": agent_id,
             "client_id": client_id,
             "id": conversation_id,
-            "title": title,
-            "turns": turns,
+            "title": title_from(first_message),
+            "turns": int(new_turn),
             "max_turns": self.limits.turns_per_conversation,
             "max_conversations": self.limits.conversations_per_visitor,
         }
 
-    async def _touch(
-        self, conversation_id: str, client_id: str, title: str, turns: int, ids: dict[str, str | None]
-    ) -> bool:
-        params = self._params(conversation_id, client_id, title, turns, ids)
+    async def _touch(self, params: dict[str, object]) -> bool:
         async with self.pool.connection() as conn:
             return await self.touched(conn, await (await conn.execute(TOUCH, params)).fetchone(), params)
 
