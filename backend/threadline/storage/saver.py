@@ -30,6 +30,8 @@ Changes to the library's saver, each measured (`python3 tasks.py bench checkpoin
   round trip that records the answer (answers/active.py). `ReadAhead` sends the same read in that round trip, and
   the run's first read takes what it found (storage/fallback.py): one round trip fewer before the first token,
   each of which costs every answer starting at that moment a turn of the event loop's queue.
+- It inserts each blob, checkpoint and pending write with a statement of its own, 23 for a two-token answer:
+  a batch merges them into one insert per table (storage/merged_inserts.py).
 - It encodes every message of the conversation again at each step; `EncodedOnce` keeps each message's
   and each answer record's bytes after its first write (storage/encoded_once.py).
 """
@@ -58,6 +60,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from threadline.storage.encoded_once import EncodedOnce
+from threadline.storage.merged_inserts import Statement, merged
 
 
 class WritesInFlight:
@@ -91,7 +94,6 @@ class WritesInFlight:
 # 103 -> 42 ms at the same CPU per answer (docs/performance.md).
 GATHERING_TURNS = 10
 
-Statement = tuple[str, list[Any]]  # a query and the rows of parameters it runs for
 Write = tuple[str, list[Statement], "asyncio.Future[None]"]  # a conversation's thread, its statements, its writer
 
 
@@ -154,9 +156,8 @@ class BatchedWrites:
         """Send a batch as one pipeline; what went wrong, if anything."""
         try:
             async with self.saver._cursor(pipeline=True) as cur:
-                for _, statements, _ in batch:
-                    for query, rows in statements:
-                        await cur.executemany(query, rows)
+                for query, rows in merged(statement for _, statements, _ in batch for statement in statements):
+                    await cur.executemany(query, rows)
         except BaseException as exc:  # noqa: BLE001 - handed to every writer of the batch, which raises it
             return exc
         return None
