@@ -47,7 +47,7 @@ WRITES_UPSERTED = _WRITES + "DO UPDATE SET channel = EXCLUDED.channel, type = EX
 WRITES_INSERTED = _WRITES + "DO NOTHING"
 
 # LangGraph's one-row insert → its table, the same insert of many rows, and where a row's key is when it updates
-# on conflict.
+# on conflict. Keyed by LangGraph's own statements: a release whose statements differ has them sent as they are.
 MERGED: dict[str, tuple[str, str, tuple[int, ...] | None]] = {
     AsyncPostgresSaver.UPSERT_CHECKPOINT_BLOBS_SQL: ("checkpoint_blobs", BLOBS, None),
     AsyncPostgresSaver.UPSERT_CHECKPOINTS_SQL: ("checkpoints", CHECKPOINTS, (0, 1, 2)),
