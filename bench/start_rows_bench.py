@@ -28,7 +28,7 @@ from threadline.storage.fallback import DatabaseHealth
 from threadline.storage.migrations import migrate
 from threadline.storage.postgres import running_answers
 from threadline.storage.postgres.conversation_list import TOUCH, PostgresConversations
-from threadline.storage.saver import Pool
+from threadline.storage.saver import Pool, PooledPostgresSaver
 from threadline.storage.schema import Schema
 from threadline_testing.database import fresh_database
 
@@ -37,7 +37,8 @@ TEXT = "Plan a trip to **Lisbon** in [May](https://example.com)"
 
 
 def starts(pool: Pool) -> dict[str, Callable[[str, str], Awaitable[None]]]:
-    conversations = PostgresConversations(pool, DatabaseHealth(), StorageLimits(500, 10_000_000))
+    limits = StorageLimits(500, 10_000_000)
+    conversations = PostgresConversations(pool, DatabaseHealth(), limits, PooledPostgresSaver(pool).batches)
 
     async def one_after_the_other(thread: str, client: str) -> None:
         async with pool.connection() as conn:

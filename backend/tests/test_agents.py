@@ -29,6 +29,7 @@ from threadline.storage.conversation_list import StorageLimits
 from threadline.storage.fallback import DatabaseHealth
 from threadline.storage.migrations import migrate
 from threadline.storage.postgres.conversation_list import PostgresConversations
+from threadline.storage.saver import PooledPostgresSaver
 from threadline.storage.schema import Schema
 from threadline_testing.ai_sdk import (
     approve_with_chat,
@@ -674,7 +675,7 @@ async def test_a_conversation_started_while_the_database_was_down_keeps_its_agen
     try:
         await migrate(pool, Schema(TEST_SCHEMA))
         health = DatabaseHealth()
-        conversations = PostgresConversations(pool, health, StorageLimits())
+        conversations = PostgresConversations(pool, health, StorageLimits(), PooledPostgresSaver(pool).batches)
         health.failed("a test", OSError("down"))
         conversation_id = new_conversation_id()
         assert await conversations.touch(conversation_id, "u" + "2" * 32, "hello", agent_id="critic") is False

@@ -322,6 +322,7 @@ async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(dat
     from psycopg_pool import AsyncConnectionPool
     from threadline.storage.migrations import migrate
     from threadline.storage.postgres.traces import PostgresTraces
+    from threadline.storage.saver import PooledPostgresSaver
     from threadline.storage.schema import Schema
     from threadline.storage.trace_document import ToolCall, Trace
     from threadline_testing.database import TEST_SCHEMA
@@ -341,7 +342,7 @@ async def test_a_nul_in_a_tool_call_is_stored_cleaned_and_the_trace_is_found(dat
     kwargs = {"autocommit": True, "row_factory": dict_row}
     async with AsyncConnectionPool(database_url, kwargs=kwargs, min_size=1, open=False) as pool:
         await migrate(pool, Schema(TEST_SCHEMA))
-        traces = PostgresTraces(pool)
+        traces = PostgresTraces(pool, PooledPostgresSaver(pool).batches)
         await traces.save("visitor", stored, "q")
         found = await traces.get("visitor", "nul-trace")
     assert found is not None

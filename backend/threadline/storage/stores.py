@@ -167,8 +167,8 @@ async def open_storage(settings: StorageSettings, after_history: MergeStates) ->
         health = DatabaseHealth()
         yield Storage(
             FallbackCheckpointer(postgres_saver, health, after_history),
-            PostgresConversations(pool, health, limits),
-            PostgresTraces(pool),
+            PostgresConversations(pool, health, limits, postgres_saver.batches),
+            PostgresTraces(pool, postgres_saver.batches),
             PostgresFeedback(pool),
             PostgresComparisons(pool),
             PostgresClaims(pool, limits, settings.file_quota_bytes),

@@ -25,7 +25,7 @@ from threadline.storage.conversation_list import (
     unstorable,
 )
 from threadline.storage.fallback import CONNECTION_ERRORS, DatabaseHealth, SaveRetries, save_each
-from threadline.storage.saver import UNFLUSHED, Pool
+from threadline.storage.saver import UNFLUSHED, BatchedWrites, Pool, aside
 from threadline.storage.threads import thread_of
 
 Connection = psycopg.AsyncConnection[DictRow]
@@ -73,8 +73,9 @@ class PostgresConversations:
     `save_pending`); a limit cannot be checked then, so none is enforced.
     """
 
-    def __init__(self, pool: Pool, health: DatabaseHealth, limits: StorageLimits) -> None:
+    def __init__(self, pool: Pool, health: DatabaseHealth, limits: StorageLimits, batches: BatchedWrites) -> None:
         self.pool = pool
+        self.batches = batches  # an answer's search words go with the next batch of checkpoint writes
         self.health = health
         self.limits = limits
         self.pending: dict[str, Pending] = {}  # by thread
@@ -222,12 +223,12 @@ class PostgresConversations:
 
     async def remember_words(self, conversation_id: str, client_id: str, text: str) -> None:
         """Add a turn's words to what finds the conversation; a search misses them if they cannot be stored."""
+        words = (text[:SEARCHED_CHARS], client_id, conversation_id)
         try:
-            async with self.pool.connection() as conn:
-                await conn.execute(
-                    f"UPDATE conversations SET {ADD_WORDS} WHERE client_id = %s AND id = %s",
-                    (text[:SEARCHED_CHARS], client_id, conversation_id),
-                )
+            await self.batches.write(
+                aside("words", thread_of(client_id, conversation_id)),
+                [(f"UPDATE conversations SET {ADD_WORDS} WHERE client_id = %s AND id = %s", [words])],
+            )
         except (*CONNECTION_ERRORS, psycopg.Error) as exc:
             log.warning("a turn's words were not kept for search: %s", exc, extra={"conversation_id": conversation_id})
 

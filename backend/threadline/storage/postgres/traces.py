@@ -7,7 +7,7 @@ import re
 import msgspec
 from psycopg.types.json import Jsonb
 
-from threadline.storage.saver import Pool
+from threadline.storage.saver import BatchedWrites, Pool, aside
 from threadline.storage.trace_document import Trace
 from threadline.storage.traces import KEEP_REPLACED, LiveTraces, _decode
 
@@ -22,26 +22,22 @@ def storable_json(trace: Trace) -> str:
     return (_NUL.sub(rb"\1\\ufffd", encoded) if b"\\u0000" in encoded else encoded).decode()
 
 
+SAVE = (
+    "INSERT INTO traces (trace_id, client_id, conversation_id, message_id, started_at, trace, question_id) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (trace_id) DO UPDATE SET trace = EXCLUDED.trace"
+)
+
+
 class PostgresTraces:
-    def __init__(self, pool: Pool) -> None:
+    def __init__(self, pool: Pool, batches: BatchedWrites) -> None:
         self.pool = pool
+        self.batches = batches  # an ended answer's trace goes with the next batch of checkpoint writes
         self.live = LiveTraces()
 
     async def save(self, client_id: str, trace: Trace, question_id: str, *, keep: bool = True) -> None:
-        async with self.pool.connection() as conn:
-            await conn.execute(
-                "INSERT INTO traces (trace_id, client_id, conversation_id, message_id, started_at, trace, question_id) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (trace_id) DO UPDATE SET trace = EXCLUDED.trace",
-                (
-                    trace.trace_id,
-                    client_id,
-                    trace.conversation_id,
-                    trace.message_id,
-                    trace.started_at,
-                    Jsonb(trace, dumps=storable_json) if keep else None,
-                    question_id,
-                ),
-            )
+        kept = Jsonb(trace, dumps=storable_json) if keep else None
+        row = (trace.trace_id, client_id, trace.conversation_id, trace.message_id, trace.started_at, kept, question_id)
+        await self.batches.write(aside("trace", trace.trace_id), [(SAVE, [row])])
 
     async def conversation_of(self, client_id: str, message_id: str) -> str | None:
         if (live := self.live.find(client_id, message_id=message_id)) is not None:
