@@ -1,5 +1,6 @@
 """Checkpoint writes of many conversations share one batch (storage/saver.py): what one conversation writes
-wrongly fails only that conversation's writes, and each conversation's writes land in the order made."""
+wrongly fails only that conversation's writes, and each conversation's writes land in the order made; what is
+written aside (a trace) fails alone."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from threadline.storage.migrations import migrate
-from threadline.storage.saver import PooledPostgresSaver
+from threadline.storage.saver import PooledPostgresSaver, aside
 from threadline.storage.schema import Schema
 from threadline_testing.database import TEST_SCHEMA
 
@@ -72,3 +73,21 @@ async def test_a_steps_checkpoint_goes_in_the_batch_of_its_writes(saver: PooledP
     await asyncio.gather(writes, checkpoint)
     latest = await saver.aget_tuple(config_of("gathered"))
     assert latest is not None and latest.checkpoint["id"] == after["id"]
+
+
+async def test_a_write_aside_fails_alone_and_no_read_of_the_conversation_waits_for_it(saver: PooledPostgresSaver):
+    # What an answer leaves after its stream (a trace, search words) rides the batch under a key of its own.
+    checkpoint, config = empty_checkpoint(), config_of("aside-fine")
+    fine = asyncio.create_task(saver.aput(config, checkpoint, {}, {}))
+    trace = asyncio.create_task(
+        saver.batches.write(aside("trace", "aside-fine"), [("INSERT INTO no_such_table VALUES (%s)", [(1,)])])
+    )
+    await asyncio.sleep(0)
+    assert len(saver.batches.queued) == 2, "the two writes wait for the same batch"
+    # A read of the conversation waits for what is in flight under its thread's key only.
+    assert saver.in_flight.count == {"aside-fine": 1, aside("trace", "aside-fine"): 1}
+    await fine
+    with pytest.raises(Exception, match="no_such_table"):
+        await trace
+    saved = await saver.aget_tuple(config)
+    assert saved is not None and saved.checkpoint["id"] == checkpoint["id"]
