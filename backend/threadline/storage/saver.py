@@ -170,15 +170,17 @@ class BatchedWrites:
         return None
 
 
+ASIDE = "\0"  # what an `aside` key begins with: never a thread id, which PostgreSQL's text cannot hold a NUL of
+
+
 def aside(what: str, key: str) -> str:
     """A key for writes that touch no checkpoint table (`what` of `key`): a read of a conversation does not wait
-    for them, a refused one fails alone, and a batch sends them after its checkpoint writes. Thread ids hold no
-    space."""
-    return f"{what} {key}"
+    for them, a refused one fails alone, and a batch sends them after its checkpoint writes."""
+    return f"{ASIDE}{what} {key}"
 
 
 def is_aside(key: str) -> bool:
-    return " " in key
+    return key.startswith(ASIDE)
 
 
 def _refused(outcome: BaseException | None) -> bool:
