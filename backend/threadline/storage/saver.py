@@ -94,7 +94,8 @@ class WritesInFlight:
 # 103 -> 42 ms at the same CPU per answer (docs/performance.md).
 GATHERING_TURNS = 10
 
-Write = tuple[str, list[Statement], "asyncio.Future[None]"]  # a conversation's thread, its statements, its writer
+# Whose writes (a conversation's thread, or a key of `aside`'s), its statements, its writer.
+Write = tuple[str, list[Statement], "asyncio.Future[None]"]
 
 
 class BatchedWrites:
@@ -115,11 +116,11 @@ class BatchedWrites:
         self.queued: list[Write] = []
         self.sender: asyncio.Task[None] | None = None
 
-    async def write(self, thread_id: str, statements: list[Statement]) -> None:
-        """Land `statements` with the next batch; `thread_id`: the conversation's, or a key of `aside`'s."""
+    async def write(self, key: str, statements: list[Statement]) -> None:
+        """Land `statements` with the next batch; `key`: the conversation's thread, or a key of `aside`'s."""
         future = asyncio.get_running_loop().create_future()
-        self.saver.in_flight.begin(thread_id)
-        self.queued.append((thread_id, statements, future))
+        self.saver.in_flight.begin(key)
+        self.queued.append((key, statements, future))
         if self.sender is None:
             self.sender = asyncio.create_task(self._send())
         await future
@@ -135,8 +136,8 @@ class BatchedWrites:
                     else:
                         _settle(batch, outcome)
                 finally:
-                    for thread_id, _, _ in batch:
-                        self.saver.in_flight.end(thread_id)
+                    for key, _, _ in batch:
+                        self.saver.in_flight.end(key)
                 if outcome is not None and not isinstance(outcome, Exception):
                     raise outcome
         finally:
@@ -160,10 +161,12 @@ class BatchedWrites:
     async def _sent(self, batch: list[Write]) -> BaseException | None:
         """Send a batch as one pipeline; what went wrong, if anything."""
         try:
-            checkpoints = [statement for key, statements, _ in batch if not is_aside(key) for statement in statements]
-            others = [statement for key, statements, _ in batch if is_aside(key) for statement in statements]
+            checkpoints: list[Statement] = []
+            others: list[Statement] = []  # they touch no checkpoint table: sent after them
+            for key, statements, _ in batch:
+                (others if is_aside(key) else checkpoints).extend(statements)
             async with self.saver._cursor(pipeline=True) as cur:
-                for query, rows in [*merged(checkpoints), *others]:  # others touch no checkpoint table: after them
+                for query, rows in [*merged(checkpoints), *others]:
                     await cur.executemany(query, rows)
         except BaseException as exc:  # noqa: BLE001 - handed to every writer of the batch, which raises it
             return exc
