@@ -260,6 +260,42 @@ async def test_an_answer_whose_process_is_killed_blocks_no_one_and_its_turn_is_c
     assert "42" in last_text(history[1]), "finished turns before the kill are kept"
 
 
+async def test_the_question_of_an_answer_killed_before_any_checkpoint_held_it_is_kept(database_url, tmp_path):
+    """LangGraph writes checkpoints while the answer streams, so a process can die after the first token and before
+    the step that took the question in was written. A lock on the checkpoints table holds the dead process's writes
+    back here; the question, recorded with the answer's row, is kept all the same when its turn is closed."""
+    ports = [free_port(), free_port()]
+    doomed = _server_process(database_url, tmp_path, ports[0])
+    survivor = None
+    try:
+        first, second = (f"http://127.0.0.1:{port}" for port in ports)
+        await asyncio.to_thread(wait_until_up, first, doomed)
+        conversation_id = new_conversation_id()
+        async with httpx.AsyncClient(base_url=first, timeout=30) as a:
+            identity = (await a.get("/health")).headers["x-threadline-client"]
+            a.headers["x-threadline-client"] = identity
+            async with await psycopg.AsyncConnection.connect(database_url) as holder:
+                await holder.execute("LOCK TABLE threadline.checkpoints IN SHARE ROW EXCLUSIVE MODE")  # reads go on
+                await stream_some(a, conversation_id, deltas=3)
+                doomed.send_signal(signal.SIGKILL)
+                doomed.wait(timeout=30)
+        survivor = _server_process(database_url, tmp_path, ports[1])
+        await asyncio.to_thread(wait_until_up, second, survivor)
+        async with httpx.AsyncClient(base_url=second, timeout=30, headers={"x-threadline-client": identity}) as b:
+            closed = await saved_answer(b, conversation_id)
+            history = (await b.get(f"/api/conversations/{conversation_id}")).json()["messages"]
+            _, _, after = await chat(b, conversation_id, "and now?")
+    finally:
+        for process in (doomed, survivor):
+            if process is not None and process.poll() is None:
+                process.terminate()
+                process.wait(timeout=30)
+    assert closed["metadata"]["interrupted"] == "server-stopped"
+    assert [message["role"] for message in history] == ["user", "assistant"]
+    assert last_text(history[0]) == "count to 300"
+    assert "I can see 1 earlier message" in "".join(chunk.get("delta", "") for chunk in after), "the model sees it too"
+
+
 async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_works(caplog):
     """A calculator that never finishes, so the stop lands while the tools node runs."""
     started = asyncio.Event()

@@ -12,10 +12,11 @@ import logging
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, cast
 
 from threadline.agent.attachments import FileReader
-from threadline.agent.graph import Graph
+from threadline.agent.graph import Graph, TurnInput, keep_lost_input
 from threadline.agent.graphs import GraphSwitch
 from threadline.agent.loading import ServedAgent
 from threadline.answers.active import ActiveTurns
@@ -101,6 +102,13 @@ def observability_of(settings: Settings, storage: Storage, tracer_provider: Trac
     )
 
 
+async def recover_answer(graphs: GraphSwitch, thread_id: str, why: str, turn_input: dict[str, Any] | None) -> None:
+    """Close the turn of an answer whose process died, with the question it brought."""
+    if turn_input is not None:
+        await keep_lost_input(graphs.current, thread_id, cast(TurnInput, turn_input))
+    await recover_turn(graphs.current, thread_id, why)
+
+
 def answer_service(
     settings: Settings, storage: Storage, graphs: GraphSwitch, tracer_provider: TracerProvider | None
 ) -> AnswerService:
@@ -110,7 +118,7 @@ def answer_service(
         storage.database_url,
         storage.health,
         stale_after=settings.answers.total_timeout + 30,
-        recover=lambda thread_id, why: recover_turn(graphs.current, thread_id, why),
+        recover=partial(recover_answer, graphs),
     )
     recordings = Recordings(storage.pool, active_turns.runs_in_a_live_process)
     observability = observability_of(settings, storage, tracer_provider)

@@ -56,7 +56,11 @@ from threadline.conversations.state import (
     TURN,
     AnswerRecord,
     FileRef,
+    StateWriter,
     clean_message,
+    closing_node,
+    config_of,
+    holds_answer,
     last_user_index,
     merge_records,
     question,
@@ -252,6 +256,18 @@ async def input_node(state: ChatState) -> dict[str, Any]:
         "request": None,
         "interactive": request.get("interactive", True),
     }
+
+
+async def keep_lost_input(graph: StateWriter, thread_id: str, given: TurnInput) -> None:
+    """Take in what the turn of an answer whose process died brought, as `input_node` would have, when no checkpoint
+    holds it: LangGraph writes them while the answer goes on, so the person's message may have gone with the
+    process (the answer's row kept it). The turn is then closed as interrupted (conversations/closing.py)."""
+    config = config_of(thread_id)
+    values = (await graph.aget_state(config)).values or {}
+    if holds_answer(values, given["assistant_message_id"]):
+        return
+    update = await input_node(cast(ChatState, {**values, "request": given}))
+    await graph.aupdate_state(config, update, as_node=closing_node(graph))
 
 
 def _decline_waiting(

@@ -9,7 +9,9 @@ If the database is down, each process still enforces and cancels what it runs it
 
 A row names the database session of the process that runs the answer (its LISTEN connection). When
 that process dies, even by `kill -9`, PostgreSQL ends the session, so the row is known to be stale at
-once: it is cleared, and the conversation's unfinished turn is closed and marked interrupted.
+once: it is cleared, and the conversation's unfinished turn is closed and marked interrupted. The row also keeps
+what the turn brought (its question): LangGraph writes checkpoints while the answer streams, so the process may
+have died before one held it, and the turn is closed with it all the same.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+import msgspec
 import psycopg
 from psycopg.rows import DictRow
 
@@ -43,9 +46,10 @@ class ActiveTurns:
         database_url: str | None,
         health: DatabaseHealth,
         stale_after: float,
-        recover: Callable[[str, str], Awaitable[None]],
+        recover: Callable[[str, str, dict[str, Any] | None], Awaitable[None]],
     ) -> None:
-        """`recover(thread_id, why)` closes the unfinished turn of an answer whose process died."""
+        """`recover(thread_id, why, turn_input)` closes the unfinished turn of an answer whose process died, and keeps
+        what the turn brought (its graph input, recorded with the answer's row) if no checkpoint held it yet."""
         self.pool = pool
         self.health = health
         self.database_url = database_url
@@ -108,7 +112,7 @@ class ActiveTurns:
 
     async def _insert(self, turn: Turn, most: int, along: TurnAlong | None) -> bool | None:
         assert self.pool is not None
-        key = (turn.thread_id, turn.client_id, self.session, turn.request.assistant_message_id, most)
+        key = (turn.thread_id, turn.client_id, self.session, turn.request.assistant_message_id, most, _input_of(turn))
         async with self.pool.connection() as conn:
             sent = None
             if along is None:
@@ -120,16 +124,16 @@ class ActiveTurns:
                 # whatever they found: the ended answer's own removal may have taken its row meanwhile,
                 # and a row that is really there refuses the second insert too.
                 await self._clear_ended_here(conn, turn) or await self.clear_stale(conn)
-                started_at, sent = await rows.record(conn, *key), None
+                started_at, sent = await rows.record(conn, key), None
             if started_at is None:
                 raise busy() if most == 1 else too_many_answers(most)
             self.recorded[turn] = started_at
             return None if along is None or sent is None else await along.written(conn, sent)
 
     @staticmethod
-    async def _first_try(conn: psycopg.AsyncConnection[DictRow], key: tuple[Any, ...]) -> datetime | None:
+    async def _first_try(conn: psycopg.AsyncConnection[DictRow], key: rows.RowKey) -> datetime | None:
         try:
-            return await rows.record(conn, *key)
+            return await rows.record(conn, key)
         except psycopg.errors.UniqueViolation:
             return None
 
@@ -153,10 +157,10 @@ class ActiveTurns:
     async def clear_stale(self, conn: psycopg.AsyncConnection[DictRow]) -> int:
         """Remove the rows of answers whose process is gone and close their turns; how many there were."""
         stale = await rows.clear_stale(conn, self.stale_after)
-        for thread_id in stale:
+        for thread_id, turn_input in stale:
             log.warning("an answer's server process died mid-answer; closing its turn", extra={"thread_id": thread_id})
             try:
-                await self.recover(thread_id, "server-stopped")
+                await self.recover(thread_id, "server-stopped", turn_input)
             except Exception:
                 log.exception("could not close the turn of an answer whose process died")
         return len(stale)
@@ -301,3 +305,18 @@ class ActiveTurns:
             except (psycopg.Error, OSError) as exc:
                 log.debug("cancel listener reconnecting: %s", exc)
                 await asyncio.sleep(1.0)
+
+
+def _input_of(turn: Turn) -> str | None:
+    """What the turn brings, as JSON for its row; None for a turn that goes on after the person answered it (what
+    it brings was saved when it was asked)."""
+    if turn.request.resume is not None:
+        return None
+    return msgspec.json.encode(turn.request.graph_input(), enc_hook=_plain_text).decode()
+
+
+def _plain_text(value: object) -> str:
+    """A question read back from a conversation has LangChain's text, a `str` subclass msgspec does not encode."""
+    if isinstance(value, str):
+        return str(value)
+    raise NotImplementedError(type(value))

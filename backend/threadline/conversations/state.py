@@ -134,6 +134,13 @@ def after_history(history: dict[str, Any], meanwhile: dict[str, Any]) -> dict[st
     return merged
 
 
+def holds_answer(values: Mapping[str, Any], assistant_id: str) -> bool:
+    """Whether a conversation's state has the record of the answer `assistant_id`, which its input step writes with
+    the question."""
+    records = values.get("turns", {}).values()
+    return any(record and record.get("assistant_id") == assistant_id for record in reversed(records))
+
+
 def config_of(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 

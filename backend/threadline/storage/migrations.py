@@ -183,6 +183,9 @@ MIGRATIONS = [
         "ALTER TABLE conversations ALTER COLUMN words SET STATISTICS 1000",
         "ANALYZE conversations",
     ],
+    # what a running answer's turn brought (its question), written with its row before the run: a process that
+    # closes the turn of an answer whose process died keeps the question though no checkpoint held it yet
+    ["ALTER TABLE active_turns ADD COLUMN turn_input jsonb"],
 ]
 
 

@@ -25,11 +25,13 @@ Connection = psycopg.AsyncConnection[DictRow]
 STOP_CHANNEL = "threadline_cancel"  # NOTIFY: stop this thread's running answer
 RESUME_CHANNEL = "threadline_resume"  # NOTIFY: please write out this thread's running answer
 SESSION = "pid::text || '@' || extract(epoch FROM backend_start)::text"  # a session, even when its pid is reused
-RowKey = tuple[str, str, str | None, str, int]  # a running answer's row: thread, client, session, answer, most
+# A running answer's row: thread, client, session, answer, most, and what its turn brought (JSON; None for a turn
+# that goes on after the person answered it).
+RowKey = tuple[str, str, str | None, str, int, str | None]
 RECORD = (
     f"WITH locked AS (SELECT pg_advisory_xact_lock_shared({VISITOR_LOCK})), {UNFLUSHED} "
-    "INSERT INTO active_turns (thread_id, client_id, session, answer_id) "
-    "SELECT %(thread)s, %(client)s, %(session)s, %(answer)s FROM locked, unflushed "
+    "INSERT INTO active_turns (thread_id, client_id, session, answer_id, turn_input) "
+    "SELECT %(thread)s, %(client)s, %(session)s, %(answer)s, %(input)s::jsonb FROM locked, unflushed "
     "WHERE (SELECT count(*) FROM active_turns WHERE client_id = %(client)s) < %(most)s RETURNING started_at"
 )
 # The same, first in a round trip with the conversation's turn (answers/active.py): a conversation whose answer runs
@@ -50,12 +52,10 @@ STALE = (
 )
 
 
-async def record(
-    conn: Connection, thread: str, client: str, session: str | None, answer: str, most: int
-) -> datetime | None:
-    """The answer's row, when the client has fewer than `most` running; UniqueViolation when the conversation has
-    one already. When it was written (its key for `forget`), else None."""
-    row = await (await conn.execute(RECORD, params(thread, client, session, answer, most))).fetchone()
+async def record(conn: Connection, key: RowKey) -> datetime | None:
+    """The answer's row (its values in `key`), when the client has fewer than `most` running; UniqueViolation when
+    the conversation has one already. When it was written (its key for `forget`), else None."""
+    row = await (await conn.execute(RECORD, params(*key))).fetchone()
     return None if row is None else row["started_at"]
 
 
@@ -66,7 +66,7 @@ async def record_along(
     pipeline, sent as it ends): when it makes no row, the turn is not written either. `ahead`, the conversation's
     latest checkpoint, is read in it too, and received once the row is written. When the row was written, and the
     turn's statement."""
-    thread, _, _, answer, _ = key
+    thread, _, _, answer, _, _ = key
     async with conn.pipeline():
         recorded = await conn.execute(RECORD_FIRST, params(*key))
         sent = await along.send(conn, thread, answer)
@@ -80,8 +80,10 @@ async def record_along(
     return row["started_at"], sent
 
 
-def params(thread: str, client: str, session: str | None, answer: str, most: int) -> dict[str, Any]:
-    return {"thread": thread, "client": client, "session": session, "answer": answer, "most": most}
+def params(
+    thread: str, client: str, session: str | None, answer: str, most: int, turn_input: str | None
+) -> dict[str, Any]:
+    return {"thread": thread, "client": client, "session": session, "answer": answer, "most": most, "input": turn_input}
 
 
 async def forget(conn: Connection, thread: str, started_at: datetime) -> None:
@@ -99,12 +101,12 @@ async def clear_ended(conn: Connection, client: str, session: str, running: list
     return cursor.rowcount
 
 
-async def clear_stale(conn: Connection, stale_after: float) -> list[str]:
-    """Remove the rows of answers whose process is gone; their threads."""
+async def clear_stale(conn: Connection, stale_after: float) -> list[tuple[str, dict[str, Any] | None]]:
+    """Remove the rows of answers whose process is gone; their threads, and what each one's turn brought."""
     cursor = await conn.execute(
-        f"DELETE FROM active_turns WHERE {STALE} RETURNING thread_id", {"stale_after": stale_after}
+        f"DELETE FROM active_turns WHERE {STALE} RETURNING thread_id, turn_input", {"stale_after": stale_after}
     )
-    return [row["thread_id"] for row in await cursor.fetchall()]
+    return [(row["thread_id"], row["turn_input"]) for row in await cursor.fetchall()]
 
 
 async def runs(conn: Connection, thread: str, client: str | None = None) -> bool:
