@@ -19,8 +19,10 @@ import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
+import msgspec
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from threadline.storage.conversation_list import StorageLimits, title_from
@@ -34,6 +36,19 @@ from threadline_testing.database import fresh_database
 
 CLIENTS = [uuid.uuid4().hex for _ in range(64)]
 TEXT = "Plan a trip to **Lisbon** in [May](https://example.com)"
+# What the turn brings, as the answer's row keeps it (answers/active.py): a question's graph input.
+TURN_INPUT = msgspec.json.encode(
+    {
+        "user_message_id": uuid.uuid4().hex,
+        "text": TEXT,
+        "regenerate": False,
+        "assistant_message_id": uuid.uuid4().hex,
+        "model": "openai:gpt-4o-mini",
+        "created_at": "2026-11-29T12:00:00.000Z",
+        "trace_id": uuid.uuid4().hex,
+        "profile": "default",
+    }
+).decode()
 
 
 def starts(pool: Pool) -> dict[str, Callable[[str, str], Awaitable[None]]]:
@@ -42,11 +57,11 @@ def starts(pool: Pool) -> dict[str, Callable[[str, str], Awaitable[None]]]:
 
     async def one_after_the_other(thread: str, client: str) -> None:
         async with pool.connection() as conn:
-            await running_answers.record(conn, thread, client, None, uuid.uuid4().hex, 3)
+            await running_answers.record(conn, (thread, client, None, uuid.uuid4().hex, 3, TURN_INPUT))
         await conversations.touch(thread, client, TEXT)
 
-    async def one_round_trip(thread: str, client: str) -> None:
-        record = {"thread": thread, "client": client, "session": None, "answer": uuid.uuid4().hex, "most": 3}
+    async def one_round_trip(thread: str, client: str, turn_input: str | None = TURN_INPUT) -> None:
+        record = running_answers.params(thread, client, None, uuid.uuid4().hex, 3, turn_input)
         touch = {"client_id": client, "id": thread, "title": title_from(TEXT), "turns": 1, "max_turns": 500}
         touch |= {"max_conversations": 10_000_000, "profile_id": None, "agent_id": None}
         async with pool.connection() as conn, conn.pipeline():
@@ -62,6 +77,7 @@ def starts(pool: Pool) -> dict[str, Callable[[str, str], Awaitable[None]]]:
     return {
         "both rows, one after the other": one_after_the_other,
         "both rows, one round trip": one_round_trip,
+        "both rows, one round trip, the turn's input not kept": partial(one_round_trip, turn_input=None),
         "SELECT 1 (a round trip)": a_bare_round_trip,
     }
 
