@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 import httpx
 import psycopg
@@ -221,26 +222,55 @@ async def test_deleting_a_conversation_while_another_process_streams_its_answer_
     assert rows == 0, "no checkpoint of it is left in the database"
 
 
+class Takeover:
+    """A server process to kill mid-answer (`kill -9`), then another on the same database that takes over."""
+
+    def __init__(self, database_url: str, tmp_path) -> None:
+        self.start = partial(_server_process, database_url, tmp_path)
+        self.ports = [free_port(), free_port()]
+        self.first, self.second = (f"http://127.0.0.1:{port}" for port in self.ports)
+        self.processes: list[subprocess.Popen] = []
+
+    async def __aenter__(self) -> Takeover:
+        self.processes.append(self.start(self.ports[0]))
+        await asyncio.to_thread(wait_until_up, self.first, self.processes[0])
+        return self
+
+    def kill(self) -> None:
+        self.processes[0].send_signal(signal.SIGKILL)
+        self.processes[0].wait(timeout=30)
+
+    async def take_over(self, identity: str) -> httpx.AsyncClient:
+        """Start the second server; a client of it for the visitor `identity`."""
+        self.processes.append(self.start(self.ports[1]))
+        await asyncio.to_thread(wait_until_up, self.second, self.processes[1])
+        return httpx.AsyncClient(base_url=self.second, timeout=30, headers={"x-threadline-client": identity})
+
+    async def __aexit__(self, *_) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=30)
+
+
+async def identified(client: httpx.AsyncClient) -> str:
+    """The visitor identity the server gives `client`, which it sends from now on."""
+    identity = (await client.get("/health")).headers["x-threadline-client"]
+    client.headers["x-threadline-client"] = identity
+    return identity
+
+
 async def test_an_answer_whose_process_is_killed_blocks_no_one_and_its_turn_is_closed(database_url, tmp_path):
     """`kill -9` mid-answer: PostgreSQL ends the dead process's session, so its running-answer row is stale
     at once; a server starting up closes the turn (marked interrupted) and the visitor can go on."""
-    ports = [free_port(), free_port()]
-    doomed = _server_process(database_url, tmp_path, ports[0])
-    survivor = None
-    try:
-        first, second = (f"http://127.0.0.1:{port}" for port in ports)
-        await asyncio.to_thread(wait_until_up, first, doomed)
+    async with Takeover(database_url, tmp_path) as servers:
         conversation_id = new_conversation_id()
-        async with httpx.AsyncClient(base_url=first, timeout=30) as a:
-            identity = (await a.get("/health")).headers["x-threadline-client"]
-            a.headers["x-threadline-client"] = identity
+        async with httpx.AsyncClient(base_url=servers.first, timeout=30) as a:
+            identity = await identified(a)
             await a.post("/api/chat", json=chat_body(conversation_id, "calculate 6*7"))
             await stream_some(a, conversation_id, deltas=3)
-            doomed.send_signal(signal.SIGKILL)
-            doomed.wait(timeout=30)
-        survivor = _server_process(database_url, tmp_path, ports[1])
-        await asyncio.to_thread(wait_until_up, second, survivor)
-        async with httpx.AsyncClient(base_url=second, timeout=30, headers={"x-threadline-client": identity}) as b:
+            servers.kill()
+        async with await servers.take_over(identity) as b:
             closed = await saved_answer(b, conversation_id)
             started = time.monotonic()
             stop = await b.post("/api/cancel_stream", json={"conversationId": conversation_id})
@@ -248,11 +278,6 @@ async def test_an_answer_whose_process_is_killed_blocks_no_one_and_its_turn_is_c
             _, _, after = await chat(b, conversation_id, "count to 3")
             elsewhere = await b.post("/api/chat", json=chat_body(new_conversation_id(), "hello"))
             history = (await b.get(f"/api/conversations/{conversation_id}")).json()["messages"]
-    finally:
-        for process in (doomed, survivor):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                process.wait(timeout=30)
     assert closed["metadata"]["interrupted"] == "server-stopped", "the dead answer's turn is closed"
     assert stop.status_code == 409 and stop_took < 5, "no stop is reported for an answer that is not running"
     assert after[-1]["type"] == "finish" and elsewhere.status_code == 200, "the visitor is not locked out"
@@ -264,32 +289,18 @@ async def test_the_question_of_an_answer_killed_before_any_checkpoint_held_it_is
     """LangGraph writes checkpoints while the answer streams, so a process can die after the first token and before
     the step that took the question in was written. A lock on the checkpoints table holds the dead process's writes
     back here; the question, recorded with the answer's row, is kept all the same when its turn is closed."""
-    ports = [free_port(), free_port()]
-    doomed = _server_process(database_url, tmp_path, ports[0])
-    survivor = None
-    try:
-        first, second = (f"http://127.0.0.1:{port}" for port in ports)
-        await asyncio.to_thread(wait_until_up, first, doomed)
+    async with Takeover(database_url, tmp_path) as servers:
         conversation_id = new_conversation_id()
-        async with httpx.AsyncClient(base_url=first, timeout=30) as a:
-            identity = (await a.get("/health")).headers["x-threadline-client"]
-            a.headers["x-threadline-client"] = identity
+        async with httpx.AsyncClient(base_url=servers.first, timeout=30) as a:
+            identity = await identified(a)
             async with await psycopg.AsyncConnection.connect(database_url) as holder:
                 await holder.execute("LOCK TABLE threadline.checkpoints IN SHARE ROW EXCLUSIVE MODE")  # reads go on
                 await stream_some(a, conversation_id, deltas=3)
-                doomed.send_signal(signal.SIGKILL)
-                doomed.wait(timeout=30)
-        survivor = _server_process(database_url, tmp_path, ports[1])
-        await asyncio.to_thread(wait_until_up, second, survivor)
-        async with httpx.AsyncClient(base_url=second, timeout=30, headers={"x-threadline-client": identity}) as b:
+                servers.kill()
+        async with await servers.take_over(identity) as b:
             closed = await saved_answer(b, conversation_id)
             history = (await b.get(f"/api/conversations/{conversation_id}")).json()["messages"]
             _, _, after = await chat(b, conversation_id, "and now?")
-    finally:
-        for process in (doomed, survivor):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                process.wait(timeout=30)
     assert closed["metadata"]["interrupted"] == "server-stopped"
     assert [message["role"] for message in history] == ["user", "assistant"]
     assert last_text(history[0]) == "count to 300"
