@@ -19,11 +19,13 @@ from helpers import chat, chat_body, last_text, new_conversation_id, saved_answe
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from msgspec.structs import replace
 from threadline.agent.demo_model import DemoChatModel
-from threadline.agent.graph import GraphOptions, build_graph
+from threadline.agent.graph import GraphOptions, build_graph, keep_lost_input
 from threadline.answers.turn import Stop, Timeouts, Turn, TurnSetup
+from threadline.conversations.closing import recover_turn
 from threadline.conversations.history import ui_messages
-from threadline.conversations.state import load
+from threadline.conversations.state import config_of, load
 from threadline.observability.answers import Observability
 from threadline.storage.memory.traces import MemoryTraces
 from threadline.storage.threads import thread_of
@@ -305,6 +307,36 @@ async def test_the_question_of_an_answer_killed_before_any_checkpoint_held_it_is
     assert [message["role"] for message in history] == ["user", "assistant"]
     assert last_text(history[0]) == "count to 300"
     assert "I can see 1 earlier message" in "".join(chunk.get("delta", "") for chunk in after), "the model sees it too"
+
+
+async def test_a_lost_question_regeneration_or_edit_is_taken_in_as_the_input_node_would_have():
+    """What the dead answer's row kept, for each kind of turn: the turn is then closed as interrupted."""
+    graph = build_graph(
+        DemoChatModel(token_delay=0), [], InMemorySaver(), GraphOptions(system_prompt="", max_model_calls=3)
+    )
+
+    async def lost(request) -> list[dict]:
+        await keep_lost_input(graph, "lost", request.graph_input())
+        await recover_turn(graph, "lost", "server-stopped")
+        return ui_messages(await load(graph, "lost"), "lost")
+
+    first = turn_request("first question")
+    await graph.ainvoke({"request": first.graph_input()}, config_of("lost"))
+    question = turn_request("second question")
+    asked = await lost(question)
+    regenerated = await lost(
+        replace(turn_request("second question", regenerate=True), user_message_id=question.user_message_id)
+    )
+    edit = replace(turn_request("first, edited"), user_message_id=first.user_message_id, edit=True)
+    edited = await lost(edit)
+    again = await lost(edit)  # a checkpoint that holds the turn is left as it is
+
+    assert [last_text(message) for message in asked[::2]] == ["first question", "second question"]
+    assert asked[3]["metadata"]["interrupted"] == "server-stopped" and asked[3]["id"] == question.assistant_message_id
+    assert regenerated[3]["metadata"]["versions"] == 2 and regenerated[3]["metadata"]["interrupted"] == "server-stopped"
+    assert [message["role"] for message in edited] == ["user", "assistant"]
+    assert last_text(edited[0]) == "first, edited" and edited[0]["metadata"]["versions"] == 2
+    assert edited[1]["metadata"]["interrupted"] == "server-stopped" and again == edited
 
 
 async def test_a_tool_cut_off_by_a_stop_gets_an_error_result_and_the_next_turn_works(caplog):
