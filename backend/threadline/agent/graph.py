@@ -119,10 +119,11 @@ class TurnRequest(msgspec.Struct, frozen=True, kw_only=True):
     replied: tuple[dict[str, Any], ...] = ()  # the agent's questions the person answered, kept with the record
 
     def graph_input(self) -> TurnInput:
-        """The turn as its graph's input: each optional key only when it is set, as stored conversations have it."""
+        """The turn as its graph's input, plain data: each optional key only when it is set, as stored conversations
+        have it. A question read back from a conversation (to answer again) has LangChain's text, a `str` subclass."""
         given = TurnInput(
             user_message_id=self.user_message_id,
-            text=self.text,
+            text=str(self.text),
             regenerate=self.regenerate,
             assistant_message_id=self.assistant_message_id,
             model=self.model,

@@ -312,11 +312,4 @@ def _input_of(turn: Turn) -> str | None:
     it brings was saved when it was asked)."""
     if turn.request.resume is not None:
         return None
-    return msgspec.json.encode(turn.request.graph_input(), enc_hook=_plain_text).decode()
-
-
-def _plain_text(value: object) -> str:
-    """A question read back from a conversation has LangChain's text, a `str` subclass msgspec does not encode."""
-    if isinstance(value, str):
-        return str(value)
-    raise NotImplementedError(type(value))
+    return msgspec.json.encode(turn.request.graph_input()).decode()
